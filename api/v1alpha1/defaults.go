@@ -1,0 +1,120 @@
+package v1alpha1
+
+import "k8s.io/apimachinery/pkg/api/resource"
+
+// Defaults applied by SetDefaults.
+const (
+	DefaultZone        = "zone-1"
+	DefaultMaxPods     = int32(110)
+	DefaultGPUResource = "nvidia.com/gpu"
+)
+
+// Container defaults a team's LimitRange gets when the blueprint names none.
+var (
+	DefaultCPURequest    = resource.MustParse("500m")
+	DefaultMemoryRequest = resource.MustParse("512Mi")
+	DefaultCPULimit      = resource.MustParse("1")
+	DefaultMemoryLimit   = resource.MustParse("1Gi")
+)
+
+// SetDefaults fills every field whose zero value has a documented default.
+// It is the only place defaults are decided, and it is idempotent.
+func SetDefaults(bp *Blueprint) {
+	s := &bp.Spec
+	if len(s.Zones) == 0 {
+		s.Zones = []string{DefaultZone}
+	}
+	for i := range s.Pools {
+		p := &s.Pools[i]
+		if p.Mode == "" {
+			p.Mode = ModeUser
+		}
+		if p.OS == "" {
+			p.OS = Linux
+		}
+		if p.Capacity == "" {
+			p.Capacity = OnDemand
+		}
+		if p.MaxPods == 0 {
+			p.MaxPods = DefaultMaxPods
+		}
+		if len(p.Zones) == 0 {
+			p.Zones = append([]string(nil), s.Zones...)
+		}
+		if g := p.Machine.GPU; g != nil && g.Resource == "" {
+			g.Resource = DefaultGPUResource
+		}
+	}
+	for i := range s.Teams {
+		t := &s.Teams[i]
+		if len(t.Namespaces) == 0 {
+			t.Namespaces = []string{t.Name}
+		}
+		if t.Defaults == nil {
+			t.Defaults = &ContainerDefaults{}
+		}
+		d := t.Defaults
+		setQuantity(&d.CPURequest, DefaultCPURequest)
+		setQuantity(&d.MemoryRequest, DefaultMemoryRequest)
+		setQuantity(&d.CPULimit, DefaultCPULimit)
+		setQuantity(&d.MemoryLimit, DefaultMemoryLimit)
+	}
+	for i := range s.Classes {
+		c := &s.Classes[i]
+		if c.Preemption == "" {
+			c.Preemption = PreemptLowerPriority
+		}
+		if c.Spread == "" {
+			c.Spread = SpreadNone
+		}
+	}
+}
+
+func setQuantity(q **resource.Quantity, def resource.Quantity) {
+	if *q == nil {
+		v := def.DeepCopy()
+		*q = &v
+	}
+}
+
+// InitialSize is how many nodes the pool starts with: Count, else
+// Autoscale.Min, else one.
+func (p *Pool) InitialSize() int32 {
+	switch {
+	case p.Count != nil:
+		return *p.Count
+	case p.Autoscale != nil:
+		return p.Autoscale.Min
+	default:
+		return 1
+	}
+}
+
+// MaxSize is the most nodes the pool can ever have.
+func (p *Pool) MaxSize() int32 {
+	if p.Autoscale != nil {
+		return p.Autoscale.Max
+	}
+	return p.InitialSize()
+}
+
+// GPUResource is the extended resource the pool's GPUs are advertised as,
+// or "" when the pool has none.
+func (p *Pool) GPUResource() string {
+	if p.Machine.GPU == nil {
+		return ""
+	}
+	if p.Machine.GPU.Resource == "" {
+		return DefaultGPUResource
+	}
+	return p.Machine.GPU.Resource
+}
+
+// PriorityClassName is the PriorityClass the class compiles to, or "" when
+// it has no priority.
+func (c *Class) PriorityClassName() string {
+	if c.Priority == "" {
+		return ""
+	}
+	return c.Name + "-" + string(c.Priority)
+}

@@ -1,0 +1,228 @@
+package v1alpha1
+
+import (
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// Blueprint describes a cluster ready for ML and data workloads.
+type Blueprint struct {
+	APIVersion string   `json:"apiVersion"`
+	Kind       string   `json:"kind"`
+	Metadata   Metadata `json:"metadata"`
+	Spec       Spec     `json:"spec"`
+}
+
+// Metadata names a blueprint. Its name is stamped on every object berth
+// creates from it, so two blueprints can share a cluster without touching
+// each other's objects.
+type Metadata struct {
+	// Name is a DNS-1123 label. Required.
+	Name string `json:"name"`
+	// Labels are copied onto nothing; they are for the user's own tooling.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Annotations, likewise, are the user's own.
+	Annotations map[string]string `json:"annotations,omitempty"`
+}
+
+// Spec is the desired shape of the cluster.
+type Spec struct {
+	// KubernetesVersion is the minor version the design targets ("1.36").
+	// Empty means the version berth embeds.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
+	// Zones are the failure domains nodes are spread over. Empty means one
+	// zone, "zone-1".
+	Zones []string `json:"zones,omitempty"`
+	// Pools are the node pools. At least one must have mode System.
+	Pools []Pool `json:"pools"`
+	// Teams each get namespaces, a ResourceQuota and a LimitRange.
+	Teams []Team `json:"teams,omitempty"`
+	// Classes are workload classes: what a workload labelled
+	// berth.io/class=NAME receives (pools, priority, disruption, spread).
+	Classes []Class `json:"classes,omitempty"`
+}
+
+// PoolMode follows AKS: System pools host cluster add-ons, User pools host
+// workloads.
+type PoolMode string
+
+const (
+	// ModeSystem pools run Linux and never scale to zero.
+	ModeSystem PoolMode = "System"
+	// ModeUser pools may scale to zero and may run Windows.
+	ModeUser PoolMode = "User"
+)
+
+// OS is a pool's node operating system.
+type OS string
+
+const (
+	Linux   OS = "Linux"
+	Windows OS = "Windows"
+)
+
+// CapacityType says how a pool's machines are bought.
+type CapacityType string
+
+const (
+	// OnDemand machines stay until the pool shrinks.
+	OnDemand CapacityType = "OnDemand"
+	// Spot machines are cheaper and can be taken away with short notice.
+	Spot CapacityType = "Spot"
+)
+
+// Pool is a group of identical nodes.
+type Pool struct {
+	// Name is a DNS-1123 label, unique among pools. Nodes carry it as the
+	// labels berth.io/pool and agentpool.
+	Name string `json:"name"`
+	// Mode is System or User. Empty means User.
+	Mode PoolMode `json:"mode,omitempty"`
+	// OS is Linux or Windows. Empty means Linux.
+	OS OS `json:"os,omitempty"`
+	// Capacity is OnDemand or Spot. Empty means OnDemand.
+	Capacity CapacityType `json:"capacity,omitempty"`
+	// Machine is the shape of every node in the pool. Required.
+	Machine Machine `json:"machine"`
+	// Count is a fixed pool size. Set Count or Autoscale, not both; with
+	// neither the pool has one node.
+	Count *int32 `json:"count,omitempty"`
+	// Autoscale lets the pool grow and shrink between Min and Max.
+	Autoscale *Autoscale `json:"autoscale,omitempty"`
+	// MaxPods is each node's pod capacity. Zero means 110.
+	MaxPods int32 `json:"maxPods,omitempty"`
+	// Taints are written as kubectl writes them: KEY[=VALUE]:EFFECT.
+	Taints []string `json:"taints,omitempty"`
+	// Labels are added to every node of the pool.
+	Labels map[string]string `json:"labels,omitempty"`
+	// Zones restricts the pool to some of spec.zones. Empty means all.
+	Zones []string `json:"zones,omitempty"`
+	// Reserved is held back from every node for the system (the kubelet's
+	// system-reserved): allocatable is capacity minus Reserved. Nil
+	// means nothing is reserved.
+	Reserved *Reserved `json:"reserved,omitempty"`
+}
+
+// Machine is a node's shape.
+type Machine struct {
+	// CPU is the node's CPU capacity in cores ("16", or "3500m"). Required.
+	CPU resource.Quantity `json:"cpu"`
+	// Memory is the node's memory capacity ("64Gi"). Required.
+	Memory resource.Quantity `json:"memory"`
+	// GPU, when set, gives every node that many accelerators.
+	GPU *GPU `json:"gpu,omitempty"`
+	// Type is the instance type stamped on the node as
+	// node.kubernetes.io/instance-type. Empty means one derived from the
+	// shape, such as "c24-m96gi-1xnvidia-l4".
+	Type string `json:"type,omitempty"`
+}
+
+// GPU describes the accelerators on each node of a pool.
+type GPU struct {
+	// Count is GPUs per node, at least 1.
+	Count int32 `json:"count"`
+	// Product is the label nvidia.com/gpu.product ("NVIDIA-L4").
+	// Required.
+	Product string `json:"product"`
+	// Resource is the extended resource the device plugin advertises.
+	// Empty means nvidia.com/gpu.
+	Resource string `json:"resource,omitempty"`
+}
+
+// Autoscale bounds a pool's size.
+type Autoscale struct {
+	// Min is the smallest size. Zero lets a User pool scale to zero.
+	Min int32 `json:"min"`
+	// Max is the largest size, at least Min and at least 1.
+	Max int32 `json:"max"`
+}
+
+// Reserved is what each node keeps for itself.
+type Reserved struct {
+	CPU    *resource.Quantity `json:"cpu,omitempty"`
+	Memory *resource.Quantity `json:"memory,omitempty"`
+}
+
+// Team is a group of users sharing a quota.
+type Team struct {
+	// Name is a DNS-1123 label, unique among teams.
+	Name string `json:"name"`
+	// Namespaces the team owns. Empty means one namespace named like the
+	// team.
+	Namespaces []string `json:"namespaces,omitempty"`
+	// Quota caps what the team's namespaces request in total, per
+	// namespace. Nil means no quota.
+	Quota *Quota `json:"quota,omitempty"`
+	// Defaults are the LimitRange's container defaults. Nil means
+	// cpu 500m / memory 512Mi requests and 1 / 1Gi limits.
+	Defaults *ContainerDefaults `json:"defaults,omitempty"`
+	// Classes the team may use. Empty means every class.
+	Classes []string `json:"classes,omitempty"`
+}
+
+// Quota is a team's ResourceQuota. GPU becomes requests.nvidia.com/gpu,
+// the only key the quota system honours for extended resources.
+type Quota struct {
+	GPU    *resource.Quantity `json:"gpu,omitempty"`
+	CPU    *resource.Quantity `json:"cpu,omitempty"`
+	Memory *resource.Quantity `json:"memory,omitempty"`
+	Pods   *resource.Quantity `json:"pods,omitempty"`
+}
+
+// ContainerDefaults feed a team's LimitRange. GPUs are never defaulted.
+type ContainerDefaults struct {
+	CPURequest    *resource.Quantity `json:"cpuRequest,omitempty"`
+	MemoryRequest *resource.Quantity `json:"memoryRequest,omitempty"`
+	CPULimit      *resource.Quantity `json:"cpuLimit,omitempty"`
+	MemoryLimit   *resource.Quantity `json:"memoryLimit,omitempty"`
+}
+
+// PriorityLevel is a class's place in the scheduling order.
+type PriorityLevel string
+
+const (
+	PriorityHigh   PriorityLevel = "high"
+	PriorityMedium PriorityLevel = "medium"
+	PriorityLow    PriorityLevel = "low"
+)
+
+// PreemptionPolicy mirrors the PriorityClass field of the same name.
+type PreemptionPolicy string
+
+const (
+	PreemptLowerPriority PreemptionPolicy = "PreemptLowerPriority"
+	PreemptNever         PreemptionPolicy = "Never"
+)
+
+// SpreadPolicy says how a class's replicas are spread.
+type SpreadPolicy string
+
+const (
+	SpreadNone SpreadPolicy = "none"
+	SpreadZone SpreadPolicy = "zone"
+)
+
+// Class is a workload class.
+type Class struct {
+	// Name is a DNS-1123 label, unique among classes.
+	Name string `json:"name"`
+	// Priority becomes the PriorityClass NAME-PRIORITY. Empty means the
+	// class gets no PriorityClass of its own.
+	Priority PriorityLevel `json:"priority,omitempty"`
+	// Preemption is PreemptLowerPriority or Never. Empty means
+	// PreemptLowerPriority.
+	Preemption PreemptionPolicy `json:"preemption,omitempty"`
+	// Pools the class runs on, in preference order. Required.
+	Pools []string `json:"pools"`
+	// Disruption, when set, gives the class's workloads a
+	// PodDisruptionBudget.
+	Disruption *Disruption `json:"disruption,omitempty"`
+	// Spread is zone or none. Empty means none.
+	Spread SpreadPolicy `json:"spread,omitempty"`
+}
+
+// Disruption becomes a PodDisruptionBudget. Set one of the two.
+type Disruption struct {
+	MinAvailable   *intstr.IntOrString `json:"minAvailable,omitempty"`
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
+}

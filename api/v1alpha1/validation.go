@@ -1,0 +1,393 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apimachinery/pkg/util/validation"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// A Detail may end in a line "fix: ..." telling the user what to change;
+// renderers print it on its own line.
+
+// reservedNodeLabels are set by berth on every node; a pool may not
+// override them.
+var reservedNodeLabels = sets.New(
+	"berth.io/pool", "berth.io/capacity", "agentpool", "kubernetes.azure.com/mode",
+	"topology.kubernetes.io/zone", "node.kubernetes.io/instance-type",
+	"kubernetes.io/os", "kubernetes.io/hostname", "nvidia.com/gpu.product", "nvidia.com/gpu.count",
+)
+
+var kubernetesVersionRE = regexp.MustCompile(`^v?1\.[0-9]+(\.[0-9]+)?$`)
+
+// Validate checks a defaulted blueprint. It returns every error (the
+// blueprint must not be used) and every warning (it may be, but probably
+// does not mean what it says), each with the field path it concerns.
+func Validate(bp *Blueprint) (errs, warnings field.ErrorList) {
+	if bp.APIVersion != GroupVersion {
+		errs = append(errs, field.Invalid(field.NewPath("apiVersion"), bp.APIVersion, fmt.Sprintf("must be %s\nfix: set apiVersion: %s", GroupVersion, GroupVersion)))
+	}
+	if bp.Kind != Kind {
+		errs = append(errs, field.Invalid(field.NewPath("kind"), bp.Kind, fmt.Sprintf("must be %s\nfix: set kind: %s", Kind, Kind)))
+	}
+	errs = append(errs, dnsLabel(field.NewPath("metadata", "name"), bp.Metadata.Name)...)
+
+	spec := field.NewPath("spec")
+	s := &bp.Spec
+	if v := s.KubernetesVersion; v != "" && !kubernetesVersionRE.MatchString(v) {
+		errs = append(errs, field.Invalid(spec.Child("kubernetesVersion"), v, "is not a Kubernetes version\nfix: write the minor version in quotes, like \"1.36\""))
+	}
+	zones := sets.New[string]()
+	for i, z := range s.Zones {
+		p := spec.Child("zones").Index(i)
+		if zones.Has(z) {
+			errs = append(errs, duplicate(p, z))
+		}
+		zones.Insert(z)
+		errs = append(errs, labelValue(p, z)...)
+	}
+
+	pools := map[string]*Pool{}
+	e, w := validatePools(spec.Child("pools"), s.Pools, zones, pools)
+	errs, warnings = append(errs, e...), append(warnings, w...)
+	e, w = validateTeams(spec.Child("teams"), s.Teams, s.Pools, s.Classes)
+	errs, warnings = append(errs, e...), append(warnings, w...)
+	errs = append(errs, validateClasses(spec.Child("classes"), s.Classes, pools)...)
+	return errs, warnings
+}
+
+func validatePools(path *field.Path, pools []Pool, zones sets.Set[string], byName map[string]*Pool) (errs, warnings field.ErrorList) {
+	if len(pools) == 0 {
+		return field.ErrorList{field.Required(path, "a cluster needs at least one pool\nfix: add a System pool, e.g. {name: system, mode: System, machine: {cpu: 4, memory: 16Gi}, count: 2}")}, nil
+	}
+	system := false
+	for i := range pools {
+		p := &pools[i]
+		pp := path.Index(i)
+		errs = append(errs, dnsLabel(pp.Child("name"), p.Name)...)
+		if _, dup := byName[p.Name]; dup {
+			errs = append(errs, duplicate(pp.Child("name"), p.Name))
+		}
+		byName[p.Name] = p
+		errs = append(errs, oneOf(pp.Child("mode"), string(p.Mode), ModeSystem, ModeUser)...)
+		errs = append(errs, oneOf(pp.Child("os"), string(p.OS), Linux, Windows)...)
+		errs = append(errs, oneOf(pp.Child("capacity"), string(p.Capacity), OnDemand, Spot)...)
+		errs = append(errs, validateMachine(pp.Child("machine"), &p.Machine, p.Reserved, pp.Child("reserved"))...)
+		errs = append(errs, validateSize(pp, p)...)
+		if p.MaxPods < 1 || p.MaxPods > 10000 {
+			errs = append(errs, field.Invalid(pp.Child("maxPods"), p.MaxPods, "must be between 1 and 10000\nfix: leave it out for the default of 110"))
+		}
+		if p.Mode == ModeSystem {
+			system = true
+			if p.OS == Windows {
+				errs = append(errs, field.Invalid(pp.Child("os"), p.OS, "a System pool must run Linux: cluster add-ons have no Windows images\nfix: set os: Linux, or mode: User for a Windows pool"))
+			}
+			if p.InitialSize() < 1 || (p.Autoscale != nil && p.Autoscale.Min < 1) {
+				f := pp.Child("count")
+				if p.Autoscale != nil {
+					f = pp.Child("autoscale", "min")
+				}
+				errs = append(errs, field.Invalid(f, p.InitialSize(), "a System pool must keep at least one node: the cluster's add-ons live there\nfix: set it to 1 or more, or make the pool mode: User"))
+			}
+		}
+		errs = append(errs, validateTaints(pp.Child("taints"), p.Taints)...)
+		errs = append(errs, validateLabels(pp.Child("labels"), p.Labels)...)
+		for j, z := range p.Zones {
+			if !zones.Has(z) {
+				errs = append(errs, notFound(pp.Child("zones").Index(j), z, fmt.Sprintf("zone %q is not declared in spec.zones\nfix: add it to spec.zones or use one of %s", z, strings.Join(sets.List(zones), ", "))))
+			}
+		}
+		if p.Capacity == Spot && len(p.Taints) == 0 {
+			warnings = append(warnings, field.Invalid(pp.Child("taints"), p.Taints, "a Spot pool without taints takes any pod, including ones that cannot survive losing their node\nfix: add a taint such as \"berth.io/capacity=spot:NoSchedule\""))
+		}
+	}
+	if !system {
+		errs = append(errs, field.Required(path, "no pool has mode: System, and a cluster needs one for its add-ons\nfix: set mode: System on one pool (Linux, at least one node), tainted CriticalAddonsOnly=true:NoSchedule"))
+	}
+	return errs, warnings
+}
+
+func validateMachine(path *field.Path, m *Machine, r *Reserved, rpath *field.Path) field.ErrorList {
+	var errs field.ErrorList
+	errs = append(errs, positive(path.Child("cpu"), m.CPU, "cpu: 16")...)
+	errs = append(errs, positive(path.Child("memory"), m.Memory, "memory: 64Gi")...)
+	if g := m.GPU; g != nil {
+		gp := path.Child("gpu")
+		if g.Count < 1 {
+			errs = append(errs, field.Invalid(gp.Child("count"), g.Count, "must be at least 1\nfix: give the GPUs per node, or remove gpu"))
+		}
+		if g.Product == "" {
+			errs = append(errs, field.Required(gp.Child("product"), "the GPU model is needed for the nvidia.com/gpu.product label\nfix: e.g. product: NVIDIA-L4"))
+		} else {
+			errs = append(errs, labelValue(gp.Child("product"), g.Product)...)
+		}
+		if g.Resource != "" {
+			if es := validation.IsQualifiedName(g.Resource); len(es) > 0 || !strings.Contains(g.Resource, "/") {
+				errs = append(errs, field.Invalid(gp.Child("resource"), g.Resource, "must be a domain-prefixed extended resource\nfix: leave it out for nvidia.com/gpu"))
+			}
+		}
+	}
+	if m.Type != "" {
+		errs = append(errs, labelValue(path.Child("type"), m.Type)...)
+	}
+	if r != nil {
+		for _, q := range []struct {
+			name      string
+			have, cap *resource.Quantity
+		}{{"cpu", r.CPU, &m.CPU}, {"memory", r.Memory, &m.Memory}} {
+			if q.have == nil {
+				continue
+			}
+			if q.have.Sign() < 0 || q.have.Cmp(*q.cap) >= 0 {
+				errs = append(errs, field.Invalid(rpath.Child(q.name), q.have.String(), fmt.Sprintf("must be at least 0 and less than the machine's %s (%s)\nfix: reserve a small share, e.g. a tenth", q.name, q.cap.String())))
+			}
+		}
+	}
+	return errs
+}
+
+func validateSize(pp *field.Path, p *Pool) field.ErrorList {
+	var errs field.ErrorList
+	if p.Count != nil && p.Autoscale != nil {
+		errs = append(errs, field.Forbidden(pp.Child("count"), "count and autoscale cannot both be set: a fixed pool does not scale\nfix: remove count, or remove autoscale"))
+	}
+	if p.Count != nil && *p.Count < 0 {
+		errs = append(errs, field.Invalid(pp.Child("count"), *p.Count, "must not be negative"))
+	}
+	if a := p.Autoscale; a != nil {
+		ap := pp.Child("autoscale")
+		if a.Min < 0 {
+			errs = append(errs, field.Invalid(ap.Child("min"), a.Min, "must not be negative"))
+		}
+		if a.Max < 1 {
+			errs = append(errs, field.Invalid(ap.Child("max"), a.Max, "must be at least 1\nfix: a pool that never has nodes is better removed"))
+		}
+		if a.Min > a.Max {
+			errs = append(errs, field.Invalid(ap.Child("min"), a.Min, fmt.Sprintf("min is greater than max (%d)\nfix: set min to at most %d, or raise max", a.Max, a.Max)))
+		}
+	}
+	return errs
+}
+
+func validateTaints(path *field.Path, taints []string) field.ErrorList {
+	var errs field.ErrorList
+	seen := sets.New[string]()
+	for i, s := range taints {
+		t, err := ParseTaint(s)
+		if err != nil {
+			errs = append(errs, field.Invalid(path.Index(i), s, err.Error()))
+			continue
+		}
+		k := t.Key + ":" + string(t.Effect)
+		if seen.Has(k) {
+			errs = append(errs, duplicate(path.Index(i), s))
+		}
+		seen.Insert(k)
+	}
+	return errs
+}
+
+func validateLabels(path *field.Path, labels map[string]string) field.ErrorList {
+	var errs field.ErrorList
+	for _, k := range sets.List(sets.KeySet(labels)) {
+		kp := path.Key(k)
+		if es := validation.IsQualifiedName(k); len(es) > 0 {
+			errs = append(errs, field.Invalid(kp, k, "label key "+strings.Join(es, "; ")))
+		}
+		if reservedNodeLabels.Has(k) {
+			errs = append(errs, field.Forbidden(kp, fmt.Sprintf("label %s is set by berth from the pool itself\nfix: remove it; set the pool's name, zones, machine or capacity instead", k)))
+		}
+		errs = append(errs, labelValue(kp, labels[k])...)
+	}
+	return errs
+}
+
+func validateTeams(path *field.Path, teams []Team, pools []Pool, classes []Class) (errs, warnings field.ErrorList) {
+	names, namespaces := sets.New[string](), sets.New[string]()
+	classNames := sets.New[string]()
+	for _, c := range classes {
+		classNames.Insert(c.Name)
+	}
+	// The most GPUs of each resource the pools can ever hold at once.
+	gpuCapacity := map[string]int64{}
+	for i := range pools {
+		if r := pools[i].GPUResource(); r != "" {
+			gpuCapacity[r] += int64(pools[i].MaxSize()) * int64(pools[i].Machine.GPU.Count)
+		}
+	}
+	for i := range teams {
+		t := &teams[i]
+		tp := path.Index(i)
+		errs = append(errs, dnsLabel(tp.Child("name"), t.Name)...)
+		if names.Has(t.Name) {
+			errs = append(errs, duplicate(tp.Child("name"), t.Name))
+		}
+		names.Insert(t.Name)
+		for j, ns := range t.Namespaces {
+			np := tp.Child("namespaces").Index(j)
+			errs = append(errs, dnsLabel(np, ns)...)
+			if namespaces.Has(ns) {
+				errs = append(errs, duplicate(np, ns))
+			}
+			if ns == "default" || strings.HasPrefix(ns, "kube-") {
+				errs = append(errs, field.Forbidden(np, fmt.Sprintf("namespace %q belongs to Kubernetes itself\nfix: give the team its own namespace", ns)))
+			}
+			namespaces.Insert(ns)
+		}
+		for j, c := range t.Classes {
+			if !classNames.Has(c) {
+				errs = append(errs, notFound(tp.Child("classes").Index(j), c, fmt.Sprintf("no class is named %q\nfix: use one of %s", c, strings.Join(sets.List(classNames), ", "))))
+			}
+		}
+		if q := t.Quota; q != nil {
+			qp := tp.Child("quota")
+			for _, r := range []struct {
+				name string
+				q    *resource.Quantity
+			}{{"gpu", q.GPU}, {"cpu", q.CPU}, {"memory", q.Memory}, {"pods", q.Pods}} {
+				if r.q != nil && r.q.Sign() < 0 {
+					errs = append(errs, field.Invalid(qp.Child(r.name), r.q.String(), "must not be negative"))
+				}
+			}
+			if q.GPU != nil && q.GPU.Sign() > 0 {
+				gpus := gpuCapacity[DefaultGPUResource]
+				switch {
+				case len(gpuCapacity) == 0:
+					errs = append(errs, field.Invalid(qp.Child("gpu"), q.GPU.String(), "no pool provides GPUs, so this quota can never be used\nfix: add a pool with machine.gpu, or remove the GPU quota"))
+				case q.GPU.Value()*1000 != q.GPU.MilliValue():
+					errs = append(errs, field.Invalid(qp.Child("gpu"), q.GPU.String(), "GPUs are whole devices\nfix: use a whole number"))
+				case q.GPU.Value() > gpus:
+					warnings = append(warnings, field.Invalid(qp.Child("gpu"), q.GPU.String(), fmt.Sprintf("the pools can never hold more than %d GPUs, so this quota cannot be reached\nfix: lower it to %d, or raise the GPU pools' max", gpus, gpus)))
+				}
+			}
+		}
+		if d := t.Defaults; d != nil {
+			dp := tp.Child("defaults")
+			for _, pair := range []struct {
+				name       string
+				req, limit *resource.Quantity
+			}{{"cpu", d.CPURequest, d.CPULimit}, {"memory", d.MemoryRequest, d.MemoryLimit}} {
+				if pair.req != nil && pair.req.Sign() < 0 {
+					errs = append(errs, field.Invalid(dp.Child(pair.name+"Request"), pair.req.String(), "must not be negative"))
+				}
+				if pair.req != nil && pair.limit != nil && pair.req.Cmp(*pair.limit) > 0 {
+					errs = append(errs, field.Invalid(dp.Child(pair.name+"Request"), pair.req.String(), fmt.Sprintf("default request is above the default limit (%s)\nfix: lower the request or raise %sLimit", pair.limit.String(), pair.name)))
+				}
+			}
+		}
+	}
+	return errs, warnings
+}
+
+func validateClasses(path *field.Path, classes []Class, pools map[string]*Pool) field.ErrorList {
+	var errs field.ErrorList
+	names := sets.New[string]()
+	poolNames := sets.KeySet(pools)
+	for i := range classes {
+		c := &classes[i]
+		cp := path.Index(i)
+		errs = append(errs, dnsLabel(cp.Child("name"), c.Name)...)
+		if names.Has(c.Name) {
+			errs = append(errs, duplicate(cp.Child("name"), c.Name))
+		}
+		names.Insert(c.Name)
+		if c.Priority != "" {
+			errs = append(errs, oneOf(cp.Child("priority"), string(c.Priority), PriorityHigh, PriorityMedium, PriorityLow)...)
+		}
+		errs = append(errs, oneOf(cp.Child("preemption"), string(c.Preemption), PreemptLowerPriority, PreemptNever)...)
+		errs = append(errs, oneOf(cp.Child("spread"), string(c.Spread), SpreadNone, SpreadZone)...)
+		if len(c.Pools) == 0 {
+			errs = append(errs, field.Required(cp.Child("pools"), fmt.Sprintf("a class must name the pools it runs on\nfix: list some of %s, in preference order", strings.Join(sets.List(poolNames), ", "))))
+		}
+		for j, p := range c.Pools {
+			if _, ok := pools[p]; !ok {
+				errs = append(errs, notFound(cp.Child("pools").Index(j), p, fmt.Sprintf("no pool is named %q\nfix: use one of %s", p, strings.Join(sets.List(poolNames), ", "))))
+			}
+		}
+		if d := c.Disruption; d != nil && (d.MinAvailable == nil) == (d.MaxUnavailable == nil) {
+			errs = append(errs, field.Invalid(cp.Child("disruption"), "", "set exactly one of minAvailable and maxUnavailable, as a PodDisruptionBudget requires\nfix: e.g. disruption: {minAvailable: 1}"))
+		}
+	}
+	return errs
+}
+
+func dnsLabel(path *field.Path, v string) field.ErrorList {
+	if v == "" {
+		return field.ErrorList{field.Required(path, "a name is required\nfix: use lower-case letters, digits and '-', like \"gpu-pool\"")}
+	}
+	if es := validation.IsDNS1123Label(v); len(es) > 0 {
+		return field.ErrorList{field.Invalid(path, v, "is not a DNS-1123 label: "+strings.Join(es, "; ")+"\nfix: use lower-case letters, digits and '-', like \""+suggestLabel(v)+"\"")}
+	}
+	return nil
+}
+
+func duplicate(path *field.Path, v string) *field.Error {
+	e := field.Duplicate(path, v)
+	e.Detail = fmt.Sprintf("%q appears more than once\nfix: rename or remove one of them", v)
+	return e
+}
+
+func notFound(path *field.Path, v, detail string) *field.Error {
+	e := field.NotFound(path, v)
+	e.Detail = detail
+	return e
+}
+
+func labelValue(path *field.Path, v string) field.ErrorList {
+	if es := validation.IsValidLabelValue(v); len(es) > 0 || v == "" {
+		if v == "" {
+			es = []string{"must not be empty"}
+		}
+		return field.ErrorList{field.Invalid(path, v, "is not a valid label value: "+strings.Join(es, "; "))}
+	}
+	return nil
+}
+
+func oneOf[T ~string](path *field.Path, v string, allowed ...T) field.ErrorList {
+	var names []string
+	for _, a := range allowed {
+		if string(a) == v {
+			return nil
+		}
+		names = append(names, string(a))
+	}
+	fix := "use one of them"
+	for _, a := range allowed {
+		if strings.EqualFold(string(a), v) || closeTo(string(a), v) {
+			fix = fmt.Sprintf("did you mean %q?", a)
+			break
+		}
+	}
+	return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("%q is not one of %s\nfix: %s", v, strings.Join(names, ", "), fix))}
+}
+
+func positive(path *field.Path, q resource.Quantity, example string) field.ErrorList {
+	if q.Sign() <= 0 {
+		return field.ErrorList{field.Invalid(path, q.String(), "must be greater than zero\nfix: give the machine's size, e.g. "+example)}
+	}
+	return nil
+}
+
+func suggestLabel(v string) string {
+	var b strings.Builder
+	for _, r := range strings.ToLower(v) {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9':
+			b.WriteRune(r)
+		default:
+			b.WriteRune('-')
+		}
+	}
+	s := strings.Trim(b.String(), "-")
+	if s == "" {
+		return "my-name"
+	}
+	if len(s) > 63 {
+		s = strings.TrimRight(s[:63], "-")
+	}
+	return s
+}

@@ -1,0 +1,69 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/blueprint"
+)
+
+// defaultBlueprintFile is read when a command is given no -f.
+const defaultBlueprintFile = "berth.yaml"
+
+// loadedBlueprint is a blueprint and where it came from.
+type loadedBlueprint struct {
+	*v1alpha1.Blueprint
+	source string // a path, or "<template NAME>"
+	raw    []byte
+}
+
+// loadBlueprint reads file, or berth.yaml when file is empty and it
+// exists, or else the default template. Warnings go to warn.
+func loadBlueprint(file string, warn func(blueprint.Problem)) (*loadedBlueprint, error) {
+	if file == "" {
+		if _, err := os.Stat(defaultBlueprintFile); err == nil {
+			file = defaultBlueprintFile
+		}
+	}
+	var (
+		raw    []byte
+		source = file
+		err    error
+	)
+	if file == "" {
+		source = "<template " + blueprint.DefaultTemplate + ">"
+		raw, err = blueprint.Template(blueprint.DefaultTemplate)
+	} else {
+		raw, err = os.ReadFile(file)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading blueprint: %w", err)
+	}
+	bp, warnings, err := blueprint.Parse(source, raw)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		warn(w)
+	}
+	return &loadedBlueprint{Blueprint: bp, source: source, raw: raw}, nil
+}
+
+func findPool(pools []v1alpha1.Pool, name string) *v1alpha1.Pool {
+	for i := range pools {
+		if pools[i].Name == name {
+			return &pools[i]
+		}
+	}
+	return nil
+}
+
+func poolNames(pools []v1alpha1.Pool) string {
+	names := make([]string, len(pools))
+	for i := range pools {
+		names[i] = pools[i].Name
+	}
+	return strings.Join(names, ", ")
+}

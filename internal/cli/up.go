@@ -1,0 +1,260 @@
+package cli
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/cluster"
+	"berth.io/berth/internal/version"
+)
+
+// readyMarker ends a detached child's report when the cluster is ready.
+const readyMarker = "berth:ready"
+
+type upOptions struct {
+	Streams
+	file          string
+	name          string
+	stateDir      string
+	detach        bool
+	nodes         []string
+	port          int
+	unsafeNoFsync bool
+	timeout       time.Duration
+	reportFD      int // set on the detached child: where its report goes
+
+	sizes map[string]int32
+	bp    *loadedBlueprint
+}
+
+func newUpCommand(s Streams) *cobra.Command {
+	o := &upOptions{Streams: s}
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Start (or resume) a local cluster from the blueprint",
+		Long: `Start a local cluster: the real kube-apiserver, kube-scheduler and
+kube-controller-manager over embedded etcd, with one simulated node per pool
+member. Running it again resumes the same cluster with every object intact.
+
+Without -f, berth reads ./berth.yaml, or else starts the retail template.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			if o.detach && o.reportFD == 0 {
+				return o.runDetached()
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "blueprint file (default ./berth.yaml, else the retail template)")
+	f.StringVar(&o.name, "name", defaultClusterName, "cluster name; its kubeconfig context is berth-NAME")
+	f.StringVar(&o.stateDir, "state-dir", "", "state directory (default $BERTH_HOME/clusters/NAME, BERTH_HOME defaulting to ~/.berth)")
+	f.BoolVarP(&o.detach, "detach", "d", false, "run in the background; stop it with `berth down`")
+	f.StringSliceVar(&o.nodes, "nodes", nil, "start a pool at this size for this cluster, as POOL=N (repeatable)")
+	f.IntVar(&o.port, "port", 0, "API server port on 127.0.0.1 (default: the port it had, or a free one)")
+	f.BoolVar(&o.unsafeNoFsync, "unsafe-no-fsync", false, "turn off etcd's fsync: faster, but a crash may lose the cluster")
+	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to be ready")
+	f.IntVar(&o.reportFD, "report-fd", 0, "")
+	f.MarkHidden("report-fd")
+	return cmd
+}
+
+func (o *upOptions) Complete() error {
+	if o.stateDir == "" {
+		o.stateDir = stateDirFor(o.name)
+	}
+	abs, err := filepath.Abs(o.stateDir)
+	if err != nil {
+		return err
+	}
+	o.stateDir = abs
+	o.bp, err = loadBlueprint(o.file, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	if err != nil {
+		return err
+	}
+	return o.parseNodes()
+}
+
+// parseNodes reads --nodes POOL=N against the blueprint's pools.
+func (o *upOptions) parseNodes() error {
+	o.sizes = map[string]int32{}
+	for _, s := range o.nodes {
+		pool, n, ok := strings.Cut(s, "=")
+		size, err := strconv.ParseInt(n, 10, 32)
+		if !ok || err != nil || size < 0 {
+			return fmt.Errorf("--nodes %q is not POOL=N with N a whole number of nodes\nfix: e.g. --nodes gpu=2", s)
+		}
+		p := findPool(o.bp.Blueprint.Spec.Pools, pool)
+		if p == nil {
+			return fmt.Errorf("--nodes %s: the blueprint %s has no pool %q\nfix: use one of %s", s, o.bp.source, pool, poolNames(o.bp.Blueprint.Spec.Pools))
+		}
+		if p.Mode == "System" && size < 1 {
+			return fmt.Errorf("--nodes %s: pool %s is a System pool and needs at least one node\nfix: give it 1 or more", s, pool)
+		}
+		o.sizes[pool] = int32(size)
+	}
+	return nil
+}
+
+func (o *upOptions) Run(ctx context.Context) error {
+	report := o.Out
+	var reportFile *os.File
+	if o.reportFD != 0 {
+		reportFile = os.NewFile(uintptr(o.reportFD), "report")
+		report = reportFile
+	}
+	fail := func(err error) error {
+		if reportFile != nil {
+			fmt.Fprintf(reportFile, "error: %v\n", err)
+			reportFile.Close()
+		}
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	fmt.Fprintf(report, "Starting cluster %q from %s (Kubernetes %s)\n", o.name, o.bp.source, version.Kubernetes())
+	c, err := cluster.Start(ctx, cluster.Options{
+		Name:          o.name,
+		StateDir:      o.stateDir,
+		Blueprint:     o.bp.Blueprint,
+		Nodes:         o.sizes,
+		Port:          o.port,
+		UnsafeNoFsync: o.unsafeNoFsync,
+		Progress:      report,
+		Timeout:       o.timeout,
+	})
+	if err != nil {
+		return fail(err)
+	}
+	defer c.Stop()
+	if err := os.WriteFile(filepath.Join(o.stateDir, "blueprint.yaml"), o.bp.raw, 0o600); err != nil {
+		return fail(fmt.Errorf("saving the blueprint to the state directory: %w", err))
+	}
+	userConfig, err := mergeKubeconfig(c)
+	if err != nil {
+		fmt.Fprintf(report, "warning: %v\n", err)
+	}
+	if err := printReady(ctx, report, o, c, userConfig); err != nil {
+		return fail(err)
+	}
+	if reportFile != nil {
+		fmt.Fprintln(reportFile, readyMarker)
+		reportFile.Close()
+	} else {
+		fmt.Fprintln(o.Out, "\nRunning; press Ctrl-C to stop (the cluster's state is kept).")
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-c.Errors():
+		return err
+	}
+	if reportFile == nil {
+		fmt.Fprintln(o.Out, "\nStopping…")
+	}
+	c.Stop()
+	if reportFile == nil {
+		fmt.Fprintf(o.Out, "Stopped. `berth up --name %s` resumes it; `berth down --name %s --purge` deletes it.\n", o.name, o.name)
+	}
+	return nil
+}
+
+func mergeKubeconfig(c *cluster.Cluster) (string, error) {
+	admin, err := clientcmd.LoadFromFile(c.State.Kubeconfig())
+	if err != nil {
+		return "", err
+	}
+	return cluster.MergeKubeconfig(admin)
+}
+
+// runDetached starts this same command as a background process whose
+// report comes back over a pipe, shows it, and returns once the cluster is
+// ready (or has failed).
+func (o *upOptions) runDetached() error {
+	if err := os.MkdirAll(o.stateDir, 0o700); err != nil {
+		return err
+	}
+	state := cluster.State{Dir: o.stateDir}
+	if state.Running() {
+		pid, _ := state.Pid()
+		return fmt.Errorf("cluster %q is already running (pid %d, state %s)\nfix: use it as it is, or stop it first with `berth down --name %s`", o.name, pid, o.stateDir, o.name)
+	}
+	logFile, err := os.OpenFile(state.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	r, w, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	var args []string
+	for _, a := range os.Args[1:] {
+		if a != "--detach" && a != "-d" && a != "--detach=true" {
+			args = append(args, a)
+		}
+	}
+	args = append(args, "--report-fd=3", "--state-dir="+o.stateDir)
+	child := exec.Command(exe, args...)
+	child.Stdout, child.Stderr = logFile, logFile
+	child.ExtraFiles = []*os.File{w}
+	child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	if err := child.Start(); err != nil {
+		return fmt.Errorf("starting background berth: %w", err)
+	}
+	w.Close()
+	exited := make(chan error, 1)
+	go func() { exited <- child.Wait() }()
+
+	// The child reports progress line by line, then either the ready
+	// marker or "error: " and the (possibly multi-line) error.
+	ready := false
+	var errLines []string
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == readyMarker:
+			ready = true
+		case errLines != nil:
+			errLines = append(errLines, line)
+		case strings.HasPrefix(line, "error: "):
+			errLines = []string{strings.TrimPrefix(line, "error: ")}
+		default:
+			fmt.Fprintln(o.Out, line)
+		}
+	}
+	if ready {
+		fmt.Fprintf(o.Out, "\nRunning in the background (pid %d, log %s).\nStop it with `berth down --name %s`.\n", child.Process.Pid, state.LogFile(), o.name)
+		child.Process.Release()
+		return nil
+	}
+	select {
+	case <-exited:
+	case <-time.After(5 * time.Second):
+		child.Process.Kill()
+	}
+	if errLines == nil {
+		errLines = []string{"the background berth exited before the cluster was ready"}
+	}
+	return fmt.Errorf("%s\n(the control plane's log: %s)", strings.Join(errLines, "\n"), state.LogFile())
+}

@@ -1,0 +1,72 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/spf13/pflag"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/rest"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+)
+
+// serviceCIDR is the Service IP range; serviceIP is the first address in
+// it, the "kubernetes" Service, which the serving certificate covers.
+const (
+	serviceCIDR = "10.96.0.0/16"
+	serviceIP   = "10.96.0.1"
+)
+
+// apiServerArgs are the kube-apiserver flags berth runs with, exactly as
+// they would be passed to the binary.
+func apiServerArgs(p pki, etcdPort int) []string {
+	return []string{
+		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdPort),
+		"--bind-address=127.0.0.1",
+		"--advertise-address=127.0.0.1",
+		// No kube-proxy and one API server: nothing to reconcile.
+		"--endpoint-reconciler-type=none",
+		"--service-cluster-ip-range=" + serviceCIDR,
+		"--tls-cert-file=" + p.servingCert(),
+		"--tls-private-key-file=" + p.servingKey(),
+		"--client-ca-file=" + p.caCert(),
+		"--service-account-key-file=" + p.serviceAccount(),
+		"--service-account-signing-key-file=" + p.serviceAccount(),
+		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
+		"--authorization-mode=Node,RBAC",
+		"--allow-privileged=true",
+		"--profiling=false",
+	}
+}
+
+// runAPIServer starts kube-apiserver on ln through the same steps as its
+// command (options → Complete → Validate → Run), without the command's
+// process-wide signal handling. It returns when ctx ends or the server
+// fails.
+func runAPIServer(ctx context.Context, args []string, ln net.Listener) error {
+	s := options.NewServerRunOptions()
+	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
+	for _, f := range s.Flags().FlagSets {
+		fs.AddFlagSet(f)
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("kube-apiserver flags: %w", err)
+	}
+	if err := s.GenericServerRunOptions.ComponentGlobalsRegistry.Set(); err != nil {
+		return fmt.Errorf("kube-apiserver feature gates: %w", err)
+	}
+	rest.SetDefaultWarningHandler(rest.NoWarnings{})
+	s.SecureServing.Listener = ln
+	s.SecureServing.BindPort = ln.Addr().(*net.TCPAddr).Port
+	completed, err := s.Complete(ctx)
+	if err != nil {
+		return fmt.Errorf("kube-apiserver options: %w", err)
+	}
+	if errs := completed.Validate(); len(errs) > 0 {
+		return fmt.Errorf("kube-apiserver options: %w", utilerrors.NewAggregate(errs))
+	}
+	return app.Run(ctx, completed)
+}

@@ -1,0 +1,336 @@
+// Package cluster runs berth's local cluster: embedded etcd, the real
+// kube-apiserver, kube-scheduler and kube-controller-manager from
+// k8s.io/kubernetes, and KWOK's node and pod controllers standing in for
+// kubelets, all in one process.
+//
+// Feature gates, klog and the metrics registry are process-wide, so a
+// process runs at most one cluster.
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"strconv"
+	"sync"
+	"time"
+
+	"go.etcd.io/etcd/server/v3/embed"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	logsapi "k8s.io/component-base/logs/api/v1"
+	"k8s.io/klog/v2"
+
+	"berth.io/berth/api/v1alpha1"
+	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
+)
+
+// Options says which cluster to start and how.
+type Options struct {
+	// Name names the cluster; its kubeconfig context is berth-NAME.
+	Name string
+	// StateDir holds the cluster's state. Required.
+	StateDir string
+	// Blueprint is the defaulted, validated blueprint. Required.
+	Blueprint *v1alpha1.Blueprint
+	// Nodes overrides pool sizes for this cluster (--nodes POOL=N).
+	Nodes map[string]int32
+	// Port is the API server's port. Zero keeps the port the cluster had,
+	// or picks a free one for a new cluster.
+	Port int
+	// UnsafeNoFsync turns off etcd's fsync: faster, and a crash may lose
+	// the cluster. For benchmarks and throwaway clusters.
+	UnsafeNoFsync bool
+	// Progress receives one line per start-up step. Nil discards them.
+	Progress io.Writer
+	// Timeout bounds the wait for readiness. Zero means two minutes.
+	Timeout time.Duration
+}
+
+// Cluster is a running local cluster.
+type Cluster struct {
+	Name  string
+	State State
+	// Config is an admin client configuration for the cluster.
+	Config *rest.Config
+	// Server is the API server's URL.
+	Server string
+	// Nodes are the blueprint's pool nodes, all Ready when Start returns.
+	Nodes []string
+	// Resumed is true when the state directory already held the cluster.
+	Resumed bool
+	// StartedIn is how long Start took, from call to ready.
+	StartedIn time.Duration
+
+	cancel  context.CancelFunc
+	etcd    *embed.Etcd
+	release func()
+	wg      sync.WaitGroup
+	errs    chan error
+	once    sync.Once
+}
+
+var startOnce sync.Once
+
+// Start starts (or resumes) the cluster in opts.StateDir and returns once
+// it is ready: the API serving, every pool node Ready, and the default
+// ServiceAccount present. On error nothing is left running.
+func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+	begin := time.Now()
+	if opts.Blueprint == nil || opts.StateDir == "" {
+		return nil, errors.New("cluster.Start: Blueprint and StateDir are required")
+	}
+	progress := opts.Progress
+	if progress == nil {
+		progress = io.Discard
+	}
+	step := func(format string, args ...any) {
+		fmt.Fprintf(progress, " • %-44s %6.2fs\n", fmt.Sprintf(format, args...), time.Since(begin).Seconds())
+	}
+	state := State{Dir: opts.StateDir}
+	release, err := state.lock()
+	if err != nil {
+		return nil, err
+	}
+	c = &Cluster{Name: opts.Name, State: state, release: release, errs: make(chan error, 8)}
+	defer func() {
+		if err != nil {
+			c.Stop()
+		}
+	}()
+	m, err := state.readMeta()
+	if err != nil {
+		return nil, err
+	}
+	c.Resumed = m != nil
+	if m != nil && opts.Name != "" && m.Name != opts.Name {
+		return nil, fmt.Errorf("state directory %s holds cluster %q, not %q\nfix: pass --name %s, or another --state-dir", state.Dir, m.Name, opts.Name, m.Name)
+	}
+	if m == nil {
+		m = &meta{Format: stateFormat, Name: opts.Name, Created: time.Now().UTC()}
+	}
+	if err := os.WriteFile(state.PidFile(), []byte(strconv.Itoa(os.Getpid())+"\n"), 0o600); err != nil {
+		return nil, fmt.Errorf("writing pid file: %w", err)
+	}
+	if err := routeLogs(state.LogFile()); err != nil {
+		return nil, err
+	}
+	if err := state.pki().ensure(); err != nil {
+		return nil, err
+	}
+	if opts.Port != 0 {
+		m.APIServerPort = opts.Port
+	}
+	if m.APIServerPort == 0 {
+		if m.APIServerPort, err = freePort(); err != nil {
+			return nil, err
+		}
+	}
+	ln, err := listen(m.APIServerPort, "API server")
+	if err != nil {
+		return nil, err
+	}
+	if err := pickEtcdPorts(m); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := state.writeMeta(m); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("writing cluster.json: %w", err)
+	}
+
+	c.etcd, err = startEtcd(state.etcdDir(), m.EtcdClientPort, m.EtcdPeerPort, state.LogFile(), opts.UnsafeNoFsync)
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	step("etcd ready (fsync %s)", map[bool]string{true: "off", false: "on"}[opts.UnsafeNoFsync])
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	c.cancel = cancel
+	c.Server = "https://127.0.0.1:" + strconv.Itoa(m.APIServerPort)
+	admin, err := adminKubeconfig(m.Name, c.Server, state.pki())
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	if err := clientcmd.WriteToFile(*admin, state.Kubeconfig()); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("writing kubeconfig: %w", err)
+	}
+	if c.Config, err = clientcmd.BuildConfigFromFlags("", state.Kubeconfig()); err != nil {
+		ln.Close()
+		return nil, err
+	}
+	c.Config.QPS, c.Config.Burst = 500, 1000
+	c.run(runCtx, "kube-apiserver", func(ctx context.Context) error {
+		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln)
+	})
+
+	timeout := opts.Timeout
+	if timeout == 0 {
+		timeout = 2 * time.Minute
+	}
+	waitCtx, cancelWait := context.WithTimeout(ctx, timeout)
+	defer cancelWait()
+	client, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.waitFor(waitCtx, "the API server to serve", func(ctx context.Context) (bool, error) {
+		var code int
+		client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&code)
+		return code == http.StatusOK, nil
+	}); err != nil {
+		return nil, err
+	}
+	step("kube-apiserver ready on %s", c.Server)
+
+	kubeconfig := state.Kubeconfig()
+	c.run(runCtx, "kube-controller-manager", func(ctx context.Context) error {
+		return runControllerManager(ctx, kubeconfig, state.pki())
+	})
+	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig) })
+	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })
+	c.run(runCtx, "allocatable", func(ctx context.Context) error { runAllocatable(ctx, client); return nil })
+
+	if c.Nodes, err = EnsurePoolNodes(waitCtx, client, opts.Blueprint, opts.Nodes); err != nil {
+		return nil, err
+	}
+	step("%d pool nodes registered", len(c.Nodes))
+	if err := c.waitFor(waitCtx, "every pool node to be Ready", func(ctx context.Context) (bool, error) {
+		return nodesReady(ctx, client, c.Nodes)
+	}); err != nil {
+		return nil, err
+	}
+	step("nodes Ready")
+	if err := c.waitFor(waitCtx, "the default ServiceAccount", func(ctx context.Context) (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	}); err != nil {
+		return nil, err
+	}
+	step("default ServiceAccount present")
+	c.StartedIn = time.Since(begin)
+	return c, nil
+}
+
+// run starts a component; an error it returns before the cluster stops
+// is reported on Errors.
+func (c *Cluster) run(ctx context.Context, name string, f func(context.Context) error) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		if err := f(ctx); err != nil && ctx.Err() == nil {
+			c.errs <- fmt.Errorf("%s stopped: %w", name, err)
+		}
+	}()
+}
+
+// Errors reports a component that failed while the cluster was running.
+func (c *Cluster) Errors() <-chan error { return c.errs }
+
+// waitFor polls cond until it holds, a component fails, or ctx ends.
+func (c *Cluster) waitFor(ctx context.Context, what string, cond wait.ConditionWithContextFunc) error {
+	err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+		select {
+		case err := <-c.errs:
+			return false, err
+		default:
+		}
+		return cond(ctx)
+	})
+	if err != nil && ctx.Err() != nil {
+		return fmt.Errorf("timed out waiting for %s; the control plane's log is %s", what, c.State.LogFile())
+	}
+	return err
+}
+
+func nodesReady(ctx context.Context, client kubernetes.Interface, names []string) (bool, error) {
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelPool, ResourceVersion: "0"})
+	if err != nil {
+		return false, nil
+	}
+	ready := map[string]bool{}
+	for i := range list.Items {
+		for _, cond := range list.Items[i].Status.Conditions {
+			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
+				ready[list.Items[i].Name] = true
+			}
+		}
+	}
+	for _, n := range names {
+		if !ready[n] {
+			return false, nil
+		}
+	}
+	return true, nil
+}
+
+// Stop shuts the cluster down: components first, then etcd, so that
+// everything written is on disk. It is safe to call more than once.
+func (c *Cluster) Stop() {
+	c.once.Do(func() {
+		if c.cancel != nil {
+			c.cancel()
+		}
+		done := make(chan struct{})
+		go func() { c.wg.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second): // a component ignoring its context must not block shutdown
+		}
+		if c.etcd != nil {
+			c.etcd.Close()
+		}
+		os.Remove(c.State.PidFile())
+		if c.release != nil {
+			c.release()
+		}
+	})
+}
+
+// pickEtcdPorts keeps etcd's ports from the last start when they are free
+// and picks new ones otherwise; nothing outside the process uses them.
+func pickEtcdPorts(m *meta) error {
+	for _, p := range []*int{&m.EtcdClientPort, &m.EtcdPeerPort} {
+		if *p != 0 {
+			if l, err := listen(*p, "etcd"); err == nil {
+				l.Close()
+				continue
+			}
+		}
+		port, err := freePort()
+		if err != nil {
+			return err
+		}
+		*p = port
+	}
+	return nil
+}
+
+// routeLogs sends klog (every component's logging) to the cluster's log
+// file, keeping the terminal for berth's own output.
+func routeLogs(path string) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
+	if err != nil {
+		return fmt.Errorf("opening log %s: %w", path, err)
+	}
+	startOnce.Do(func() {
+		logsapi.ReapplyHandling = logsapi.ReapplyHandlingIgnoreUnchanged
+	})
+	klog.LogToStderr(false)
+	klog.SetOutput(f)
+	return nil
+}
+
+// IsNotFound is apierrors.IsNotFound, re-exported for the CLI.
+var IsNotFound = apierrors.IsNotFound

@@ -1,0 +1,61 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/pflag"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
+	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
+)
+
+// disabledControllers need things a simulated cluster has none of: a
+// cloud, a pod network, volume plugins.
+var disabledControllers = []string{
+	"nodeipam", "persistentvolume-binder", "persistentvolume-expander", "attachdetach",
+	"cloud-node-lifecycle", "service", "route", "ttl",
+}
+
+// runControllerManager runs kube-controller-manager. It is not optional:
+// it creates each namespace's default ServiceAccount, fills quota status,
+// computes PDB status for evictions, runs the workload controllers and
+// evicts pods from NotReady nodes.
+func runControllerManager(ctx context.Context, kubeconfig string, p pki) error {
+	s, err := options.NewKubeControllerManagerOptions()
+	if err != nil {
+		return fmt.Errorf("kube-controller-manager options: %w", err)
+	}
+	known, off, aliases := app.KnownControllers(), app.ControllersDisabledByDefault(), app.ControllerAliases()
+	named := s.Flags(known, off, aliases)
+	s.ParsedFlags = &named
+	fs := pflag.NewFlagSet("kube-controller-manager", pflag.ContinueOnError)
+	for _, f := range named.FlagSets {
+		fs.AddFlagSet(f)
+	}
+	controllers := "*,-" + strings.Join(disabledControllers, ",-")
+	args := []string{
+		"--kubeconfig=" + kubeconfig,
+		"--authentication-kubeconfig=" + kubeconfig,
+		"--authorization-kubeconfig=" + kubeconfig,
+		"--leader-elect=false",
+		"--secure-port=0",
+		"--controllers=" + controllers,
+		"--service-account-private-key-file=" + p.serviceAccount(),
+		"--root-ca-file=" + p.caCert(),
+		"--cluster-signing-cert-file=" + p.caCert(),
+		"--cluster-signing-key-file=" + p.caKey(),
+		"--use-service-account-credentials=false",
+	}
+	if err := fs.Parse(args); err != nil {
+		return fmt.Errorf("kube-controller-manager flags: %w", err)
+	}
+	if err := s.ComponentGlobalsRegistry.Set(); err != nil {
+		return fmt.Errorf("kube-controller-manager feature gates: %w", err)
+	}
+	c, err := s.Config(ctx, known, off, aliases)
+	if err != nil {
+		return fmt.Errorf("kube-controller-manager config: %w", err)
+	}
+	return app.Run(ctx, c.Complete())
+}

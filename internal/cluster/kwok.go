@@ -1,0 +1,109 @@
+package cluster
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
+	"sigs.k8s.io/kwok/pkg/apis/internalversion"
+	"sigs.k8s.io/kwok/pkg/client/clientset/versioned"
+	"sigs.k8s.io/kwok/pkg/config"
+	"sigs.k8s.io/kwok/pkg/kwok/controllers"
+	"sigs.k8s.io/kwok/pkg/utils/client"
+
+	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
+	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
+	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
+)
+
+// KubeletAnnotation marks a node whose kubelet KWOK simulates. Removing it
+// stops that node's kubelet: its lease lapses and the node lifecycle
+// controller takes it from there, exactly as for a dead machine.
+const KubeletAnnotation = "kwok.x-k8s.io/node"
+
+// kwokStages are KWOK's own default stages: nodes initialise at once and
+// heartbeat through leases; pods become Ready as soon as they are bound,
+// Job pods complete, and deleted pods go away.
+var kwokStages = []string{
+	nodefast.DefaultNodeInit,
+	nodeheartbeat.DefaultNodeHeartbeatWithLease,
+	podfast.DefaultPodReady,
+	podfast.DefaultPodComplete,
+	podfast.DefaultPodDelete,
+}
+
+// nodeLeaseSeconds matches the kubelet's default lease duration.
+const nodeLeaseSeconds = 40
+
+// runKWOK runs KWOK's node and pod controllers for every node annotated
+// KubeletAnnotation=fake.
+func runKWOK(ctx context.Context, kubeconfig string) error {
+	stages := map[internalversion.StageResourceRef][]*internalversion.Stage{}
+	for _, raw := range kwokStages {
+		s, err := config.UnmarshalWithType[*internalversion.Stage](raw)
+		if err != nil {
+			return fmt.Errorf("kwok stage: %w", err)
+		}
+		stages[s.Spec.ResourceRef] = append(stages[s.Spec.ResourceRef], s)
+	}
+	cs, err := client.NewClientset("", kubeconfig)
+	if err != nil {
+		return fmt.Errorf("kwok clients: %w", err)
+	}
+	// KWOK's own REST config: unthrottled, and with the unstructured
+	// serializer its patching client needs.
+	cfg, err := cs.ToRESTConfig()
+	if err != nil {
+		return err
+	}
+	dynamicClient, err := cs.ToDynamicClient()
+	if err != nil {
+		return err
+	}
+	restMapper, err := cs.ToRESTMapper()
+	if err != nil {
+		return err
+	}
+	restClient, err := rest.RESTClientFor(cfg)
+	if err != nil {
+		return err
+	}
+	typed, err := kubernetes.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	kwokTyped, err := versioned.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	ctr, err := controllers.NewController(controllers.Config{
+		Clock:                             clock.RealClock{},
+		DynamicClient:                     dynamicClient,
+		RESTClient:                        restClient,
+		RESTMapper:                        restMapper,
+		ImpersonatingDynamicClient:        cs.ToImpersonatingDynamicClient(),
+		ImpersonatingTypedClient:          cs.ToImpersonatingTypedClient(),
+		TypedClient:                       typed,
+		TypedKwokClient:                   kwokTyped,
+		ManageNodesWithAnnotationSelector: KubeletAnnotation + "=fake",
+		CIDR:                              "10.244.0.0/16",
+		NodeIP:                            "10.240.0.1",
+		LocalStages:                       stages,
+		NodePlayStageParallelism:          8,
+		PodPlayStageParallelism:           16,
+		NodeLeaseParallelism:              8,
+		NodeLeaseDurationSeconds:          nodeLeaseSeconds,
+		PodsOnNodeSyncParallelism:         4,
+		ID:                                "berth",
+	})
+	if err != nil {
+		return fmt.Errorf("kwok controller: %w", err)
+	}
+	if err := ctr.Start(ctx); err != nil {
+		return fmt.Errorf("starting kwok controller: %w", err)
+	}
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,180 @@
+// Package status summarises a cluster against its blueprint: per pool the
+// nodes Ready and in all, and allocatable against requested CPU, memory
+// and GPUs; per team its quotas, used against hard.
+package status
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"berth.io/berth/api/v1alpha1"
+)
+
+// Pool labels, duplicated from the cluster package to keep this package
+// free of the control plane: status also runs against remote clusters.
+const (
+	labelPool      = "berth.io/pool"
+	labelAgentPool = "agentpool"
+)
+
+// Pool is one pool's state.
+type Pool struct {
+	Name string
+	// Mode is System or User; empty for a pool the blueprint does not name.
+	Mode string
+	// MinSize and MaxSize come from the blueprint; -1 when unknown.
+	MinSize, MaxSize int32
+	Ready, Total     int
+	Taints           []string
+	GPUResource      corev1.ResourceName
+	Allocatable      corev1.ResourceList
+	Requested        corev1.ResourceList
+	// InBlueprint is false for a pool found only on nodes.
+	InBlueprint bool
+}
+
+// Quota is one ResourceQuota of a team.
+type Quota struct {
+	Team, Namespace, Name string
+	Used, Hard            corev1.ResourceList
+}
+
+// Cluster is the summary berth status prints.
+type Cluster struct {
+	Pools  []Pool
+	Quotas []Quota
+	// Unpooled counts nodes that belong to no pool.
+	Unpooled int
+}
+
+// Collect reads nodes, pods and quotas. bp may be nil, in which case pools
+// are known only from their nodes' labels.
+func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) (*Cluster, error) {
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	pods, err := c.CoreV1().Pods("").List(ctx, metav1.ListOptions{
+		FieldSelector: "status.phase!=Succeeded,status.phase!=Failed",
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods: %w", err)
+	}
+	out := &Cluster{}
+	byName := map[string]*Pool{}
+	var order []string
+	add := func(p Pool) *Pool {
+		p.Allocatable, p.Requested = corev1.ResourceList{}, corev1.ResourceList{}
+		byName[p.Name] = &p
+		order = append(order, p.Name)
+		return &p
+	}
+	if bp != nil {
+		for i := range bp.Spec.Pools {
+			bpPool := &bp.Spec.Pools[i]
+			min := bpPool.InitialSize()
+			if bpPool.Autoscale != nil {
+				min = bpPool.Autoscale.Min
+			}
+			add(Pool{
+				Name: bpPool.Name, Mode: string(bpPool.Mode), MinSize: min, MaxSize: bpPool.MaxSize(),
+				Taints: bpPool.Taints, GPUResource: corev1.ResourceName(bpPool.GPUResource()), InBlueprint: true,
+			})
+		}
+	}
+	nodePool := map[string]*Pool{}
+	for i := range nodes.Items {
+		n := &nodes.Items[i]
+		name := n.Labels[labelPool]
+		if name == "" {
+			name = n.Labels[labelAgentPool]
+		}
+		if name == "" {
+			out.Unpooled++
+			continue
+		}
+		p := byName[name]
+		if p == nil {
+			p = add(Pool{Name: name, MinSize: -1, MaxSize: -1})
+			for _, t := range n.Spec.Taints {
+				p.Taints = append(p.Taints, v1alpha1.TaintString(t))
+			}
+		}
+		nodePool[n.Name] = p
+		p.Total++
+		if ready(n) {
+			p.Ready++
+		}
+		addTo(p.Allocatable, n.Status.Allocatable)
+		if p.GPUResource == "" {
+			for r := range n.Status.Allocatable {
+				if r == "nvidia.com/gpu" {
+					p.GPUResource = r
+				}
+			}
+		}
+	}
+	for i := range pods.Items {
+		pod := &pods.Items[i]
+		if p := nodePool[pod.Spec.NodeName]; p != nil {
+			addTo(p.Requested, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+		}
+	}
+	for _, name := range order {
+		out.Pools = append(out.Pools, *byName[name])
+	}
+	if bp != nil {
+		quotas, err := collectQuotas(ctx, c, bp)
+		if err != nil {
+			return nil, err
+		}
+		out.Quotas = quotas
+	}
+	return out, nil
+}
+
+func collectQuotas(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) ([]Quota, error) {
+	var out []Quota
+	for _, t := range bp.Spec.Teams {
+		for _, ns := range t.Namespaces {
+			list, err := c.CoreV1().ResourceQuotas(ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return nil, fmt.Errorf("listing quotas in %s: %w", ns, err)
+			}
+			for _, q := range list.Items {
+				out = append(out, Quota{Team: t.Name, Namespace: ns, Name: q.Name, Used: q.Status.Used, Hard: q.Status.Hard})
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Namespace < out[j].Namespace })
+	return out, nil
+}
+
+func ready(n *corev1.Node) bool {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func addTo(sum, l corev1.ResourceList) {
+	for name, q := range l {
+		cur := sum[name]
+		cur.Add(q)
+		sum[name] = cur
+	}
+}
+
+// Get is a quantity from a list, zero when absent.
+func Get(l corev1.ResourceList, name corev1.ResourceName) resource.Quantity {
+	return l[name]
+}

@@ -1,0 +1,61 @@
+// Package version stamps the Kubernetes version berth embeds into the
+// control plane, so the cluster reports v1.36.3 rather than
+// v0.0.0-master even when built with plain `go build` (no -ldflags).
+//
+// The version comes from the build's own module list: whatever
+// k8s.io/kubernetes go.mod pins is what runs, and what is reported.
+package version
+
+import (
+	"runtime/debug"
+	"strings"
+	"sync/atomic"
+	_ "unsafe" // for go:linkname
+
+	"k8s.io/component-base/version"
+)
+
+// These are the variables `-ldflags -X k8s.io/component-base/version...`
+// would set; berth sets them at init instead.
+var (
+	//go:linkname gitVersion k8s.io/component-base/version.gitVersion
+	gitVersion string
+	//go:linkname gitMajor k8s.io/component-base/version.gitMajor
+	gitMajor string
+	//go:linkname gitMinor k8s.io/component-base/version.gitMinor
+	gitMinor string
+	//go:linkname gitTreeState k8s.io/component-base/version.gitTreeState
+	gitTreeState string
+	//go:linkname dynamicGitVersion k8s.io/component-base/version.dynamicGitVersion
+	dynamicGitVersion atomic.Value
+)
+
+// Berth is berth's own version, from the main module's build info.
+var Berth = "(devel)"
+
+func init() {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return
+	}
+	if v := info.Main.Version; v != "" {
+		Berth = v
+	}
+	if !strings.HasPrefix(gitVersion, "v0.0.0-master") {
+		return // stamped with -ldflags; trust it
+	}
+	for _, dep := range info.Deps {
+		if dep.Path != "k8s.io/kubernetes" {
+			continue
+		}
+		parts := strings.SplitN(strings.TrimPrefix(dep.Version, "v"), ".", 3)
+		if len(parts) < 2 {
+			return
+		}
+		gitVersion, gitMajor, gitMinor, gitTreeState = dep.Version, parts[0], parts[1], "clean"
+		dynamicGitVersion.Store(dep.Version)
+	}
+}
+
+// Kubernetes is the Kubernetes version the embedded control plane reports.
+func Kubernetes() string { return version.Get().GitVersion }
