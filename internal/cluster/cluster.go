@@ -10,8 +10,11 @@ package cluster
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"log"
+	"log/slog"
 	"net/http"
 	"os"
 	"strconv"
@@ -20,7 +23,6 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	corev1 "k8s.io/api/core/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -324,13 +326,18 @@ func routeLogs(path string) error {
 	if err != nil {
 		return fmt.Errorf("opening log %s: %w", path, err)
 	}
+	var flagErr error
 	startOnce.Do(func() {
 		logsapi.ReapplyHandling = logsapi.ReapplyHandlingIgnoreUnchanged
+		fs := flag.NewFlagSet("klog", flag.ContinueOnError)
+		klog.InitFlags(fs)
+		// klog copies errors to stderr unless told otherwise; only a
+		// fatal error belongs on the user's terminal.
+		flagErr = errors.Join(fs.Set("logtostderr", "false"), fs.Set("alsologtostderr", "false"), fs.Set("stderrthreshold", "FATAL"))
 	})
-	klog.LogToStderr(false)
 	klog.SetOutput(f)
-	return nil
+	// KWOK logs through slog and the standard logger.
+	slog.SetDefault(slog.New(slog.NewTextHandler(f, nil)))
+	log.SetOutput(f)
+	return flagErr
 }
-
-// IsNotFound is apierrors.IsNotFound, re-exported for the CLI.
-var IsNotFound = apierrors.IsNotFound

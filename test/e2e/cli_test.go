@@ -1,0 +1,132 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+)
+
+// berth runs the berth command line (this test binary, acting as berth)
+// with its own BERTH_HOME and KUBECONFIG, and returns its combined output
+// and exit code.
+func berth(t *testing.T, home string, args ...string) (string, int) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	err = cmd.Run()
+	code := 0
+	if exit, ok := err.(*exec.ExitError); ok {
+		code = exit.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running berth %v: %v", args, err)
+	}
+	return out.String(), code
+}
+
+func mustBerth(t *testing.T, home string, args ...string) string {
+	t.Helper()
+	out, code := berth(t, home, args...)
+	if code != 0 {
+		t.Fatalf("berth %s exited %d:\n%s", strings.Join(args, " "), code, out)
+	}
+	return out
+}
+
+// A second cluster, driven through the real command line: objects survive
+// `berth down` and `berth up`; a running cluster's state is not taken
+// twice; a broken blueprint starts nothing.
+func TestUpDownResume(t *testing.T) {
+	home := t.TempDir()
+	bpFile := filepath.Join(home, "minimal.yaml")
+	mustBerth(t, home, "init", "--template", "minimal", bpFile)
+
+	out := mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "resume")
+	for _, want := range []string{`Cluster "resume" started and ready`, "system", "workers", "kubectl --context berth-resume"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("berth up output lacks %q:\n%s", want, out)
+		}
+	}
+	t.Cleanup(func() { berth(t, home, "down", "--name", "resume", "--purge") })
+
+	// The context was merged into the user's kubeconfig, as kind does.
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
+		&clientcmd.ConfigOverrides{CurrentContext: "berth-resume"}).ClientConfig()
+	if err != nil {
+		t.Fatalf("context berth-resume: %v", err)
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "survives", Namespace: "default"}, Data: map[string]string{"model": "v7"}}
+	if _, err := c.CoreV1().ConfigMaps("default").Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	if out, code := berth(t, home, "up", "-d", "-f", bpFile, "--name", "resume"); code == 0 || !strings.Contains(out, "already running") {
+		t.Errorf("a second `berth up` of a running cluster: exit %d, want an error saying it is already running:\n%s", code, out)
+	}
+
+	mustBerth(t, home, "down", "--name", "resume")
+	if _, err := c.CoreV1().ConfigMaps("default").Get(ctx, "survives", metav1.GetOptions{}); err == nil {
+		t.Fatal("the API still answers after `berth down`")
+	}
+	out = mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "resume")
+	if !strings.Contains(out, `Cluster "resume" resumed`) {
+		t.Errorf("second `berth up` did not say it resumed:\n%s", out)
+	}
+	got, err := c.CoreV1().ConfigMaps("default").Get(ctx, "survives", metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("ConfigMap after down and up: %v", err)
+	}
+	if got.Data["model"] != "v7" {
+		t.Errorf("ConfigMap data after resume = %v", got.Data)
+	}
+
+	out = mustBerth(t, home, "status", "--context", "berth-resume")
+	for _, want := range []string{"system", "workers", "2/2"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("berth status lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+func TestUpRefusesBrokenBlueprint(t *testing.T) {
+	home := t.TempDir()
+	bad := filepath.Join(home, "bad.yaml")
+	os.WriteFile(bad, []byte(`apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: bad}
+spec:
+  pools:
+  - name: system
+    mode: System
+    machine: {cpu: 4, memory: 16Gi}
+    count: 2
+    taints: ["CriticalAddonsOnly=true:NoSchedual"]
+`), 0o600)
+	out, code := berth(t, home, "up", "-f", bad, "--name", "bad")
+	if code != 1 {
+		t.Errorf("exit code %d, want 1", code)
+	}
+	if want := bad + `:10: spec.pools[0].taints[0]: effect "NoSchedual" is not one of NoSchedule, PreferNoSchedule, NoExecute`; !strings.Contains(out, want) {
+		t.Errorf("output lacks %q:\n%s", want, out)
+	}
+	if _, err := os.Stat(filepath.Join(home, "clusters", "bad")); !os.IsNotExist(err) {
+		t.Errorf("a refused blueprint left state behind (stat: %v)", err)
+	}
+}

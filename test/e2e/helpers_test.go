@@ -1,0 +1,180 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"sigs.k8s.io/yaml"
+
+	"berth.io/berth/internal/cluster"
+)
+
+// namespace creates a namespace for one test, deleted when it ends, and
+// waits for its default ServiceAccount (pods are refused until then).
+func namespace(t *testing.T) string {
+	t.Helper()
+	ctx := context.Background()
+	name := strings.ToLower(strings.ReplaceAll(t.Name(), "/", "-"))
+	if len(name) > 50 {
+		name = name[:50]
+	}
+	name = strings.Trim(name, "-") + "-" + fmt.Sprint(time.Now().UnixNano()%100000)
+	if _, err := client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: name}}, metav1.CreateOptions{}); err != nil {
+		t.Fatalf("creating namespace: %v", err)
+	}
+	t.Cleanup(func() {
+		client.CoreV1().Namespaces().Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	eventually(t, time.Minute, "default ServiceAccount in "+name, func() (bool, error) {
+		_, err := client.CoreV1().ServiceAccounts(name).Get(ctx, "default", metav1.GetOptions{})
+		return err == nil, nil
+	})
+	return name
+}
+
+// eventually polls cond every 100ms until it holds or timeout passes.
+func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+	t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+		return cond()
+	})
+	if err != nil {
+		t.Fatalf("waiting for %s: %v", what, err)
+	}
+}
+
+// deploymentBuilder builds Deployments fluently, Kueue-style.
+type deploymentBuilder struct{ d *appsv1.Deployment }
+
+func makeDeployment(ns, name string, replicas int32) *deploymentBuilder {
+	labels := map[string]string{"app": name}
+	return &deploymentBuilder{d: &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: &replicas,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+			},
+		},
+	}}
+}
+
+func (b *deploymentBuilder) nodeSelector(k, v string) *deploymentBuilder {
+	if b.d.Spec.Template.Spec.NodeSelector == nil {
+		b.d.Spec.Template.Spec.NodeSelector = map[string]string{}
+	}
+	b.d.Spec.Template.Spec.NodeSelector[k] = v
+	return b
+}
+
+func (b *deploymentBuilder) toleration(key string) *deploymentBuilder {
+	b.d.Spec.Template.Spec.Tolerations = append(b.d.Spec.Template.Spec.Tolerations,
+		corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists})
+	return b
+}
+
+func (b *deploymentBuilder) zoneSpread() *deploymentBuilder {
+	b.d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
+		MaxSkew:           1,
+		TopologyKey:       corev1.LabelTopologyZone,
+		WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector:     b.d.Spec.Selector,
+	}}
+	return b
+}
+
+func (b *deploymentBuilder) create(t *testing.T) *appsv1.Deployment {
+	t.Helper()
+	d, err := client.AppsV1().Deployments(b.d.Namespace).Create(context.Background(), b.d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("creating deployment %s: %v", b.d.Name, err)
+	}
+	return d
+}
+
+// gpuPod is a pod that tolerates the GPU taint and asks for one GPU.
+func gpuPod(ns, name string) *corev1.Pod {
+	one := resource.MustParse("1")
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: corev1.PodSpec{
+			Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+			Containers: []corev1.Container{{
+				Name: "train", Image: "pytorch",
+				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": one}},
+			}},
+		},
+	}
+}
+
+// runningPods waits until the selected pods number want and are all
+// Running, and returns them.
+func runningPods(t *testing.T, ns, selector string, want int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	eventually(t, 2*time.Minute, fmt.Sprintf("%d running pods %s in %s", want, selector, ns), func() (bool, error) {
+		list, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, err
+		}
+		pods = list.Items
+		if len(pods) != want {
+			return false, nil
+		}
+		for _, p := range pods {
+			if p.Status.Phase != corev1.PodRunning {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	return pods
+}
+
+// poolOf maps node names to their berth.io/pool, and to their zone.
+func nodeLabels(t *testing.T) map[string]map[string]string {
+	t.Helper()
+	list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]map[string]string{}
+	for _, n := range list.Items {
+		out[n.Name] = n.Labels
+	}
+	return out
+}
+
+// countBy counts pods by a label of the node each runs on.
+func countBy(t *testing.T, pods []corev1.Pod, label string) map[string]int {
+	t.Helper()
+	nodes := nodeLabels(t)
+	out := map[string]int{}
+	for _, p := range pods {
+		out[nodes[p.Spec.NodeName][label]]++
+	}
+	return out
+}
+
+func decodeFile[T any](t *testing.T, path string, into *T) {
+	t.Helper()
+	data, err := readFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := yaml.UnmarshalStrict(data, into); err != nil {
+		t.Fatalf("decoding %s: %v", path, err)
+	}
+}
+
+var poolLabel = cluster.LabelPool

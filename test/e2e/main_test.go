@@ -1,0 +1,88 @@
+// Package e2e proves berth's promises on the real control plane: one
+// embedded cluster for the whole package (TestMain), one namespace per
+// test. It is the only package that links the control plane.
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"testing"
+	"time"
+
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/cli"
+	"berth.io/berth/internal/cluster"
+)
+
+// cliEnv makes the test binary act as the berth command, so CLI tests
+// drive the real command line without linking a second binary.
+const cliEnv = "BERTH_E2E_AS_CLI"
+
+var (
+	cfg    *rest.Config
+	client kubernetes.Interface
+	bp     *v1alpha1.Blueprint
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv(cliEnv) == "1" {
+		root := cli.NewRootCommand(context.Background(), cli.StdStreams())
+		root.SetArgs(os.Args[1:])
+		if err := root.Execute(); err != nil {
+			fmt.Fprintln(os.Stderr, "error:", err)
+			if exit, ok := err.(*cli.ExitError); ok {
+				os.Exit(exit.Code)
+			}
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(run(m))
+}
+
+func run(m *testing.M) int {
+	var err error
+	bp, _, err = blueprint.Load("testdata/e2e.yaml")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	dir, err := os.MkdirTemp("", "berth-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	c, err := cluster.Start(context.Background(), cluster.Options{
+		Name:      "e2e",
+		StateDir:  dir,
+		Blueprint: bp,
+		Nodes:     map[string]int32{"gpu": 2},
+		Progress:  os.Stderr,
+		// fsync stays on: the suite runs on the same settings users get.
+		Timeout: 3 * time.Minute,
+	})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting the e2e cluster:", err)
+		if log, rerr := os.ReadFile(cluster.State{Dir: dir}.LogFile()); rerr == nil {
+			fmt.Fprintf(os.Stderr, "--- control plane log (tail) ---\n%s\n", tail(log, 4000))
+		}
+		return 1
+	}
+	defer c.Stop()
+	cfg = c.Config
+	client = kubernetes.NewForConfigOrDie(cfg)
+	return m.Run()
+}
+
+func tail(b []byte, n int) []byte {
+	if len(b) > n {
+		return b[len(b)-n:]
+	}
+	return b
+}
