@@ -17,7 +17,7 @@ import (
 // reservedNodeLabels are set by berth on every node; a pool may not
 // override them.
 var reservedNodeLabels = sets.New(
-	"berth.io/pool", "berth.io/capacity", "agentpool", "kubernetes.azure.com/mode",
+	"berth.io/pool", "berth.io/capacity", "berth.io/mode", "karpenter.sh/capacity-type", "agentpool", "kubernetes.azure.com/mode",
 	"topology.kubernetes.io/zone", "node.kubernetes.io/instance-type",
 	"kubernetes.io/os", "kubernetes.io/hostname", "nvidia.com/gpu.product", "nvidia.com/gpu.count",
 )

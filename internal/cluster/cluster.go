@@ -85,7 +85,7 @@ var startOnce sync.Once
 // Start starts (or resumes) the cluster in opts.StateDir and returns once
 // it is ready: the API serving, every pool node Ready, and the default
 // ServiceAccount present. On error nothing is left running.
-func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
+func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	begin := time.Now()
 	if opts.Blueprint == nil || opts.StateDir == "" {
 		return nil, errors.New("cluster.Start: Blueprint and StateDir are required")
@@ -102,7 +102,7 @@ func Start(ctx context.Context, opts Options) (c *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c = &Cluster{Name: opts.Name, State: state, release: release, errs: make(chan error, 8)}
+	c := &Cluster{Name: opts.Name, State: state, release: release, errs: make(chan error, 8)}
 	defer func() {
 		if err != nil {
 			c.Stop()

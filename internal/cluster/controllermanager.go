@@ -46,6 +46,10 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki) error {
 		"--cluster-signing-cert-file=" + p.caCert(),
 		"--cluster-signing-key-file=" + p.caKey(),
 		"--use-service-account-credentials=false",
+		// The default 20 QPS would take minutes to create a large
+		// Deployment's pods.
+		"--kube-api-qps=1000",
+		"--kube-api-burst=2000",
 	}
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("kube-controller-manager flags: %w", err)

@@ -18,9 +18,7 @@ import (
 	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
 )
 
-// KubeletAnnotation marks a node whose kubelet KWOK simulates. Removing it
-// stops that node's kubelet: its lease lapses and the node lifecycle
-// controller takes it from there, exactly as for a dead machine.
+// KubeletAnnotation marks a node whose kubelet KWOK simulates.
 const KubeletAnnotation = "kwok.x-k8s.io/node"
 
 // kwokStages are KWOK's own default stages: nodes initialise at once and

@@ -23,6 +23,10 @@ func runScheduler(ctx context.Context, kubeconfig string) error {
 		"--authorization-kubeconfig=" + kubeconfig,
 		"--leader-elect=false",
 		"--secure-port=0",
+		// The defaults (50 QPS) bind 50 pods a second at most; a
+		// simulated cluster has no kubelets to protect and many pods.
+		"--kube-api-qps=1000",
+		"--kube-api-burst=2000",
 	}
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("kube-scheduler flags: %w", err)

@@ -3,6 +3,8 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,5 +130,47 @@ spec:
 	}
 	if _, err := os.Stat(filepath.Join(home, "clusters", "bad")); !os.IsNotExist(err) {
 		t.Errorf("a refused blueprint left state behind (stat: %v)", err)
+	}
+}
+
+// Start-up problems are explained, and nothing is started.
+func TestUpExplainsBadState(t *testing.T) {
+	home := t.TempDir()
+	bpFile := filepath.Join(home, "minimal.yaml")
+	mustBerth(t, home, "init", "--template", "minimal", bpFile)
+
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	port := busy.Addr().(*net.TCPAddr).Port
+
+	foreign := filepath.Join(home, "foreign")
+	os.MkdirAll(foreign, 0o700)
+	os.WriteFile(filepath.Join(foreign, "notes.txt"), []byte("mine"), 0o600)
+	corrupt := filepath.Join(home, "corrupt")
+	os.MkdirAll(corrupt, 0o700)
+	os.WriteFile(filepath.Join(corrupt, "cluster.json"), []byte("{not json"), 0o600)
+
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"port in use", []string{"--name", "busy", "--port", fmt.Sprint(port)}, fmt.Sprintf("port %d on 127.0.0.1, wanted for the API server, is in use", port)},
+		{"foreign directory", []string{"--state-dir", foreign}, "is not empty and holds no berth cluster"},
+		{"corrupt state", []string{"--state-dir", corrupt}, "is corrupt or was not written by this berth"},
+		{"unknown pool in --nodes", []string{"--name", "n", "--nodes", "gpu=2"}, `has no pool "gpu"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, code := berth(t, home, append([]string{"up", "-f", bpFile}, tc.args...)...)
+			if code != 1 || !strings.Contains(out, tc.want) {
+				t.Errorf("exit %d, want 1 with %q in:\n%s", code, tc.want, out)
+			}
+		})
+	}
+	if data, _ := os.ReadFile(filepath.Join(foreign, "notes.txt")); string(data) != "mine" {
+		t.Error("berth touched a foreign directory's files")
 	}
 }
