@@ -1,0 +1,65 @@
+// Command bench measures berth's local cluster from the outside, through
+// the real berth binary, and prints the figures the README quotes.
+//
+//	go build -o bin/berth ./cmd/berth
+//	go run ./bench up    [-runs 5]                      # start-up, cold and resumed; idle memory
+//	go run ./bench scale [-nodes 5000 -pods 50000]      # time until every pod Runs; peak memory
+//
+// It links only client-go, never the control plane, so it measures the
+// binary users run.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"runtime"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: bench up|scale [flags]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
+	berth := fs.String("berth", "bin/berth", "the berth binary to measure")
+	var err error
+	switch os.Args[1] {
+	case "up":
+		runs := fs.Int("runs", 5, "start-ups of each kind")
+		idle := fs.Duration("idle", 0, "how long to let the cluster idle before reading its memory (default 15s)")
+		fs.Parse(os.Args[2:])
+		err = benchUp(*berth, *runs, *idle)
+	case "scale":
+		nodes := fs.Int("nodes", 5000, "simulated nodes")
+		pods := fs.Int("pods", 50000, "pods, in Deployments of 1,000")
+		fsync := fs.Bool("fsync", true, "keep etcd's fsync on")
+		fs.Parse(os.Args[2:])
+		err = benchScale(*berth, *nodes, *pods, *fsync)
+	default:
+		err = fmt.Errorf("unknown benchmark %q: use up or scale", os.Args[1])
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+// machine describes where the figures came from.
+func machine() string {
+	model := "unknown CPU"
+	if data, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range splitLines(string(data)) {
+			if len(line) > 10 && line[:10] == "model name" {
+				for i := range line {
+					if line[i] == ':' {
+						model = line[i+2:]
+						break
+					}
+				}
+				break
+			}
+		}
+	}
+	return fmt.Sprintf("%d cores (%s), %s/%s", runtime.NumCPU(), model, runtime.GOOS, runtime.GOARCH)
+}
