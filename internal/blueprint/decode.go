@@ -66,7 +66,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 		v.Set(s)
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			d.fail(path, n.Line, "expected a map of key: value, found %s", describe(n))
+			d.fail(path, n.Line, "expected a map of key: value, found %s\nfix: write it as key: value lines, or {key: value}", describe(n))
 			return
 		}
 		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
@@ -85,7 +85,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 		v.Set(m)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
-			d.fail(path, n.Line, "expected a single value, found %s", describe(n))
+			d.fail(path, n.Line, "expected a single value, found %s\nfix: write one value, quoted if in doubt", describe(n))
 			return
 		}
 		v.SetString(n.Value)
@@ -99,7 +99,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 	case reflect.Bool:
 		b, err := strconv.ParseBool(n.Value)
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || err != nil {
-			d.fail(path, n.Line, "expected true or false, found %s", describe(n))
+			d.fail(path, n.Line, "expected true or false, found %s\nfix: write true or false without quotes", describe(n))
 			return
 		}
 		v.SetBool(b)
@@ -110,7 +110,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path *field.Path) {
 	if n.Kind != yaml.MappingNode {
-		d.fail(path, n.Line, "expected a map of fields, found %s", describe(n))
+		d.fail(path, n.Line, "expected a map of fields, found %s\nfix: write it as field: value lines, or {field: value}", describe(n))
 		return
 	}
 	fields := jsonFields(v.Type())

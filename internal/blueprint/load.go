@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -102,6 +103,12 @@ func Parse(file string, data []byte) (*v1alpha1.Blueprint, []Problem, error) {
 	v1alpha1.SetDefaults(bp)
 	errs, warnings := v1alpha1.Validate(bp)
 	problems := append(locate(file, d.lines, errs, false), locate(file, d.lines, warnings, true)...)
+	sort.SliceStable(problems, func(i, j int) bool {
+		if problems[i].Warning != problems[j].Warning {
+			return !problems[i].Warning
+		}
+		return problems[i].Line < problems[j].Line
+	})
 	if len(errs) > 0 {
 		return nil, nil, &Error{Problems: problems}
 	}
@@ -120,7 +127,7 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, fmt.Errorf("yaml: line %d: a blueprint file holds one document, found a second\nfix: remove the \"---\" and what follows, or split the file", extra.Line)
+		return nil, &structureError{line: extra.Line, msg: "a blueprint file holds one document, found a second", fix: `remove the "---" and what follows, or split the file`}
 	} else if !errors.Is(err, io.EOF) {
 		return nil, err
 	}
@@ -130,7 +137,18 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 	return doc.Content[0], nil
 }
 
+// structureError is a well-formed YAML file that is not one blueprint.
+type structureError struct {
+	line     int
+	msg, fix string
+}
+
+func (e *structureError) Error() string { return e.msg }
+
 func syntaxProblem(file string, err error) Problem {
+	if se, ok := err.(*structureError); ok {
+		return Problem{File: file, Line: se.line, Message: se.msg, Fix: se.fix}
+	}
 	msg, fix, _ := strings.Cut(err.Error(), "\nfix: ")
 	p := Problem{File: file, Message: msg, Fix: fix}
 	// yaml.v3 writes "yaml: line N: message".
