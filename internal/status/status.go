@@ -9,7 +9,6 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -172,9 +171,4 @@ func addTo(sum, l corev1.ResourceList) {
 		cur.Add(q)
 		sum[name] = cur
 	}
-}
-
-// Get is a quantity from a list, zero when absent.
-func Get(l corev1.ResourceList, name corev1.ResourceName) resource.Quantity {
-	return l[name]
 }
