@@ -33,11 +33,8 @@ func ParseTaint(s string) (corev1.Taint, error) {
 		}
 	}
 	fix := "use one of them"
-	for _, e := range taintEffects {
-		if strings.EqualFold(string(e), effect) || closeTo(string(e), effect) {
-			fix = fmt.Sprintf("did you mean %q?", e)
-			break
-		}
+	if e, ok := suggest(effect, taintEffects...); ok {
+		fix = fmt.Sprintf("did you mean %q?", e)
 	}
 	return t, fmt.Errorf("effect %q is not one of NoSchedule, PreferNoSchedule, NoExecute\nfix: %s", effect, fix)
 }
@@ -71,4 +68,21 @@ func closeTo(a, b string) bool {
 		prev = cur
 	}
 	return prev[len(b)] <= 2
+}
+
+// suggest picks the allowed value v was probably meant to be: one that
+// differs only in case, else one within closeTo.
+func suggest[T ~string](v string, allowed ...T) (T, bool) {
+	for _, a := range allowed {
+		if strings.EqualFold(string(a), v) {
+			return a, true
+		}
+	}
+	for _, a := range allowed {
+		if closeTo(string(a), v) {
+			return a, true
+		}
+	}
+	var zero T
+	return zero, false
 }

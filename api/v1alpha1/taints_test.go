@@ -3,61 +3,99 @@ package v1alpha1
 import (
 	"strings"
 	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 )
 
-func TestParseTaintRoundTrips(t *testing.T) {
-	for _, s := range []string{"gpu=true:NoSchedule", "CriticalAddonsOnly=true:NoSchedule", "example.com/spot:NoExecute", "dedicated=ml:PreferNoSchedule"} {
-		taint, err := ParseTaint(s)
+func TestParseTaint(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want corev1.Taint
+	}{
+		{"gpu=true:NoSchedule", corev1.Taint{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+		{"CriticalAddonsOnly=true:NoSchedule", corev1.Taint{Key: "CriticalAddonsOnly", Value: "true", Effect: corev1.TaintEffectNoSchedule}},
+		{"example.com/spot:NoExecute", corev1.Taint{Key: "example.com/spot", Effect: corev1.TaintEffectNoExecute}},
+		{"dedicated=ml:PreferNoSchedule", corev1.Taint{Key: "dedicated", Value: "ml", Effect: corev1.TaintEffectPreferNoSchedule}},
+		{"berth.io/capacity=spot:NoSchedule", corev1.Taint{Key: "berth.io/capacity", Value: "spot", Effect: corev1.TaintEffectNoSchedule}},
+		{"a=b.c-d_e:NoSchedule", corev1.Taint{Key: "a", Value: "b.c-d_e", Effect: corev1.TaintEffectNoSchedule}},
+	} {
+		got, err := ParseTaint(tc.in)
 		if err != nil {
-			t.Fatalf("ParseTaint(%q): %v", s, err)
+			t.Errorf("ParseTaint(%q): %v", tc.in, err)
+			continue
 		}
-		if got := TaintString(taint); got != s {
-			t.Errorf("TaintString(ParseTaint(%q)) = %q", s, got)
+		if diff := cmp.Diff(tc.want, got); diff != "" {
+			t.Errorf("ParseTaint(%q) (-want +got):\n%s", tc.in, diff)
 		}
+		if s := TaintString(got); s != tc.in {
+			t.Errorf("TaintString(ParseTaint(%q)) = %q", tc.in, s)
+		}
+	}
+}
+
+func TestTaintStringRoundTrips(t *testing.T) {
+	for _, taint := range []corev1.Taint{
+		{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "example.com/gpu", Effect: corev1.TaintEffectNoExecute},
+		{Key: "k", Value: "v", Effect: corev1.TaintEffectPreferNoSchedule},
+	} {
+		got, err := ParseTaint(TaintString(taint))
+		if err != nil {
+			t.Errorf("ParseTaint(TaintString(%+v)): %v", taint, err)
+			continue
+		}
+		if diff := cmp.Diff(taint, got); diff != "" {
+			t.Errorf("round trip of %+v (-want +got):\n%s", taint, diff)
+		}
+	}
+	// An empty value is the same taint as no value, and is written without one.
+	taint, err := ParseTaint("gpu=:NoSchedule")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := TaintString(taint); got != "gpu:NoSchedule" {
+		t.Errorf("TaintString(ParseTaint(%q)) = %q, want %q", "gpu=:NoSchedule", got, "gpu:NoSchedule")
 	}
 }
 
 func TestParseTaintExplains(t *testing.T) {
-	for s, want := range map[string]string{
-		"gpu=true":            "is not KEY[=VALUE]:EFFECT",
-		"gpu=true:NoSchedual": `did you mean "NoSchedule"?`,
-		"gpu=true:noschedule": `did you mean "NoSchedule"?`,
-		"gpu=true:Sometimes":  "is not one of NoSchedule, PreferNoSchedule, NoExecute",
-		"=true:NoSchedule":    `taint key "" is invalid`,
-		"gpu=a b:NoSchedule":  `taint value "a b" is invalid`,
-		"a:b:NoSchedule":      "is not KEY[=VALUE]:EFFECT",
+	const notTaint = "is not KEY[=VALUE]:EFFECT\nfix: write it like \"gpu=true:NoSchedule\""
+	const effects = "is not one of NoSchedule, PreferNoSchedule, NoExecute\nfix: "
+	for _, tc := range []struct {
+		in   string
+		want string // the whole error, or its start when it ends in "..."
+	}{
+		{"gpu=true", `taint "gpu=true" ` + notTaint},
+		{"CriticalAddonsOnly", `taint "CriticalAddonsOnly" ` + notTaint},
+		{"a:b:NoSchedule", `taint "a:b:NoSchedule" ` + notTaint},
+		{"", `taint "" ` + notTaint},
+		{"gpu=true:NoSchedual", `effect "NoSchedual" ` + effects + `did you mean "NoSchedule"?`},
+		{"gpu=true:noschedule", `effect "noschedule" ` + effects + `did you mean "NoSchedule"?`},
+		{"gpu=true:NOEXECUTE", `effect "NOEXECUTE" ` + effects + `did you mean "NoExecute"?`},
+		{"gpu=true:PreferNoSchedul", `effect "PreferNoSchedul" ` + effects + `did you mean "PreferNoSchedule"?`},
+		{"gpu=true:Sometimes", `effect "Sometimes" ` + effects + "use one of them"},
+		{"gpu=true:", `effect "" ` + effects + "use one of them"},
+		{"=true:NoSchedule", `taint key "" is invalid: ...`},
+		{"g pu=true:NoSchedule", `taint key "g pu" is invalid: ...`},
+		{"-gpu:NoSchedule", `taint key "-gpu" is invalid: ...`},
+		{"gpu=a b:NoSchedule", `taint value "a b" is invalid: ...`},
+		{"gpu=" + strings.Repeat("v", 64) + ":NoSchedule", `taint value "` + strings.Repeat("v", 64) + `" is invalid: ...`},
 	} {
-		_, err := ParseTaint(s)
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("ParseTaint(%q) = %v, want an error containing %q", s, err, want)
+		_, err := ParseTaint(tc.in)
+		if err == nil {
+			t.Errorf("ParseTaint(%q) returned no error", tc.in)
+			continue
 		}
-	}
-}
-
-func TestSetDefaultsIsIdempotent(t *testing.T) {
-	two := int32(2)
-	bp := &Blueprint{Spec: Spec{
-		Pools:   []Pool{{Name: "gpu", Machine: Machine{GPU: &GPU{Count: 1, Product: "L4"}}, Autoscale: &Autoscale{Min: 0, Max: 3}}, {Name: "sys", Count: &two}},
-		Teams:   []Team{{Name: "a"}},
-		Classes: []Class{{Name: "c", Pools: []string{"gpu"}}},
-	}}
-	SetDefaults(bp)
-	p := bp.Spec.Pools[0]
-	if p.Mode != ModeUser || p.OS != Linux || p.Capacity != OnDemand || p.MaxPods != 110 || p.Machine.GPU.Resource != "nvidia.com/gpu" || len(p.Zones) != 1 {
-		t.Errorf("pool defaults = %+v", p)
-	}
-	if bp.Spec.Teams[0].Namespaces[0] != "a" || bp.Spec.Teams[0].Defaults.CPURequest.String() != "500m" {
-		t.Errorf("team defaults = %+v", bp.Spec.Teams[0])
-	}
-	if c := bp.Spec.Classes[0]; c.Preemption != PreemptLowerPriority || c.Spread != SpreadNone {
-		t.Errorf("class defaults = %+v", c)
-	}
-	if p.InitialSize() != 0 || p.MaxSize() != 3 || bp.Spec.Pools[1].InitialSize() != 2 || bp.Spec.Pools[1].MaxSize() != 2 {
-		t.Error("InitialSize/MaxSize disagree with count and autoscale")
-	}
-	before := *bp.Spec.Teams[0].Defaults.CPURequest
-	SetDefaults(bp)
-	if len(bp.Spec.Pools[0].Zones) != 1 || bp.Spec.Teams[0].Defaults.CPURequest.Cmp(before) != 0 {
-		t.Error("SetDefaults is not idempotent")
+		got := err.Error()
+		if prefix, ok := strings.CutSuffix(tc.want, "..."); ok {
+			if !strings.HasPrefix(got, prefix) || !strings.Contains(got, "\nfix: ") {
+				t.Errorf("ParseTaint(%q) = %q, want %q... with a fix", tc.in, got, prefix)
+			}
+			continue
+		}
+		if got != tc.want {
+			t.Errorf("ParseTaint(%q) error\n got: %q\nwant: %q", tc.in, got, tc.want)
+		}
 	}
 }

@@ -3,9 +3,11 @@ package v1alpha1
 import (
 	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
@@ -308,8 +310,13 @@ func validateClasses(path *field.Path, classes []Class, pools map[string]*Pool) 
 				errs = append(errs, notFound(cp.Child("pools").Index(j), p, fmt.Sprintf("no pool is named %q\nfix: use one of %s", p, strings.Join(sets.List(poolNames), ", "))))
 			}
 		}
-		if d := c.Disruption; d != nil && (d.MinAvailable == nil) == (d.MaxUnavailable == nil) {
-			errs = append(errs, field.Invalid(cp.Child("disruption"), "", "set exactly one of minAvailable and maxUnavailable, as a PodDisruptionBudget requires\nfix: e.g. disruption: {minAvailable: 1}"))
+		if d := c.Disruption; d != nil {
+			dp := cp.Child("disruption")
+			if (d.MinAvailable == nil) == (d.MaxUnavailable == nil) {
+				errs = append(errs, field.Invalid(dp, "", "set exactly one of minAvailable and maxUnavailable, as a PodDisruptionBudget requires\nfix: e.g. disruption: {minAvailable: 1}"))
+			}
+			errs = append(errs, budget(dp.Child("minAvailable"), d.MinAvailable)...)
+			errs = append(errs, budget(dp.Child("maxUnavailable"), d.MaxUnavailable)...)
 		}
 	}
 	return errs
@@ -356,11 +363,8 @@ func oneOf[T ~string](path *field.Path, v string, allowed ...T) field.ErrorList 
 		names = append(names, string(a))
 	}
 	fix := "use one of them"
-	for _, a := range allowed {
-		if strings.EqualFold(string(a), v) || closeTo(string(a), v) {
-			fix = fmt.Sprintf("did you mean %q?", a)
-			break
-		}
+	if a, ok := suggest(v, allowed...); ok {
+		fix = fmt.Sprintf("did you mean %q?", a)
 	}
 	return field.ErrorList{field.Invalid(path, v, fmt.Sprintf("%q is not one of %s\nfix: %s", v, strings.Join(names, ", "), fix))}
 }
@@ -390,4 +394,23 @@ func suggestLabel(v string) string {
 		s = strings.TrimRight(s[:63], "-")
 	}
 	return s
+}
+
+// budget checks a PodDisruptionBudget bound: a count of at least 0, or a
+// percentage from 0% to 100%.
+func budget(path *field.Path, v *intstr.IntOrString) field.ErrorList {
+	if v == nil {
+		return nil
+	}
+	if v.Type == intstr.Int {
+		if v.IntVal < 0 {
+			return field.ErrorList{field.Invalid(path, v.IntVal, "must not be negative\nfix: give a number of pods, like 1, or a percentage, like \"50%\"")}
+		}
+		return nil
+	}
+	p, ok := strings.CutSuffix(v.StrVal, "%")
+	if n, err := strconv.Atoi(p); !ok || err != nil || n < 0 || n > 100 {
+		return field.ErrorList{field.Invalid(path, v.StrVal, "is neither a number of pods nor a percentage from 0% to 100%\nfix: write a number like 1, or a percentage like \"50%\"")}
+	}
+	return nil
 }

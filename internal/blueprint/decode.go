@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
 
@@ -24,8 +26,12 @@ type decoder struct {
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
 func (d *decoder) fail(path *field.Path, line int, format string, args ...any) {
-	d.lines[path.String()] = line
-	d.problems = append(d.problems, field.Invalid(path, nil, fmt.Sprintf(format, args...)))
+	e := field.Invalid(path, nil, fmt.Sprintf(format, args...))
+	if path == nil {
+		e.Field = "" // the whole document; field.Path renders nil as "<nil>"
+	}
+	d.lines[e.Field] = line
+	d.problems = append(d.problems, e)
 }
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
@@ -72,6 +78,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k, val := n.Content[i], n.Content[i+1]
+			if k.Kind == yaml.AliasNode {
+				k = k.Alias
+			}
+			if k.Kind != yaml.ScalarNode {
+				d.fail(path, k.Line, "a key is %s, not a single value\nfix: write keys as plain words, like tier: gpu", describe(k))
+				continue
+			}
 			kp := path.Key(k.Value)
 			d.lines[kp.String()] = k.Line
 			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
@@ -117,6 +130,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path *field.Path) 
 	seen := map[string]bool{}
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k, val := n.Content[i], n.Content[i+1]
+		if k.Kind == yaml.AliasNode {
+			k = k.Alias
+		}
 		var fp *field.Path
 		if path == nil {
 			fp = field.NewPath(k.Value)
@@ -145,18 +161,19 @@ func (d *decoder) decodeJSON(n *yaml.Node, v reflect.Value, path *field.Path) {
 		d.fail(path, n.Line, "%v", err)
 		return
 	}
-	data, err := json.Marshal(raw)
-	if err != nil {
-		d.fail(path, n.Line, "%v", err)
-		return
+	data, err := json.Marshal(raw) // fails only for .inf and .nan
+	if err == nil {
+		err = v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data)
 	}
-	if err := v.Addr().Interface().(json.Unmarshaler).UnmarshalJSON(data); err != nil {
-		msg := err.Error()
-		if strings.Contains(msg, "quantities must match") || strings.Contains(msg, "quantity") {
+	if err != nil {
+		switch v.Type() {
+		case reflect.TypeFor[resource.Quantity]():
 			d.fail(path, n.Line, "%s is not a quantity\nfix: write a number with an optional unit, like 16, 500m or 64Gi", describe(n))
-			return
+		case reflect.TypeFor[intstr.IntOrString]():
+			d.fail(path, n.Line, "%s is neither a whole number nor a percentage\nfix: write a count like 1, or a percentage in quotes like \"50%%\"", describe(n))
+		default:
+			d.fail(path, n.Line, "%s: %v", describe(n), err)
 		}
-		d.fail(path, n.Line, "%s: %v", describe(n), err)
 	}
 }
 

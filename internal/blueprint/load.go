@@ -151,15 +151,28 @@ func syntaxProblem(file string, err error) Problem {
 	}
 	msg, fix, _ := strings.Cut(err.Error(), "\nfix: ")
 	p := Problem{File: file, Message: msg, Fix: fix}
-	// yaml.v3 writes "yaml: line N: message".
-	var line int
-	if _, scanErr := fmt.Sscanf(msg, "yaml: line %d:", &line); scanErr == nil {
-		p.Line = line
-		_, p.Message, _ = strings.Cut(msg, ": line "+fmt.Sprint(line)+": ")
-		p.Message = "invalid YAML: " + p.Message
+	if fix != "" {
+		return p // one of ours, such as the empty file
 	}
-	if p.Fix == "" && p.Line > 0 {
-		p.Fix = "check the indentation and quoting on this line and the one before"
+	// yaml.v3 writes "yaml: line N: message", or "yaml: message" when it
+	// has no line.
+	msg = strings.TrimPrefix(msg, "yaml: ")
+	var line int
+	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
+		_, msg, _ = strings.Cut(msg, ": ")
+		// yaml.v3 numbers the lines of parser errors ("did not find
+		// expected ...") from 0 and those of scanner errors from 1
+		// (go-yaml/yaml#205); either way the number is then the line
+		// where the broken part begins.
+		if strings.HasPrefix(msg, "did not find expected") {
+			line++
+		}
+		p.Line = line
+	}
+	p.Message = "invalid YAML: " + msg
+	p.Fix = "check the quoting, brackets and indentation from this line on"
+	if p.Line == 0 {
+		p.Fix = "check the file's quoting, brackets, anchors and indentation"
 	}
 	return p
 }
@@ -183,7 +196,7 @@ func locate(file string, lines map[string]int, errs field.ErrorList, warning boo
 }
 
 func lineOf(lines map[string]int, path string) int {
-	for path != "" {
+	for {
 		if l, ok := lines[path]; ok {
 			return l
 		}
