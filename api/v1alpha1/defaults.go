@@ -58,6 +58,10 @@ func SetDefaults(bp *Blueprint) {
 		setQuantity(&d.MemoryRequest, DefaultMemoryRequest)
 		setQuantity(&d.CPULimit, DefaultCPULimit)
 		setQuantity(&d.MemoryLimit, DefaultMemoryLimit)
+		if cpu, mem, ok := largestMachine(s.Pools); ok {
+			setQuantity(&d.CPUMax, cpu)
+			setQuantity(&d.MemoryMax, mem)
+		}
 	}
 	for i := range s.Classes {
 		c := &s.Classes[i]
@@ -68,6 +72,21 @@ func SetDefaults(bp *Blueprint) {
 			c.Spread = SpreadNone
 		}
 	}
+}
+
+// largestMachine is the most CPU and the most memory any pool's machine
+// has (not necessarily the same machine).
+func largestMachine(pools []Pool) (cpu, mem resource.Quantity, ok bool) {
+	for i := range pools {
+		m := &pools[i].Machine
+		if m.CPU.Cmp(cpu) > 0 {
+			cpu = m.CPU.DeepCopy()
+		}
+		if m.Memory.Cmp(mem) > 0 {
+			mem = m.Memory.DeepCopy()
+		}
+	}
+	return cpu, mem, cpu.Sign() > 0 && mem.Sign() > 0
 }
 
 func setQuantity(q **resource.Quantity, def resource.Quantity) {

@@ -115,6 +115,20 @@ type Machine struct {
 	// node.kubernetes.io/instance-type. Empty means one derived from the
 	// shape, such as "c24-m96gi-1xnvidia-l4".
 	Type string `json:"type,omitempty"`
+	// InstanceTypes names the machine on each cloud, for `berth export`.
+	// A target left empty is looked up in berth's catalog by shape (see
+	// the README); a shape the catalog lacks must be named here.
+	InstanceTypes *InstanceTypes `json:"instanceTypes,omitempty"`
+}
+
+// InstanceTypes are a machine's names on the clouds berth exports to.
+type InstanceTypes struct {
+	// AKS is an Azure VM size ("Standard_NC24ads_A100_v4").
+	AKS string `json:"aks,omitempty"`
+	// EKS is an EC2 instance type ("g6.8xlarge"); Karpenter uses it too.
+	EKS string `json:"eks,omitempty"`
+	// GKE is a Compute Engine machine type ("g2-standard-24").
+	GKE string `json:"gke,omitempty"`
 }
 
 // GPU describes the accelerators on each node of a pool.
@@ -175,6 +189,11 @@ type ContainerDefaults struct {
 	MemoryRequest *resource.Quantity `json:"memoryRequest,omitempty"`
 	CPULimit      *resource.Quantity `json:"cpuLimit,omitempty"`
 	MemoryLimit   *resource.Quantity `json:"memoryLimit,omitempty"`
+	// CPUMax and MemoryMax are the most one container may ask for. Nil
+	// means the largest machine among the pools: a container bigger than
+	// every node could never be scheduled, so it is refused at once.
+	CPUMax    *resource.Quantity `json:"cpuMax,omitempty"`
+	MemoryMax *resource.Quantity `json:"memoryMax,omitempty"`
 }
 
 // PriorityLevel is a class's place in the scheduling order.
@@ -219,6 +238,10 @@ type Class struct {
 	Disruption *Disruption `json:"disruption,omitempty"`
 	// Spread is zone or none. Empty means none.
 	Spread SpreadPolicy `json:"spread,omitempty"`
+	// GlobalDefault makes the class's PriorityClass the default for pods
+	// that name none. At most one class may set it, and only with a
+	// priority.
+	GlobalDefault bool `json:"globalDefault,omitempty"`
 }
 
 // Disruption becomes a PodDisruptionBudget. Set one of the two.

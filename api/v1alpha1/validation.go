@@ -270,14 +270,17 @@ func validateTeams(path *field.Path, teams []Team, pools []Pool, classes []Class
 		if d := t.Defaults; d != nil {
 			dp := tp.Child("defaults")
 			for _, pair := range []struct {
-				name       string
-				req, limit *resource.Quantity
-			}{{"cpu", d.CPURequest, d.CPULimit}, {"memory", d.MemoryRequest, d.MemoryLimit}} {
+				name            string
+				req, limit, max *resource.Quantity
+			}{{"cpu", d.CPURequest, d.CPULimit, d.CPUMax}, {"memory", d.MemoryRequest, d.MemoryLimit, d.MemoryMax}} {
 				if pair.req != nil && pair.req.Sign() < 0 {
 					errs = append(errs, field.Invalid(dp.Child(pair.name+"Request"), pair.req.String(), "must not be negative"))
 				}
 				if pair.req != nil && pair.limit != nil && pair.req.Cmp(*pair.limit) > 0 {
 					errs = append(errs, field.Invalid(dp.Child(pair.name+"Request"), pair.req.String(), fmt.Sprintf("default request is above the default limit (%s)\nfix: lower the request or raise %sLimit", pair.limit.String(), pair.name)))
+				}
+				if pair.limit != nil && pair.max != nil && pair.limit.Cmp(*pair.max) > 0 {
+					errs = append(errs, field.Invalid(dp.Child(pair.name+"Limit"), pair.limit.String(), fmt.Sprintf("default limit is above the most a container may ask for (%sMax %s); the API server would refuse this LimitRange\nfix: lower %sLimit or raise %sMax", pair.name, pair.max.String(), pair.name, pair.name)))
 				}
 			}
 		}
@@ -289,6 +292,7 @@ func validateClasses(path *field.Path, classes []Class, pools map[string]*Pool) 
 	var errs field.ErrorList
 	names := sets.New[string]()
 	poolNames := sets.KeySet(pools)
+	defaultClass := ""
 	for i := range classes {
 		c := &classes[i]
 		cp := path.Index(i)
@@ -309,6 +313,15 @@ func validateClasses(path *field.Path, classes []Class, pools map[string]*Pool) 
 			if _, ok := pools[p]; !ok {
 				errs = append(errs, notFound(cp.Child("pools").Index(j), p, fmt.Sprintf("no pool is named %q\nfix: use one of %s", p, strings.Join(sets.List(poolNames), ", "))))
 			}
+		}
+		if c.GlobalDefault {
+			if c.Priority == "" {
+				errs = append(errs, field.Invalid(cp.Child("globalDefault"), true, "a class without a priority has no PriorityClass to make the default\nfix: give it a priority, or drop globalDefault"))
+			}
+			if defaultClass != "" {
+				errs = append(errs, field.Invalid(cp.Child("globalDefault"), true, fmt.Sprintf("class %q is already the default; Kubernetes allows one default PriorityClass\nfix: keep globalDefault on one class", defaultClass)))
+			}
+			defaultClass = c.Name
 		}
 		if d := c.Disruption; d != nil {
 			dp := cp.Child("disruption")
