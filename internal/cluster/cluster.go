@@ -23,6 +23,7 @@ import (
 
 	"go.etcd.io/etcd/server/v3/embed"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
@@ -32,6 +33,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/pools"
 	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
 )
 
@@ -204,6 +206,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })
 	c.run(runCtx, "allocatable", func(ctx context.Context) error { runAllocatable(ctx, client); return nil })
 
+	if err := markLocal(waitCtx, client, m.Name); err != nil {
+		return nil, err
+	}
 	if c.Nodes, err = EnsurePoolNodes(waitCtx, client, opts.Blueprint, opts.Nodes); err != nil {
 		return nil, err
 	}
@@ -223,6 +228,20 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	step("default ServiceAccount present")
 	c.StartedIn = time.Since(begin)
 	return c, nil
+}
+
+// markLocal records in the cluster that it is a berth local cluster, so
+// that `berth apply` run from anywhere may manage its nodes.
+func markLocal(ctx context.Context, client kubernetes.Interface, name string) error {
+	cm := &corev1.ConfigMap{
+		ObjectMeta: metav1.ObjectMeta{Name: pools.LocalClusterConfigMap, Namespace: metav1.NamespaceSystem},
+		Data:       map[string]string{"cluster": name},
+	}
+	_, err := client.CoreV1().ConfigMaps(metav1.NamespaceSystem).Create(ctx, cm, metav1.CreateOptions{})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		return fmt.Errorf("marking the cluster as berth's: %w", err)
+	}
+	return nil
 }
 
 // run starts a component; an error it returns before the cluster stops
@@ -257,7 +276,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, cond wait.ConditionW
 }
 
 func nodesReady(ctx context.Context, client kubernetes.Interface, names []string) (bool, error) {
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelPool, ResourceVersion: "0"})
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool, ResourceVersion: "0"})
 	if err != nil {
 		return false, nil
 	}

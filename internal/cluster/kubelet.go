@@ -13,6 +13,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+
+	"berth.io/berth/internal/pools"
 )
 
 // runAllocatable plays the one part of the kubelet KWOK leaves out: a
@@ -21,7 +23,7 @@ import (
 // advertises GPUs, allocatable follows, and the scheduler sees it.
 func runAllocatable(ctx context.Context, c kubernetes.Interface) {
 	factory := informers.NewSharedInformerFactoryWithOptions(c, 10*time.Minute,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = LabelPool }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pools.LabelPool }))
 	nodes := factory.Core().V1().Nodes().Informer()
 	sync := func(obj any) {
 		n, ok := obj.(*corev1.Node)
@@ -42,11 +44,11 @@ func runAllocatable(ctx context.Context, c kubernetes.Interface) {
 }
 
 func syncAllocatable(ctx context.Context, c kubernetes.Interface, n *corev1.Node) error {
-	reserved, err := parseResources(n.Annotations[AnnotationReserved])
+	reserved, err := pools.ParseResources(n.Annotations[pools.AnnotationReserved])
 	if err != nil {
 		return err
 	}
-	want := allocatable(n.Status.Capacity, reserved)
+	want := pools.Allocatable(n.Status.Capacity, reserved)
 	if apiequality.Semantic.DeepEqual(want, n.Status.Allocatable) {
 		return nil
 	}

@@ -16,10 +16,9 @@ import (
 	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
 	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
 	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
-)
 
-// KubeletAnnotation marks a node whose kubelet KWOK simulates.
-const KubeletAnnotation = "kwok.x-k8s.io/node"
+	"berth.io/berth/internal/pools"
+)
 
 // kwokStages are KWOK's own default stages: nodes initialise at once and
 // heartbeat through leases; pods become Ready as soon as they are bound,
@@ -85,7 +84,7 @@ func runKWOK(ctx context.Context, kubeconfig string) error {
 		ImpersonatingTypedClient:          cs.ToImpersonatingTypedClient(),
 		TypedClient:                       typed,
 		TypedKwokClient:                   kwokTyped,
-		ManageNodesWithAnnotationSelector: KubeletAnnotation + "=fake",
+		ManageNodesWithAnnotationSelector: pools.KubeletAnnotation + "=fake",
 		CIDR:                              "10.244.0.0/16",
 		NodeIP:                            "10.240.0.1",
 		LocalStages:                       stages,

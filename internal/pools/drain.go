@@ -1,0 +1,255 @@
+package pools
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+)
+
+// Drainer empties nodes as `kubectl drain` does: cordon, then evict every
+// pod but DaemonSet and mirror pods through the Eviction API, so that
+// PodDisruptionBudgets are honoured, and wait for the evicted pods'
+// controllers to have them running again elsewhere.
+type Drainer struct {
+	Client kubernetes.Interface
+	// Progress receives a line per node drained and per eviction a
+	// budget holds back. Nil discards them.
+	Progress io.Writer
+	// Timeout bounds how long a budget may hold back one eviction, and
+	// how long moved pods may take to run again. Zero means 5 minutes.
+	Timeout time.Duration
+	// Retry is how often a refused eviction is retried. Zero means 1s.
+	Retry time.Duration
+}
+
+// BlockedError is a drain a PodDisruptionBudget held back for longer than
+// the timeout.
+type BlockedError struct {
+	Node, Pod string
+	// Budget is the API server's account of the budget in the way.
+	Budget string
+	Waited time.Duration
+}
+
+func (e *BlockedError) Error() string {
+	return fmt.Sprintf("draining %s: a PodDisruptionBudget has refused to let pod %s go for %s: %s", e.Node, e.Pod, e.Waited.Round(time.Second), e.Budget)
+}
+
+func (d *Drainer) progress() io.Writer {
+	if d.Progress == nil {
+		return io.Discard
+	}
+	return d.Progress
+}
+
+func (d *Drainer) timeout() time.Duration {
+	if d.Timeout == 0 {
+		return 5 * time.Minute
+	}
+	return d.Timeout
+}
+
+// Cordon marks a node unschedulable.
+func (d *Drainer) Cordon(ctx context.Context, node string) error {
+	_, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsNotFound(err) {
+		return fmt.Errorf("cordoning %s: %w", node, err)
+	}
+	return nil
+}
+
+// Drain cordons node and evicts its pods, returning those it evicted.
+func (d *Drainer) Drain(ctx context.Context, node string) ([]*corev1.Pod, error) {
+	if err := d.Cordon(ctx, node); err != nil {
+		return nil, err
+	}
+	list, err := d.Client.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{FieldSelector: "spec.nodeName=" + node})
+	if err != nil {
+		return nil, fmt.Errorf("listing pods on %s: %w", node, err)
+	}
+	var pods []*corev1.Pod
+	for i := range list.Items {
+		p := &list.Items[i]
+		if !isDaemon(p) && !isMirror(p) && !isDone(p) {
+			pods = append(pods, p)
+		}
+	}
+	// Evict them all at once, as kubectl does: the budgets, not the
+	// order, decide how many may go at a time.
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		errs []error
+	)
+	for _, p := range pods {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := d.evict(ctx, node, p); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return pods, nil
+}
+
+// evict evicts one pod, retrying while a budget refuses, and waits for it
+// to be gone.
+func (d *Drainer) evict(ctx context.Context, node string, p *corev1.Pod) error {
+	retry := d.Retry
+	if retry == 0 {
+		retry = time.Second
+	}
+	start := time.Now()
+	reported := false
+	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+	for {
+		err := d.Client.PolicyV1().Evictions(p.Namespace).Evict(ctx, eviction)
+		if err == nil || apierrors.IsNotFound(err) {
+			break
+		}
+		if !apierrors.IsTooManyRequests(err) {
+			return fmt.Errorf("evicting pod %s/%s from %s: %w", p.Namespace, p.Name, node, err)
+		}
+		budget := budgetMessage(err)
+		if !reported {
+			fmt.Fprintf(d.progress(), "      waiting: %s/%s is held by a disruption budget: %s\n", p.Namespace, p.Name, budget)
+			reported = true
+		}
+		if waited := time.Since(start); waited > d.timeout() {
+			return &BlockedError{Node: node, Pod: p.Namespace + "/" + p.Name, Budget: budget, Waited: waited}
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(retry):
+		}
+	}
+	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, d.timeout(), true, func(ctx context.Context) (bool, error) {
+		got, err := d.Client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err) || (err == nil && got.UID != p.UID), nil
+	})
+}
+
+// budgetMessage is the API server's account of the budget that refused
+// an eviction.
+func budgetMessage(err error) string {
+	var status apierrors.APIStatus
+	if errors.As(err, &status) {
+		if d := status.Status().Details; d != nil {
+			var msgs []string
+			for _, c := range d.Causes {
+				msgs = append(msgs, c.Message)
+			}
+			if len(msgs) > 0 {
+				return strings.Join(msgs, "; ")
+			}
+		}
+	}
+	return err.Error()
+}
+
+// WaitMoved waits until the controllers of the evicted pods have as many
+// ready pods as they want again, none of them an evicted one. Pods of
+// Jobs and of other kinds of controller are not waited for.
+func (d *Drainer) WaitMoved(ctx context.Context, evicted []*corev1.Pod) error {
+	gone := map[types.UID]bool{}
+	owners := map[types.UID]owner{}
+	for _, p := range evicted {
+		gone[p.UID] = true
+		if o := metav1.GetControllerOf(p); o != nil {
+			owners[o.UID] = owner{o.Kind, p.Namespace, o.Name}
+		}
+	}
+	for uid, o := range owners {
+		var last string
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, d.timeout(), true, func(ctx context.Context) (bool, error) {
+			want, err := d.replicas(ctx, o)
+			if apierrors.IsNotFound(err) {
+				return true, nil // deleted meanwhile: nothing to wait for
+			}
+			if err != nil || want == 0 {
+				return want == 0, err
+			}
+			pods, err := d.Client.CoreV1().Pods(o.ns).List(ctx, metav1.ListOptions{})
+			if err != nil {
+				return false, err
+			}
+			ready := int32(0)
+			for i := range pods.Items {
+				p := &pods.Items[i]
+				if c := metav1.GetControllerOf(p); c != nil && c.UID == uid && !gone[p.UID] && p.DeletionTimestamp == nil && podReady(p) {
+					ready++
+				}
+			}
+			last = fmt.Sprintf("%d of %d ready", ready, want)
+			return ready >= want, nil
+		})
+		if err != nil {
+			return fmt.Errorf("waiting for %s %s/%s to run again after the drain (%s): %w\nfix: see why its pods are not ready with `kubectl -n %s get pods`", o.kind, o.ns, o.name, last, err, o.ns)
+		}
+	}
+	return nil
+}
+
+type owner struct{ kind, ns, name string }
+
+// replicas is how many pods a controller wants; kinds berth does not wait
+// for want 0.
+func (d *Drainer) replicas(ctx context.Context, o owner) (int32, error) {
+	switch o.kind {
+	case "ReplicaSet":
+		rs, err := d.Client.AppsV1().ReplicaSets(o.ns).Get(ctx, o.name, metav1.GetOptions{})
+		if err != nil {
+			return 0, err
+		}
+		return deref(rs.Spec.Replicas), nil
+	case "StatefulSet":
+		ss, err := d.Client.AppsV1().StatefulSets(o.ns).Get(ctx, o.name, metav1.GetOptions{})
+		if err != nil {
+			return 0, err
+		}
+		return deref(ss.Spec.Replicas), nil
+	case "ReplicationController":
+		rc, err := d.Client.CoreV1().ReplicationControllers(o.ns).Get(ctx, o.name, metav1.GetOptions{})
+		if err != nil {
+			return 0, err
+		}
+		return deref(rc.Spec.Replicas), nil
+	}
+	return 0, nil
+}
+
+func podReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func deref(p *int32) int32 {
+	if p == nil {
+		return 1
+	}
+	return *p
+}

@@ -1,0 +1,219 @@
+// Package pools simulates a blueprint's node pools on a berth local
+// cluster: the nodes a pool is made of, and the plan and steps that add,
+// resize, update, replace (blue/green) and remove them. It talks to the
+// cluster only through its API, so it works the same from the process
+// that runs the cluster and from any other.
+package pools
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/api/v1alpha1"
+)
+
+// Labels and annotations berth puts on the nodes it simulates.
+const (
+	LabelPool     = "berth.io/pool"
+	LabelMode     = "berth.io/mode"
+	LabelCapacity = "berth.io/capacity"
+	// LabelAgentPool is AKS's pool label, so manifests written for AKS
+	// (nodeSelector: agentpool: NAME) work unchanged.
+	LabelAgentPool    = "agentpool"
+	LabelCapacityType = "karpenter.sh/capacity-type"
+	LabelGPUProduct   = "nvidia.com/gpu.product"
+	LabelGPUCount     = "nvidia.com/gpu.count"
+	// LabelBlueprint names the blueprint a node's pool belongs to, so
+	// that two blueprints can share a local cluster.
+	LabelBlueprint = "berth.io/blueprint"
+	// LabelGeneration counts a pool's blue/green replacements: nodes of
+	// generation N+1 replace those of generation N.
+	LabelGeneration    = "berth.io/pool-generation"
+	AnnotationReserved = "berth.io/system-reserved"
+	// AnnotationPoolLabels lists the keys of the pool's own labels on
+	// the node, so that a label dropped from the blueprint can be
+	// removed.
+	AnnotationPoolLabels = "berth.io/pool-labels"
+	// KubeletAnnotation hands a node's kubelet to KWOK.
+	KubeletAnnotation    = "kwok.x-k8s.io/node"
+	nodeEphemeralStorage = "100Gi"
+)
+
+// NodeName is the name of a pool's i-th node of a generation: POOL-I for
+// the first generation, POOL-gG-I after a replacement.
+func NodeName(pool string, generation, i int) string {
+	if generation <= 1 {
+		return pool + "-" + strconv.Itoa(i)
+	}
+	return pool + "-g" + strconv.Itoa(generation) + "-" + strconv.Itoa(i)
+}
+
+// NewNode returns the i-th simulated node of a pool's first generation.
+func NewNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, i int) *corev1.Node {
+	return newNode(bp, p, 1, i)
+}
+
+// newNode returns the i-th node of a generation of a pool: the labels,
+// taints, zone and capacity the pool describes, and the annotation that
+// hands its kubelet to KWOK. Zones go round-robin by i.
+func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev1.Node {
+	name := NodeName(p.Name, generation, i)
+	zone := p.Zones[i%len(p.Zones)]
+	labels := map[string]string{}
+	for k, v := range p.Labels {
+		labels[k] = v
+	}
+	capacityType := "on-demand"
+	if p.Capacity == v1alpha1.Spot {
+		capacityType = "spot"
+	}
+	for k, v := range map[string]string{
+		LabelPool:                      p.Name,
+		LabelAgentPool:                 p.Name,
+		LabelMode:                      strings.ToLower(string(p.Mode)),
+		LabelCapacity:                  capacityType,
+		LabelCapacityType:              capacityType,
+		corev1.LabelTopologyZone:       zone,
+		corev1.LabelTopologyRegion:     "local",
+		corev1.LabelInstanceTypeStable: InstanceType(p),
+		corev1.LabelOSStable:           strings.ToLower(string(p.OS)),
+		corev1.LabelArchStable:         "amd64",
+		corev1.LabelHostname:           name,
+		LabelBlueprint:                 bp.Metadata.Name,
+		LabelGeneration:                strconv.Itoa(generation),
+		"node.kubernetes.io/exclude-from-external-load-balancers": "",
+		"type": "kwok",
+	} {
+		labels[k] = v
+	}
+	if g := p.Machine.GPU; g != nil {
+		labels[LabelGPUProduct] = g.Product
+		labels[LabelGPUCount] = strconv.Itoa(int(g.Count))
+	}
+	var taints []corev1.Taint
+	for _, s := range p.Taints {
+		t, err := v1alpha1.ParseTaint(s)
+		if err == nil { // Validate has already refused bad taints
+			taints = append(taints, t)
+		}
+	}
+	capacity := corev1.ResourceList{
+		corev1.ResourceCPU:              p.Machine.CPU.DeepCopy(),
+		corev1.ResourceMemory:           p.Machine.Memory.DeepCopy(),
+		corev1.ResourcePods:             *resource.NewQuantity(int64(p.MaxPods), resource.DecimalSI),
+		corev1.ResourceEphemeralStorage: resource.MustParse(nodeEphemeralStorage),
+	}
+	if r := p.GPUResource(); r != "" {
+		capacity[corev1.ResourceName(r)] = *resource.NewQuantity(int64(p.Machine.GPU.Count), resource.DecimalSI)
+	}
+	reserved := reservedList(p.Reserved)
+	return &corev1.Node{
+		ObjectMeta: metav1.ObjectMeta{
+			Name:   name,
+			Labels: labels,
+			Annotations: map[string]string{
+				KubeletAnnotation:    "fake",
+				AnnotationReserved:   FormatResources(reserved),
+				AnnotationPoolLabels: strings.Join(sortedKeys(p.Labels), ","),
+			},
+		},
+		Spec: corev1.NodeSpec{Taints: taints},
+		Status: corev1.NodeStatus{
+			Capacity:    capacity,
+			Allocatable: Allocatable(capacity, reserved),
+			NodeInfo: corev1.NodeSystemInfo{
+				OperatingSystem: strings.ToLower(string(p.OS)),
+				Architecture:    "amd64",
+			},
+		},
+	}
+}
+
+// InstanceType is the node.kubernetes.io/instance-type of a pool's nodes.
+func InstanceType(p *v1alpha1.Pool) string {
+	if p.Machine.Type != "" {
+		return p.Machine.Type
+	}
+	s := fmt.Sprintf("c%s-m%s", p.Machine.CPU.String(), strings.ToLower(p.Machine.Memory.String()))
+	if g := p.Machine.GPU; g != nil {
+		s += fmt.Sprintf("-%dx%s", g.Count, strings.ToLower(g.Product))
+	}
+	return s
+}
+
+func reservedList(r *v1alpha1.Reserved) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	if r == nil {
+		return out
+	}
+	if r.CPU != nil {
+		out[corev1.ResourceCPU] = r.CPU.DeepCopy()
+	}
+	if r.Memory != nil {
+		out[corev1.ResourceMemory] = r.Memory.DeepCopy()
+	}
+	return out
+}
+
+// Allocatable is capacity less what the node reserves, as the kubelet
+// computes it.
+func Allocatable(capacity, reserved corev1.ResourceList) corev1.ResourceList {
+	out := corev1.ResourceList{}
+	for name, q := range capacity {
+		a := q.DeepCopy()
+		if r, ok := reserved[name]; ok {
+			a.Sub(r)
+			if a.Sign() < 0 {
+				a = resource.Quantity{}
+			}
+		}
+		out[name] = a
+	}
+	return out
+}
+
+// FormatResources writes a ResourceList as the kubelet's --system-reserved
+// flag does: cpu=100m,memory=1Gi.
+func FormatResources(l corev1.ResourceList) string {
+	parts := make([]string, 0, len(l))
+	for name, q := range l {
+		parts = append(parts, string(name)+"="+q.String())
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ",")
+}
+
+// ParseResources reads what FormatResources writes.
+func ParseResources(s string) (corev1.ResourceList, error) {
+	out := corev1.ResourceList{}
+	if s == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(part, "=")
+		if !ok {
+			return nil, fmt.Errorf("%q is not NAME=QUANTITY", part)
+		}
+		q, err := resource.ParseQuantity(v)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", k, err)
+		}
+		out[corev1.ResourceName(k)] = q
+	}
+	return out, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
