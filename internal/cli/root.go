@@ -77,6 +77,8 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newUpCommand(s),
 		newDownCommand(s),
 		newStatusCommand(s, kube),
+		newPlanCommand(s, kube),
+		newApplyCommand(s, kube),
 	)
 	return root
 }

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -14,10 +15,16 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/cluster"
+	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/version"
 )
 
@@ -146,6 +153,9 @@ func (o *upOptions) Run(ctx context.Context) error {
 	if err := os.WriteFile(filepath.Join(o.stateDir, "blueprint.yaml"), o.bp.raw, 0o600); err != nil {
 		return fail(fmt.Errorf("saving the blueprint to the state directory: %w", err))
 	}
+	if err := applyOnUp(ctx, report, c, o.bp); err != nil {
+		return fail(err)
+	}
 	userConfig, err := mergeKubeconfig(c)
 	if err != nil {
 		fmt.Fprintf(report, "warning: %v\n", err)
@@ -257,4 +267,52 @@ func (o *upOptions) runDetached() error {
 		errLines = []string{"the background berth exited before the cluster was ready"}
 	}
 	return fmt.Errorf("%s\n(the control plane's log: %s)", strings.Join(errLines, "\n"), state.LogFile())
+}
+
+// applyOnUp makes the blueprint's objects (teams, quotas, limits,
+// priorities, budgets) true on the cluster just started, and waits until
+// the team namespaces admit pods. Pools were sized by the start itself;
+// on a resumed cluster whose pools differ from the blueprint it says how
+// to make them match rather than draining nodes during start-up.
+func applyOnUp(ctx context.Context, report io.Writer, c *cluster.Cluster, bp *loadedBlueprint) error {
+	start := time.Now()
+	cl := apply.Client{}
+	var err error
+	if cl.Kube, err = kubernetes.NewForConfig(c.Config); err != nil {
+		return err
+	}
+	if cl.Dynamic, err = dynamic.NewForConfig(c.Config); err != nil {
+		return err
+	}
+	plan, err := apply.Compute(ctx, cl, bp.Blueprint, apply.Options{SkipPools: true})
+	if err != nil {
+		return fmt.Errorf("applying the blueprint: %w", err)
+	}
+	if err := apply.Execute(ctx, cl, plan, apply.ExecOptions{}); err != nil {
+		return fmt.Errorf("applying the blueprint: %w\nfix: see `berth plan --context %s`", err, cluster.ContextName(c.Name))
+	}
+	var namespaces []string
+	for _, t := range bp.Blueprint.Spec.Teams {
+		namespaces = append(namespaces, t.Namespaces...)
+	}
+	err = wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+		for _, ns := range namespaces {
+			if _, err := cl.Kube.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err != nil {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		return fmt.Errorf("waiting for the team namespaces' default ServiceAccounts: %w", err)
+	}
+	fmt.Fprintf(report, " • %-44s %6.2fs\n", fmt.Sprintf("blueprint applied (%d changes)", len(plan.Objects)), (c.StartedIn + time.Since(start)).Seconds())
+	c.StartedIn += time.Since(start)
+	if c.Resumed {
+		changes, _, err := pools.Plan(ctx, cl.Kube, bp.Blueprint, false)
+		if err == nil && len(changes) > 0 {
+			fmt.Fprintf(report, "   note: %d pool(s) differ from the blueprint; `berth plan --context %s` shows how, `berth apply` makes them match\n", len(changes), cluster.ContextName(c.Name))
+		}
+	}
+	return nil
 }

@@ -1,0 +1,350 @@
+// Package apply makes a cluster match a blueprint. It plans first, as
+// data (what to create, update field by field, replace or delete, and
+// what to do to each pool), and then executes the plan with server-side
+// apply under the field manager "berth", in dependency order. A second
+// apply of the same blueprint writes nothing, and an apply that was
+// interrupted converges when run again, because every plan starts from
+// what the cluster holds now.
+package apply
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/compile"
+	"berth.io/berth/internal/pools"
+)
+
+// FieldManager is the name berth's writes are recorded under. An object
+// is berth's only when this manager applied it.
+const FieldManager = "berth"
+
+// Action is what apply does to an object.
+type Action string
+
+const (
+	Create   Action = "create"
+	Update   Action = "update"
+	Replace  Action = "replace"
+	Delete   Action = "delete"
+	Conflict Action = "conflict"
+)
+
+// ObjectChange is the plan for one object.
+type ObjectChange struct {
+	Kind      compile.Kind
+	Namespace string
+	Name      string
+	Action    Action
+	// Fields are what changes; for a create, every field berth sets.
+	Fields []FieldChange
+	// Note explains the action: why a replace, whose fields conflict,
+	// that an object berth did not create is being adopted.
+	Note string
+
+	desired *unstructured.Unstructured
+	uid     string // of the live object, for replace and delete
+}
+
+// Ref is how the object is named in output: Kind namespace/name.
+func (c *ObjectChange) Ref() string {
+	if c.Namespace == "" {
+		return c.Kind.Kind + " " + c.Name
+	}
+	return c.Kind.Kind + " " + c.Namespace + "/" + c.Name
+}
+
+// Plan is everything apply would do.
+type Plan struct {
+	Blueprint string
+	Objects   []ObjectChange
+	// Pools are planned only on a berth local cluster; elsewhere the
+	// cloud owns them (PoolsManaged false).
+	Pools        []pools.Change
+	PoolsManaged bool
+	// Kept are berth's objects and pools that left the blueprint, left
+	// in place because prune was not asked for (or is unsafe).
+	Kept []string
+	// Ignored look like berth's (its labels) but berth did not create
+	// them, so it never touches them.
+	Ignored []string
+}
+
+// Client is what apply needs of a cluster.
+type Client struct {
+	Kube    kubernetes.Interface
+	Dynamic dynamic.Interface
+}
+
+// Options shape a plan.
+type Options struct {
+	// Prune plans the deletion of berth's objects and pools that left
+	// the blueprint.
+	Prune bool
+	// ForceConflicts takes fields another manager owns instead of
+	// reporting a conflict, as kubectl's --force-conflicts.
+	ForceConflicts bool
+	// SkipPools leaves pools out of the plan (berth up makes them).
+	SkipPools bool
+}
+
+// Empty reports whether applying the plan would change nothing.
+func (p *Plan) Empty() bool { return len(p.Objects) == 0 && len(p.Pools) == 0 }
+
+// Problems are what would stop apply: conflicts and pool blockers.
+func (p *Plan) Problems() []string {
+	var out []string
+	for _, c := range p.Objects {
+		if c.Action == Conflict {
+			out = append(out, c.Ref()+": "+c.Note)
+		}
+	}
+	for _, c := range p.Pools {
+		for _, b := range c.Blockers {
+			out = append(out, "pool "+c.Pool+": "+b)
+		}
+	}
+	return out
+}
+
+// Compute plans the changes that make the cluster match the blueprint.
+func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) (*Plan, error) {
+	plan := &Plan{Blueprint: bp.Metadata.Name}
+	want := map[string]bool{}
+	creating := map[string]bool{} // namespaces the plan creates
+	for _, obj := range compile.Objects(bp) {
+		kind, _ := compile.KindOf(obj)
+		want[key(kind, obj.GetNamespace(), obj.GetName())] = true
+		u, err := toUnstructured(obj)
+		if err != nil {
+			return nil, err
+		}
+		ch, err := planObject(ctx, cl.Dynamic, kind, u, bp.Metadata.Name, o, creating[obj.GetNamespace()])
+		if err != nil {
+			return nil, err
+		}
+		if ch == nil {
+			continue
+		}
+		if kind.Kind == "Namespace" && ch.Action == Create {
+			creating[ch.Name] = true
+		}
+		plan.Objects = append(plan.Objects, *ch)
+	}
+	if err := planPrune(ctx, cl, bp.Metadata.Name, want, o.Prune, plan); err != nil {
+		return nil, err
+	}
+	if o.SkipPools {
+		return plan, nil
+	}
+	local, err := pools.IsLocal(ctx, cl.Kube)
+	if err != nil {
+		return nil, err
+	}
+	if local {
+		plan.PoolsManaged = true
+		changes, kept, err := pools.Plan(ctx, cl.Kube, bp, o.Prune)
+		if err != nil {
+			return nil, err
+		}
+		plan.Pools = changes
+		plan.Kept = append(plan.Kept, kept...)
+	}
+	return plan, nil
+}
+
+// planObject plans one desired object: create it, update it (the fields
+// a server-side dry run says would change), replace it (when a field
+// that cannot change in place does), or nothing.
+func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u *unstructured.Unstructured, blueprint string, o Options, nsCreated bool) (*ObjectChange, error) {
+	ch := &ObjectChange{Kind: kind, Namespace: u.GetNamespace(), Name: u.GetName(), desired: u}
+	if nsCreated {
+		ch.Action, ch.Fields = Create, fields(u)
+		return ch, nil
+	}
+	res := resource(dyn, kind, u.GetNamespace())
+	live, err := res.Get(ctx, u.GetName(), metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
+		ch.Action, ch.Fields = Create, fields(u)
+		return ch, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading %s: %w", ch.Ref(), err)
+	}
+	ch.uid = string(live.GetUID())
+	if live.GetDeletionTimestamp() != nil {
+		return nil, fmt.Errorf("%s is being deleted, so it cannot be applied yet\nfix: wait until it is gone (a namespace empties itself first), then apply again", ch.Ref())
+	}
+	if other := live.GetLabels()[compile.LabelBlueprint]; other != "" && other != blueprint && isBerths(live) {
+		return nil, fmt.Errorf("%s belongs to blueprint %q, not %q\nfix: give one of the blueprints other team, namespace or class names; two blueprints cannot share an object", ch.Ref(), other, blueprint)
+	}
+	after, err := res.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: o.ForceConflicts, DryRun: []string{metav1.DryRunAll}})
+	switch {
+	case isConflict(err):
+		ch.Action, ch.Note = Conflict, conflictNote(err)
+		ch.Fields = diffDesired(live, u)
+		return ch, nil
+	case isImmutable(err):
+		ch.Action, ch.Note = Replace, "replace: "+immutableNote(err)
+		ch.Fields = diffDesired(live, u)
+		return ch, nil
+	case err != nil:
+		return nil, fmt.Errorf("planning %s (server-side dry run): %w", ch.Ref(), err)
+	}
+	ch.Fields = diff(live, after)
+	if len(ch.Fields) == 0 {
+		return nil, nil
+	}
+	ch.Action = Update
+	if !isBerths(live) {
+		ch.Note = "adopt: berth did not create it; from now on berth manages the fields it sets"
+	}
+	return ch, nil
+}
+
+// planPrune finds berth's objects of this blueprint that it no longer
+// wants, and objects that only look like berth's.
+func planPrune(ctx context.Context, cl Client, blueprint string, want map[string]bool, prune bool, plan *Plan) error {
+	// Deletions go in reverse dependency order: what lives in a
+	// namespace before the namespace.
+	for i := len(compile.Kinds) - 1; i >= 0; i-- {
+		kind := compile.Kinds[i]
+		list, err := cl.Dynamic.Resource(kind.Resource).List(ctx, metav1.ListOptions{LabelSelector: compile.Selector(blueprint)})
+		if err != nil {
+			return fmt.Errorf("listing %ss: %w", kind.Kind, err)
+		}
+		sort.Slice(list.Items, func(a, b int) bool {
+			return list.Items[a].GetNamespace()+"/"+list.Items[a].GetName() < list.Items[b].GetNamespace()+"/"+list.Items[b].GetName()
+		})
+		for j := range list.Items {
+			obj := &list.Items[j]
+			if want[key(kind, obj.GetNamespace(), obj.GetName())] || obj.GetDeletionTimestamp() != nil {
+				continue
+			}
+			ch := ObjectChange{Kind: kind, Namespace: obj.GetNamespace(), Name: obj.GetName(), Action: Delete, uid: string(obj.GetUID())}
+			if !isBerths(obj) {
+				plan.Ignored = append(plan.Ignored, ch.Ref()+" carries berth's labels, but berth did not create it")
+				continue
+			}
+			if !prune {
+				plan.Kept = append(plan.Kept, ch.Ref())
+				continue
+			}
+			if kind.Kind == "Namespace" {
+				pods, err := cl.Kube.CoreV1().Pods(obj.GetName()).List(ctx, metav1.ListOptions{Limit: 1})
+				if err != nil {
+					return fmt.Errorf("listing pods in namespace %s: %w", obj.GetName(), err)
+				}
+				if len(pods.Items) > 0 {
+					plan.Kept = append(plan.Kept, ch.Ref()+" (it still runs pods; deleting it would delete them: delete it yourself once it is empty)")
+					continue
+				}
+			}
+			plan.Objects = append(plan.Objects, ch)
+		}
+	}
+	return nil
+}
+
+// isBerths reports whether berth applied obj: its labels can be copied,
+// but only berth's own server-side applies are recorded under its field
+// manager.
+func isBerths(obj *unstructured.Unstructured) bool {
+	for _, m := range obj.GetManagedFields() {
+		if m.Manager == FieldManager && m.Operation == metav1.ManagedFieldsOperationApply {
+			return true
+		}
+	}
+	return false
+}
+
+// diffDesired compares live with the fields berth sets, for changes the
+// server would not dry-run.
+func diffDesired(live, desired *unstructured.Unstructured) []FieldChange {
+	have := flatten(clean(live))
+	var out []FieldChange
+	for _, f := range fields(desired) {
+		if have[f.Path] != f.To {
+			out = append(out, FieldChange{Path: f.Path, From: have[f.Path], To: f.To})
+		}
+	}
+	return out
+}
+
+func isConflict(err error) bool {
+	return apierrors.IsConflict(err) && strings.Contains(err.Error(), "conflict")
+}
+
+func conflictNote(err error) string {
+	var causes []string
+	var status apierrors.APIStatus
+	if errors.As(err, &status) && status.Status().Details != nil {
+		for _, c := range status.Status().Details.Causes {
+			causes = append(causes, strings.TrimPrefix(c.Field, ".")+" is managed by "+strings.TrimPrefix(c.Message, "conflict with "))
+		}
+	}
+	if len(causes) == 0 {
+		causes = []string{err.Error()}
+	}
+	return strings.Join(causes, "; ") + "; berth will not overwrite another manager's fields\nfix: change the value back, or hand the field to berth with `berth apply --force-conflicts`"
+}
+
+// isImmutable reports whether a dry-run update was refused only because it
+// changes fields that cannot change.
+func isImmutable(err error) bool {
+	var status apierrors.APIStatus
+	if !apierrors.IsInvalid(err) || !errors.As(err, &status) || status.Status().Details == nil {
+		return false
+	}
+	causes := status.Status().Details.Causes
+	for _, c := range causes {
+		if !strings.Contains(c.Message, "immutable") && !strings.Contains(c.Message, "may not be changed") {
+			return false
+		}
+	}
+	return len(causes) > 0
+}
+
+func immutableNote(err error) string {
+	var status apierrors.APIStatus
+	errors.As(err, &status)
+	var fs []string
+	for _, c := range status.Status().Details.Causes {
+		fs = append(fs, c.Field)
+	}
+	return strings.Join(fs, ", ") + " cannot change in place, so the object is deleted and created again"
+}
+
+func resource(dyn dynamic.Interface, kind compile.Kind, ns string) dynamic.ResourceInterface {
+	if kind.Namespaced {
+		return dyn.Resource(kind.Resource).Namespace(ns)
+	}
+	return dyn.Resource(kind.Resource)
+}
+
+func key(kind compile.Kind, ns, name string) string { return kind.Kind + "/" + ns + "/" + name }
+
+// toUnstructured converts a compiled object to the form server-side apply
+// takes, without the empty status and creation time a typed object
+// carries.
+func toUnstructured(obj compile.Object) (*unstructured.Unstructured, error) {
+	m, err := runtime.DefaultUnstructuredConverter.ToUnstructured(obj)
+	if err != nil {
+		return nil, fmt.Errorf("converting %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+	}
+	u := &unstructured.Unstructured{Object: m}
+	unstructured.RemoveNestedField(u.Object, "status")
+	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
+	return u, nil
+}

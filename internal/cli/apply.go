@@ -1,0 +1,94 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/blueprint"
+)
+
+type applyOptions struct {
+	Streams
+	kube           *kubeFlags
+	file           string
+	prune          bool
+	dryRun         bool
+	forceConflicts bool
+	drainTimeout   time.Duration
+}
+
+func newApplyCommand(s Streams, kube *kubeFlags) *cobra.Command {
+	o := &applyOptions{Streams: s, kube: kube}
+	cmd := &cobra.Command{
+		Use:   "apply",
+		Short: "Make the cluster match the blueprint",
+		Long: `Plan as ` + "`berth plan`" + ` does, show the plan, and carry it out with
+server-side apply (field manager "berth") in dependency order. A second
+apply of the same blueprint writes nothing.
+
+Pools change only on a berth local cluster: nodes are added, updated in
+place, or drained through the Eviction API and removed. A change no cloud
+makes in place (taints, machine, mode, spot, zones) is a blue/green
+replacement. An apply that stops part-way (interrupted, or a disruption
+budget holding a drain past --drain-timeout) leaves the cluster serving,
+and running apply again finishes the job.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context()) },
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "blueprint file")
+	f.BoolVar(&o.prune, "prune", false, "delete berth's objects and pools that left the blueprint")
+	f.BoolVar(&o.dryRun, "dry-run", false, "send every write as a server-side dry run: validated and admitted, never stored")
+	f.BoolVar(&o.forceConflicts, "force-conflicts", false, "take over fields another field manager owns")
+	f.DurationVar(&o.drainTimeout, "drain-timeout", 5*time.Minute, "how long a disruption budget may hold back a drain before apply stops")
+	return cmd
+}
+
+func (o *applyOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	t, err := o.kube.connect(ctx)
+	if err != nil {
+		return err
+	}
+	bp, err := clusterBlueprint(o.file, t.context, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	plan, err := apply.Compute(ctx, t.client, bp.Blueprint, apply.Options{Prune: o.prune, ForceConflicts: o.forceConflicts})
+	if err != nil {
+		return err
+	}
+	mode := ""
+	if o.dryRun {
+		mode = " (server-side dry run: nothing is stored)"
+	}
+	fmt.Fprintf(o.Out, "Applying blueprint %s (%s) to %s%s\n\n", bp.Blueprint.Metadata.Name, bp.source, t, mode)
+	plan.Render(o.Out)
+	if plan.Empty() {
+		return nil
+	}
+	fmt.Fprintln(o.Out)
+	err = apply.Execute(ctx, t.client, plan, apply.ExecOptions{
+		DryRun:         o.dryRun,
+		ForceConflicts: o.forceConflicts,
+		Progress:       o.Out,
+		DrainTimeout:   o.drainTimeout,
+	})
+	if err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("apply interrupted: %w\nfix: run `berth apply` again; it carries on from what the cluster holds now", err)
+		}
+		return err
+	}
+	fmt.Fprintf(o.Out, "\nDone in %.1fs.\n", time.Since(start).Seconds())
+	return nil
+}

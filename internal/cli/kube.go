@@ -1,0 +1,78 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/blueprint"
+)
+
+// target is the cluster a command talks to.
+type target struct {
+	context string
+	config  *rest.Config
+	client  apply.Client
+}
+
+func (t *target) String() string { return fmt.Sprintf("context %s (%s)", t.context, t.config.Host) }
+
+// connect resolves --kubeconfig and --context as kubectl does and checks
+// that the API server answers, so that a missing or stopped cluster is
+// reported once, plainly, before any work starts.
+func (k *kubeFlags) connect(ctx context.Context) (*target, error) {
+	loader := k.loader()
+	raw, err := loader.RawConfig()
+	if err != nil {
+		return nil, fmt.Errorf("reading kubeconfig: %w\nfix: pass a readable --kubeconfig", err)
+	}
+	t := &target{context: raw.CurrentContext}
+	if k.context != "" {
+		t.context = k.context
+	}
+	if t.config, err = loader.ClientConfig(); err != nil {
+		return nil, fmt.Errorf("no cluster to talk to: %w\nfix: start a local one with `berth up`, or pass --kubeconfig/--context", err)
+	}
+	t.config.QPS, t.config.Burst = 100, 200
+	if t.client.Kube, err = kubernetes.NewForConfig(t.config); err != nil {
+		return nil, err
+	}
+	if t.client.Dynamic, err = dynamic.NewForConfig(t.config); err != nil {
+		return nil, err
+	}
+	probe, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
+	if _, err := t.client.Kube.Discovery().RESTClient().Get().AbsPath("/version").DoRaw(probe); err != nil {
+		hint := "check the cluster is running and reachable from here"
+		if strings.HasPrefix(t.context, "berth-") {
+			hint = fmt.Sprintf("start it with `berth up --name %s`", strings.TrimPrefix(t.context, "berth-"))
+		}
+		return nil, fmt.Errorf("cannot reach the API server of %s: %w\nfix: %s, or pass --kubeconfig/--context", t, err, hint)
+	}
+	return t, nil
+}
+
+// clusterBlueprint is the blueprint a command compares a cluster with:
+// -f FILE; else ./berth.yaml; else, for a berth local cluster, the one it
+// was started from; else the default template.
+func clusterBlueprint(file, contextName string, warn func(blueprint.Problem)) (*loadedBlueprint, error) {
+	if file == "" {
+		if _, err := os.Stat(defaultBlueprintFile); err != nil {
+			if local, ok := strings.CutPrefix(contextName, "berth-"); ok {
+				saved := filepath.Join(stateDirFor(local), "blueprint.yaml")
+				if _, err := os.Stat(saved); err == nil {
+					file = saved
+				}
+			}
+		}
+	}
+	return loadBlueprint(file, warn)
+}
