@@ -10,10 +10,12 @@ import (
 	"testing"
 	"time"
 
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/cli"
 	"berth.io/berth/internal/cluster"
@@ -27,7 +29,20 @@ var (
 	cfg    *rest.Config
 	client kubernetes.Interface
 	bp     *v1alpha1.Blueprint
+	// clients reach the cluster as berth apply does.
+	clients apply.Client
+	// kubeconfig is the e2e cluster's admin kubeconfig, for CLI tests.
+	kubeconfig string
 )
+
+// applyBlueprint plans and applies b as `berth apply` does.
+func applyBlueprint(ctx context.Context, b *v1alpha1.Blueprint, o apply.Options) error {
+	plan, err := apply.Compute(ctx, clients, b, o)
+	if err != nil {
+		return err
+	}
+	return apply.Execute(ctx, clients, plan, apply.ExecOptions{ForceConflicts: o.ForceConflicts, DrainTimeout: time.Minute})
+}
 
 func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
@@ -62,8 +77,9 @@ func run(m *testing.M) int {
 		Name:      "e2e",
 		StateDir:  dir,
 		Blueprint: bp,
-		Nodes:     map[string]int32{"gpu": 2},
-		Progress:  os.Stderr,
+		// Four GPUs in all: two on-demand, two spot.
+		Nodes:    map[string]int32{"gpu": 2, "spot-gpu": 2},
+		Progress: os.Stderr,
 		// fsync stays on: the suite runs on the same settings users get.
 		Timeout: 3 * time.Minute,
 	})
@@ -76,7 +92,13 @@ func run(m *testing.M) int {
 	}
 	defer c.Stop()
 	cfg = c.Config
+	kubeconfig = c.State.Kubeconfig()
 	client = kubernetes.NewForConfigOrDie(cfg)
+	clients = apply.Client{Kube: client, Dynamic: dynamic.NewForConfigOrDie(cfg)}
+	if err := applyBlueprint(context.Background(), bp, apply.Options{}); err != nil {
+		fmt.Fprintln(os.Stderr, "applying the e2e blueprint:", err)
+		return 1
+	}
 	return m.Run()
 }
 

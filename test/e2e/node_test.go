@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
-	"berth.io/berth/internal/cluster"
+	"berth.io/berth/internal/pools"
 )
 
 // isolatedNode adds one more node to the cpu pool, tainted so that only
@@ -23,7 +23,7 @@ func isolatedNode(t *testing.T, index int) *corev1.Node {
 	if pool.Name != "cpu" {
 		t.Fatalf("testdata/e2e.yaml: pools[1] is %q, want cpu", pool.Name)
 	}
-	n := cluster.NewNode(bp, pool, index)
+	n := pools.NewNode(bp, pool, index)
 	n.Spec.Taints = append(n.Spec.Taints, corev1.Taint{Key: "e2e/isolated", Value: t.Name(), Effect: corev1.TaintEffectNoSchedule})
 	n, err := client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{})
 	if err != nil {

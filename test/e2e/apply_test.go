@@ -1,0 +1,226 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/compile"
+)
+
+// loadBlueprint parses a blueprint written inline in a test.
+func loadBlueprint(t *testing.T, text string) *v1alpha1.Blueprint {
+	t.Helper()
+	b, _, err := blueprint.Parse("test.yaml", []byte(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// resourceVersions records the resourceVersion of every object berth
+// owns for a blueprint, and of every node, so that a test can tell
+// whether anything was written.
+func resourceVersions(t *testing.T, name string) map[string]string {
+	t.Helper()
+	ctx := context.Background()
+	out := map[string]string{}
+	for _, kind := range compile.Kinds {
+		l, err := clients.Dynamic.Resource(kind.Resource).List(ctx, metav1.ListOptions{LabelSelector: compile.Selector(name)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, o := range l.Items {
+			out[kind.Kind+" "+o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
+		}
+	}
+	return out
+}
+
+// A second apply of the same blueprint finds nothing to do and writes
+// nothing; `berth plan` says so and exits 0, and exits 2 with the field
+// that changes when the blueprint changes.
+func TestSecondApplyWritesNothing(t *testing.T) {
+	ctx := context.Background()
+	before := resourceVersions(t, bp.Metadata.Name)
+	if len(before) < 10 {
+		t.Fatalf("the applied e2e blueprint owns only %d objects: %v", len(before), before)
+	}
+	plan, err := apply.Compute(ctx, clients, bp, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !plan.Empty() {
+		var b strings.Builder
+		plan.Render(&b)
+		t.Fatalf("plan right after apply is not empty:\n%s", b.String())
+	}
+	if err := applyBlueprint(ctx, bp, apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	after := resourceVersions(t, bp.Metadata.Name)
+	for k, v := range before {
+		if after[k] != v {
+			t.Errorf("second apply wrote %s (resourceVersion %s → %s)", k, v, after[k])
+		}
+	}
+
+	home := t.TempDir()
+	out, code := berth(t, home, "plan", "--kubeconfig", kubeconfig, "-f", "testdata/e2e.yaml")
+	if code != 0 || !strings.Contains(out, "No changes") {
+		t.Errorf("berth plan of the applied blueprint exited %d, want 0 and no changes:\n%s", code, out)
+	}
+	raw, err := os.ReadFile("testdata/e2e.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	changed := filepath.Join(home, "changed.yaml")
+	os.WriteFile(changed, []byte(strings.Replace(string(raw), "quota: {gpu: 2}", "quota: {gpu: 3}", 1)), 0o600)
+	out, code = berth(t, home, "plan", "--kubeconfig", kubeconfig, "-f", changed)
+	want := `spec.hard["requests.nvidia.com/gpu"]: 2 → 3`
+	if code != 2 || !strings.Contains(out, "~ update ResourceQuota team-b/team-quota") || !strings.Contains(out, want) {
+		t.Errorf("berth plan of a changed quota exited %d, want 2 and %q:\n%s", code, want, out)
+	}
+	if after := resourceVersions(t, bp.Metadata.Name); after["ResourceQuota team-b/team-quota"] != before["ResourceQuota team-b/team-quota"] {
+		t.Error("berth plan changed the quota it planned to change")
+	}
+}
+
+const pruneBlueprint = `
+apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: prune}
+spec:
+  pools:
+  - {name: prune-system, mode: System, machine: {cpu: 2, memory: 4Gi}, count: 1}
+  teams:
+  - name: prune-a
+    quota: {cpu: "8"}
+  - name: prune-b
+  classes:
+  - {name: prune-inference, priority: high, pools: [prune-system]}
+`
+
+// --prune deletes what berth created and the blueprint dropped, and
+// leaves alone an object berth did not create, even one with berth's
+// labels and a similar name.
+func TestPruneDeletesOnlyWhatBerthCreated(t *testing.T) {
+	ctx := context.Background()
+	first := loadBlueprint(t, pruneBlueprint)
+	if err := applyBlueprint(ctx, first, apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		// Applying a blueprint with nothing left in it prunes everything.
+		applyBlueprint(context.Background(), loadBlueprint(t, `
+apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: prune}
+spec:
+  pools: [{name: prune-system, mode: System, machine: {cpu: 2, memory: 4Gi}, count: 1}]
+`), apply.Options{Prune: true})
+		client.CoreV1().Nodes().Delete(context.Background(), "prune-system-0", metav1.DeleteOptions{})
+	})
+	decoy := &corev1.ResourceQuota{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "prune-a", Name: "team-quota-2", Labels: compile.Labels(first)},
+		Spec:       corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("100")}},
+	}
+	if _, err := client.CoreV1().ResourceQuotas("prune-a").Create(ctx, decoy, metav1.CreateOptions{FieldManager: "kubectl-create"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// prune-a loses its quota, prune-b and the class go.
+	second := loadBlueprint(t, `
+apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: prune}
+spec:
+  pools:
+  - {name: prune-system, mode: System, machine: {cpu: 2, memory: 4Gi}, count: 1}
+  teams:
+  - name: prune-a
+`)
+	plan, err := apply.Compute(ctx, clients, second, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range plan.Objects {
+		if c.Action == apply.Delete {
+			t.Errorf("without --prune the plan deletes %s", c.Ref())
+		}
+	}
+	plan, err = apply.Compute(ctx, clients, second, apply.Options{Prune: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var deleted []string
+	for _, c := range plan.Objects {
+		if c.Action == apply.Delete {
+			deleted = append(deleted, c.Ref())
+		}
+	}
+	want := []string{"LimitRange prune-b/team-defaults", "ResourceQuota prune-a/team-quota", "PriorityClass prune-inference-high", "Namespace prune-b"}
+	if strings.Join(deleted, ", ") != strings.Join(want, ", ") {
+		t.Errorf("prune deletes %v, want %v", deleted, want)
+	}
+	if len(plan.Ignored) != 1 || !strings.Contains(plan.Ignored[0], "ResourceQuota prune-a/team-quota-2") {
+		t.Errorf("plan.Ignored = %v, want the decoy quota named as not berth's", plan.Ignored)
+	}
+	if err := apply.Execute(ctx, clients, plan, apply.ExecOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := client.CoreV1().ResourceQuotas("prune-a").Get(ctx, "team-quota-2", metav1.GetOptions{}); err != nil {
+		t.Errorf("prune removed the quota berth did not create: %v", err)
+	}
+	if _, err := client.CoreV1().ResourceQuotas("prune-a").Get(ctx, "team-quota", metav1.GetOptions{}); err == nil {
+		t.Error("prune left berth's quota that the blueprint dropped")
+	}
+	if _, err := client.SchedulingV1().PriorityClasses().Get(ctx, "prune-inference-high", metav1.GetOptions{}); err == nil {
+		t.Error("prune left the PriorityClass of a class the blueprint dropped")
+	}
+}
+
+// A field another manager has taken is a conflict that plan reports and
+// apply refuses, until --force-conflicts hands it back to berth.
+func TestConflictIsReportedNotForced(t *testing.T) {
+	ctx := context.Background()
+	q, err := client.CoreV1().ResourceQuotas("team-a").Get(ctx, "team-quota", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	q.Spec.Hard[corev1.ResourceRequestsCPU] = resource.MustParse("100")
+	if _, err := client.CoreV1().ResourceQuotas("team-a").Update(ctx, q, metav1.UpdateOptions{FieldManager: "kubectl-edit"}); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := apply.Compute(ctx, clients, bp, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	problems := strings.Join(plan.Problems(), "\n")
+	if !strings.Contains(problems, "ResourceQuota team-a/team-quota") || !strings.Contains(problems, `managed by "kubectl-edit"`) {
+		t.Fatalf("plan problems = %q, want the quota's conflict with kubectl-edit", problems)
+	}
+	if err := apply.Execute(ctx, clients, plan, apply.ExecOptions{}); err == nil {
+		t.Fatal("apply went ahead over another manager's field")
+	}
+	got, _ := client.CoreV1().ResourceQuotas("team-a").Get(ctx, "team-quota", metav1.GetOptions{})
+	if cpu := got.Spec.Hard[corev1.ResourceRequestsCPU]; cpu.String() != "100" {
+		t.Errorf("the refused apply changed requests.cpu to %s", cpu.String())
+	}
+	if err := applyBlueprint(ctx, bp, apply.Options{ForceConflicts: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, _ = client.CoreV1().ResourceQuotas("team-a").Get(ctx, "team-quota", metav1.GetOptions{})
+	if cpu := got.Spec.Hard[corev1.ResourceRequestsCPU]; cpu.String() != "64" {
+		t.Errorf("after --force-conflicts requests.cpu = %s, want the blueprint's 64", cpu.String())
+	}
+}

@@ -1,0 +1,263 @@
+package e2e
+
+import (
+	"context"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/pools"
+)
+
+// poolBlueprint is a blueprint of its own for a test that replaces a
+// pool, so that the suite's pools are never disturbed.
+func poolBlueprint(name, taint string) string {
+	return `
+apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: ` + name + `}
+spec:
+  zones: [zone-1, zone-2]
+  pools:
+  - {name: ` + name + `-system, mode: System, machine: {cpu: 2, memory: 4Gi}, count: 1, taints: ["CriticalAddonsOnly=true:NoSchedule"]}
+  - name: ` + name + `-gpu
+    machine: {cpu: 8, memory: 32Gi, gpu: {count: 1, product: NVIDIA-L4}}
+    count: 2
+    taints: ["` + taint + `"]
+`
+}
+
+// removeNodesOf deletes a test blueprint's nodes when the test ends.
+func removeNodesOf(t *testing.T, blueprint string) {
+	t.Cleanup(func() {
+		client.CoreV1().Nodes().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: pools.LabelBlueprint + "=" + blueprint})
+	})
+}
+
+func budget(ns, app string, minAvailable int) *policyv1.PodDisruptionBudget {
+	m := intstr.FromInt32(int32(minAvailable))
+	return &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
+		Spec: policyv1.PodDisruptionBudgetSpec{
+			MinAvailable: &m,
+			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+		},
+	}
+}
+
+// podsOnPool maps each ready pod of app to its node's pool generation.
+func readyPods(t *testing.T, ns, app string) []corev1.Pod {
+	t.Helper()
+	l, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: "app=" + app})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []corev1.Pod
+	for _, p := range l.Items {
+		if p.DeletionTimestamp == nil && isPodReady(&p) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func isPodReady(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// Behaviour 6: a PodDisruptionBudget with minAvailable refuses the
+// eviction that would break it.
+func TestBudgetRefusesEviction(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	makeDeployment(ns, "serve", 2).create(t)
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runningPods(t, ns, "app=serve", 2)
+	eventually(t, 30*time.Second, "the budget's status", func() (bool, error) {
+		b, err := client.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "serve", metav1.GetOptions{})
+		return err == nil && b.Status.ObservedGeneration == b.Generation && b.Status.CurrentHealthy == 2, err
+	})
+	pod := readyPods(t, ns, "serve")[0]
+	err := client.PolicyV1().Evictions(ns).Evict(ctx, &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: pod.Name}})
+	if !apierrors.IsTooManyRequests(err) || !strings.Contains(err.Error(), "disruption budget") {
+		t.Fatalf("evicting a pod its budget protects: %v, want 429 naming the disruption budget", err)
+	}
+}
+
+// Behaviour 9: changing a pool's taint replaces the pool blue/green; the
+// budget is honoured throughout, and every pod that ran on the old nodes
+// runs again on the new ones. A workload that would not fit the new
+// nodes stops the apply before anything changes.
+func TestTaintChangeReplacesPool(t *testing.T) {
+	ctx := context.Background()
+	removeNodesOf(t, "bluegreen")
+	if err := applyBlueprint(ctx, loadBlueprint(t, poolBlueprint("bluegreen", "bg=old:NoSchedule")), apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	serve := makeDeployment(ns, "serve", 3).nodeSelector(pools.LabelPool, "bluegreen-gpu").toleration("bg")
+	serve.create(t)
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	stuck := makeDeployment(ns, "stuck", 1).nodeSelector(pools.LabelPool, "bluegreen-gpu")
+	stuck.d.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "bg", Operator: corev1.TolerationOpEqual, Value: "old", Effect: corev1.TaintEffectNoSchedule}}
+	stuck.create(t)
+	runningPods(t, ns, "app=serve", 3)
+	runningPods(t, ns, "app=stuck", 1)
+
+	next := loadBlueprint(t, poolBlueprint("bluegreen", "bg=new:NoSchedule"))
+	plan, err := apply.Compute(ctx, clients, next, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	plan.Render(&text)
+	for _, want := range []string{"± replace pool bluegreen-gpu: blue/green", "taints: bg=old:NoSchedule → bg=new:NoSchedule", "ReplicaSet " + ns + "/stuck", "does not tolerate the taint bg=new:NoSchedule"} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("plan does not say %q:\n%s", want, text.String())
+		}
+	}
+	if err := apply.Execute(ctx, clients, plan, apply.ExecOptions{}); err == nil || !strings.Contains(err.Error(), "stopped before changing anything") {
+		t.Fatalf("apply with a workload that cannot move: %v, want it refused before any change", err)
+	}
+	if n, _ := client.CoreV1().Nodes().Get(ctx, "bluegreen-gpu-g2-0", metav1.GetOptions{}); n != nil && n.Name != "" {
+		t.Fatal("the refused apply created new nodes")
+	}
+	if err := client.AppsV1().Deployments(ns).Delete(ctx, "stuck", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the stuck pod gone", func() (bool, error) {
+		l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=stuck"})
+		return err == nil && len(l.Items) == 0, err
+	})
+
+	// Watch the ready count through the replacement: the budget says 2.
+	var fewest atomic.Int32
+	fewest.Store(3)
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=serve"})
+			if err != nil {
+				continue
+			}
+			n := int32(0)
+			for i := range l.Items {
+				if l.Items[i].DeletionTimestamp == nil && isPodReady(&l.Items[i]) {
+					n++
+				}
+			}
+			if n < fewest.Load() {
+				fewest.Store(n)
+			}
+		}
+	}()
+	err = applyBlueprint(ctx, next, apply.Options{})
+	close(done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := fewest.Load(); f < 2 {
+		t.Errorf("during the replacement only %d pods were ready; the budget asks for 2", f)
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool + "=bluegreen-gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+		if got := n.Spec.Taints; len(got) != 1 || got[0].Value != "new" {
+			t.Errorf("node %s has taints %v, want bg=new:NoSchedule", n.Name, got)
+		}
+	}
+	if strings.Join(names, ",") != "bluegreen-gpu-g2-0,bluegreen-gpu-g2-1" {
+		t.Errorf("pool nodes after the replacement = %v, want the two of generation 2", names)
+	}
+	ready := readyPods(t, ns, "serve")
+	if len(ready) != 3 {
+		t.Fatalf("%d serve pods ready after the replacement, want 3", len(ready))
+	}
+	for _, p := range ready {
+		if !strings.HasPrefix(p.Spec.NodeName, "bluegreen-gpu-g2-") {
+			t.Errorf("pod %s runs on %s, not on the new nodes", p.Name, p.Spec.NodeName)
+		}
+	}
+	plan, err = apply.Compute(ctx, clients, next, apply.Options{})
+	if err != nil || !plan.Empty() {
+		t.Errorf("plan after the replacement: %v, empty %v; want nothing left to do", err, plan != nil && plan.Empty())
+	}
+}
+
+// A budget that never allows an eviction stops the replacement after the
+// drain timeout with a message that names it, leaving every pod running;
+// once the budget allows, applying again finishes the job.
+func TestBlockedDrainStopsAndResumes(t *testing.T) {
+	ctx := context.Background()
+	removeNodesOf(t, "blocked")
+	if err := applyBlueprint(ctx, loadBlueprint(t, poolBlueprint("blocked", "bg=old:NoSchedule")), apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	makeDeployment(ns, "serve", 2).nodeSelector(pools.LabelPool, "blocked-gpu").toleration("bg").create(t)
+	pdb, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runningPods(t, ns, "app=serve", 2)
+
+	next := loadBlueprint(t, poolBlueprint("blocked", "bg=new:NoSchedule"))
+	plan, err := apply.Compute(ctx, clients, next, apply.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = apply.Execute(ctx, clients, plan, apply.ExecOptions{DrainTimeout: 3 * time.Second})
+	if err == nil {
+		t.Fatal("the replacement finished although the budget allows no eviction")
+	}
+	for _, want := range []string{"disruption budget", "still serving", "run `berth apply` again"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("blocked drain error does not say %q:\n%v", want, err)
+		}
+	}
+	if n := len(readyPods(t, ns, "serve")); n != 2 {
+		t.Errorf("%d serve pods ready after the blocked drain, want both", n)
+	}
+
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Patch(ctx, pdb.Name, types.MergePatchType, []byte(`{"spec":{"minAvailable":1}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := applyBlueprint(ctx, next, apply.Options{}); err != nil {
+		t.Fatalf("applying again once the budget allows: %v", err)
+	}
+	for _, p := range readyPods(t, ns, "serve") {
+		if !strings.HasPrefix(p.Spec.NodeName, "blocked-gpu-g2-") {
+			t.Errorf("pod %s runs on %s after the resumed replacement", p.Name, p.Spec.NodeName)
+		}
+	}
+	if n := len(readyPods(t, ns, "serve")); n != 2 {
+		t.Errorf("%d serve pods ready after the resumed replacement, want 2", n)
+	}
+}
