@@ -1,0 +1,142 @@
+package pools
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/blueprint"
+)
+
+func testBlueprint(t *testing.T, pool string) *v1alpha1.Blueprint {
+	t.Helper()
+	bp, _, err := blueprint.Parse("b.yaml", []byte(`
+apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: b}
+spec:
+  zones: [zone-1, zone-2]
+  pools:
+  - {name: sys, mode: System, machine: {cpu: 2, memory: 4Gi}}
+  - `+pool+`
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
+}
+
+// live is what the cluster would hold for a pool as bp describes it.
+func live(bp *v1alpha1.Blueprint, generation, n int) []*corev1.Node {
+	var out []*corev1.Node
+	for i := range n {
+		out = append(out, newNode(bp, &bp.Spec.Pools[1], generation, i))
+	}
+	return out
+}
+
+func TestPlanPool(t *testing.T) {
+	const gpu = `{name: gpu, machine: {cpu: 8, memory: 32Gi, gpu: {count: 1, product: NVIDIA-L4}}, autoscale: {min: 0, max: 3}, taints: ["gpu=true:NoSchedule"]}`
+	old := testBlueprint(t, gpu)
+	for _, tc := range []struct {
+		name, pool  string
+		have        []*corev1.Node
+		action      Action
+		add, remove []string
+		field       string
+	}{
+		{name: "matches", pool: gpu, have: live(old, 1, 2)},
+		{name: "scaled to zero stays", pool: gpu},
+		{name: "below min grows", pool: strings.Replace(gpu, "min: 0", "min: 3", 1), have: live(old, 1, 2),
+			action: Resize, add: []string{"gpu-2"}},
+		{name: "above max shrinks from the top", pool: strings.Replace(gpu, "max: 3", "max: 1", 1), have: live(old, 1, 3),
+			action: Resize, remove: []string{"gpu-1", "gpu-2"}},
+		{name: "taint change replaces", pool: strings.Replace(gpu, "gpu=true", "gpu=yes", 1), have: live(old, 1, 2),
+			action: Replace, add: []string{"gpu-g2-0", "gpu-g2-1"}, remove: []string{"gpu-0", "gpu-1"},
+			field: "taints: gpu=true:NoSchedule → gpu=yes:NoSchedule"},
+		{name: "machine change replaces", pool: strings.Replace(gpu, "cpu: 8", "cpu: 16", 1), have: live(old, 1, 1),
+			action: Replace, add: []string{"gpu-g2-0"}, remove: []string{"gpu-0"}, field: "capacity cpu: 8 → 16"},
+		{name: "spot replaces", pool: strings.Replace(gpu, "{name: gpu,", "{name: gpu, capacity: Spot,", 1), have: live(old, 1, 1),
+			action: Replace, add: []string{"gpu-g2-0"}, remove: []string{"gpu-0"}, field: "label berth.io/capacity: on-demand → spot"},
+		{name: "label change is in place", pool: strings.Replace(gpu, "autoscale:", "labels: {team: a}, autoscale:", 1), have: live(old, 1, 2),
+			action: Update, field: "label team: (none) → a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			bp := testBlueprint(t, tc.pool)
+			ch, err := planPool(bp, &bp.Spec.Pools[1], tc.have, map[string]string{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ch == nil {
+				if tc.action != "" {
+					t.Fatalf("no change, want %s", tc.action)
+				}
+				return
+			}
+			if ch.Action != tc.action {
+				t.Fatalf("action %s, want %s (fields %v)", ch.Action, tc.action, ch.Fields)
+			}
+			if d := cmp.Diff(tc.add, ch.Adds()); d != "" && len(tc.add)+len(ch.Adds()) > 0 {
+				t.Errorf("adds (-want +got):\n%s", d)
+			}
+			if d := cmp.Diff(tc.remove, ch.Removes()); d != "" && len(tc.remove)+len(ch.Removes()) > 0 {
+				t.Errorf("removes (-want +got):\n%s", d)
+			}
+			if tc.field != "" && !contains(ch.Fields, tc.field) {
+				t.Errorf("fields %q do not include %q", ch.Fields, tc.field)
+			}
+		})
+	}
+}
+
+// An interrupted replacement (new nodes made, old ones not yet gone) is
+// finished, not started over.
+func TestPlanFinishesAnInterruptedReplacement(t *testing.T) {
+	const pool = `{name: gpu, machine: {cpu: 8, memory: 32Gi}, count: 2, taints: ["gpu=new:NoSchedule"]}`
+	bp := testBlueprint(t, pool)
+	oldBP := testBlueprint(t, strings.Replace(pool, "new", "old", 1))
+	have := append(live(oldBP, 1, 2), live(bp, 2, 1)...) // one new node made before the stop
+	ch, err := planPool(bp, &bp.Spec.Pools[1], have, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Action != Replace || !cmp.Equal(ch.Adds(), []string{"gpu-g2-1"}) || !cmp.Equal(ch.Removes(), []string{"gpu-0", "gpu-1"}) {
+		t.Errorf("plan = %s adds %v removes %v, want replace adding gpu-g2-1 and removing gpu-0, gpu-1", ch.Action, ch.Adds(), ch.Removes())
+	}
+}
+
+// A pod no controller would recreate, or one that tolerates only the old
+// taint, blocks the replacement before it starts.
+func TestBlockers(t *testing.T) {
+	bp := testBlueprint(t, `{name: gpu, machine: {cpu: 8, memory: 32Gi}, count: 1, taints: ["gpu=new:NoSchedule"]}`)
+	nodes := []corev1.Node{*newNode(bp, &bp.Spec.Pools[1], 1, 0)}
+	nodes[0].Spec.Taints = []corev1.Taint{{Key: "gpu", Value: "old", Effect: corev1.TaintEffectNoSchedule}}
+	ch, err := planPool(bp, &bp.Spec.Pools[1], []*corev1.Node{&nodes[0]}, map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	owned := corev1.Pod{}
+	owned.Namespace, owned.Name = "ns", "web-1"
+	owned.OwnerReferences = append(owned.OwnerReferences, ownerRef("ReplicaSet", "web", &yes))
+	owned.Spec.Tolerations = []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "old", Effect: corev1.TaintEffectNoSchedule}}
+	bare := corev1.Pod{}
+	bare.Namespace, bare.Name = "ns", "debug"
+	changes := []Change{*ch}
+	block(changes, nodes, map[string][]*corev1.Pod{"gpu-0": {&owned, &bare}})
+	got := strings.Join(changes[0].Blockers, "\n")
+	for _, want := range []string{"pod ns/debug on gpu-0 has no controller", "ReplicaSet ns/web: 1 pod(s) would have nowhere to run", "does not tolerate the taint gpu=new:NoSchedule"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("blockers %q do not say %q", got, want)
+		}
+	}
+}
+
+func ownerRef(kind, name string, controller *bool) metav1.OwnerReference {
+	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID(name), Controller: controller}
+}
