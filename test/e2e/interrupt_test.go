@@ -1,0 +1,95 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/pools"
+)
+
+// An apply killed in the middle of a blue/green replacement (new nodes
+// up, old ones cordoned, a drain held by a budget) converges when run
+// again: `berth plan` shows the replacement being finished, and `berth
+// apply` finishes it.
+func TestKilledApplyConverges(t *testing.T) {
+	ctx := context.Background()
+	removeNodesOf(t, "killed")
+	if err := applyBlueprint(ctx, loadBlueprint(t, poolBlueprint("killed", "bg=old:NoSchedule")), apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	makeDeployment(ns, "serve", 2).nodeSelector(pools.LabelPool, "killed-gpu").toleration("bg").create(t)
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	runningPods(t, ns, "app=serve", 2)
+
+	home := t.TempDir()
+	file := filepath.Join(home, "killed.yaml")
+	if err := os.WriteFile(file, []byte(poolBlueprint("killed", "bg=new:NoSchedule")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "apply", "--kubeconfig", kubeconfig, "-f", file, "--drain-timeout", "10m")
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home)
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the apply to reach the blocked drain", func() (bool, error) {
+		return strings.Contains(out.String(), "held by a disruption budget"), nil
+	})
+	cmd.Process.Kill()
+	cmd.Wait()
+
+	out2, code := berth(t, home, "plan", "--kubeconfig", kubeconfig, "-f", file)
+	if code != 2 || !strings.Contains(out2, "finishing the replacement of generation 1 by 2") {
+		t.Fatalf("plan after the kill exited %d, want 2 and the replacement being finished:\n%s", code, out2)
+	}
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Patch(ctx, "serve", types.MergePatchType, []byte(`{"spec":{"minAvailable":1}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	mustBerth(t, home, "apply", "--kubeconfig", kubeconfig, "-f", file)
+	out3, code := berth(t, home, "plan", "--kubeconfig", kubeconfig, "-f", file)
+	if code != 0 {
+		t.Errorf("plan after the second apply exited %d, want 0:\n%s", code, out3)
+	}
+	for _, p := range readyPods(t, ns, "serve") {
+		if !strings.HasPrefix(p.Spec.NodeName, "killed-gpu-g2-") {
+			t.Errorf("pod %s runs on %s after the finished replacement", p.Name, p.Spec.NodeName)
+		}
+	}
+}
+
+// lockedBuffer is a buffer one goroutine writes while another reads.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *lockedBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
