@@ -37,13 +37,44 @@ func Render(w io.Writer, c *Cluster) error {
 	if c.Unpooled > 0 {
 		fmt.Fprintf(w, "%d node(s) belong to no pool (no berth.io/pool or agentpool label)\n", c.Unpooled)
 	}
-	if len(c.Quotas) == 0 {
+	if err := renderQuotas(w, c.Quotas); err != nil {
+		return err
+	}
+	return renderClasses(w, c.Classes)
+}
+
+func renderClasses(w io.Writer, classes []Class) error {
+	if len(classes) == 0 {
 		return nil
 	}
 	fmt.Fprintln(w)
-	tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "CLASS\tPRIORITYCLASS\tPREEMPTION\tPOOLS\tBUDGET\tSPREAD")
+	for _, c := range classes {
+		pc := "-"
+		switch {
+		case c.PriorityClass != "" && c.Present:
+			pc = fmt.Sprintf("%s (%d)", c.PriorityClass, c.Value)
+		case c.PriorityClass != "":
+			pc = c.PriorityClass + " (missing: run berth apply)"
+		}
+		budget := c.Budget
+		if budget == "" {
+			budget = "-"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, pc, c.Preemption, strings.Join(c.Pools, ","), budget, c.Spread)
+	}
+	return tw.Flush()
+}
+
+func renderQuotas(w io.Writer, quotas []Quota) error {
+	if len(quotas) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "TEAM\tNAMESPACE\tQUOTA\tUSED/HARD")
-	for _, q := range c.Quotas {
+	for _, q := range quotas {
 		var parts []string
 		for _, name := range sortedNames(q.Hard) {
 			used := q.Used[name]

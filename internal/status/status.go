@@ -9,6 +9,7 @@ import (
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -45,10 +46,24 @@ type Quota struct {
 	Used, Hard            corev1.ResourceList
 }
 
+// Class is one workload class of the blueprint and its PriorityClass.
+type Class struct {
+	Name, PriorityClass string
+	// Value is the PriorityClass's value in the cluster; Present is false
+	// when the cluster lacks it (not applied yet).
+	Value      int32
+	Present    bool
+	Preemption string
+	Pools      []string
+	Budget     string
+	Spread     string
+}
+
 // Cluster is the summary berth status prints.
 type Cluster struct {
-	Pools  []Pool
-	Quotas []Quota
+	Pools   []Pool
+	Quotas  []Quota
+	Classes []Class
 	// Unpooled counts nodes that belong to no pool.
 	Unpooled int
 }
@@ -135,6 +150,35 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 			return nil, err
 		}
 		out.Quotas = quotas
+		if out.Classes, err = collectClasses(ctx, c, bp); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func collectClasses(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) ([]Class, error) {
+	var out []Class
+	for i := range bp.Spec.Classes {
+		bc := &bp.Spec.Classes[i]
+		cl := Class{Name: bc.Name, PriorityClass: bc.PriorityClassName(), Preemption: string(bc.Preemption), Pools: bc.Pools, Spread: string(bc.Spread)}
+		if d := bc.Disruption; d != nil {
+			if d.MinAvailable != nil {
+				cl.Budget = "minAvailable " + d.MinAvailable.String()
+			} else if d.MaxUnavailable != nil {
+				cl.Budget = "maxUnavailable " + d.MaxUnavailable.String()
+			}
+		}
+		if cl.PriorityClass != "" {
+			pc, err := c.SchedulingV1().PriorityClasses().Get(ctx, cl.PriorityClass, metav1.GetOptions{})
+			switch {
+			case err == nil:
+				cl.Value, cl.Present = pc.Value, true
+			case !apierrors.IsNotFound(err):
+				return nil, fmt.Errorf("reading PriorityClass %s: %w", cl.PriorityClass, err)
+			}
+		}
+		out = append(out, cl)
 	}
 	return out, nil
 }
