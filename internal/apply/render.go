@@ -59,9 +59,15 @@ func (p *Plan) Render(w io.Writer) {
 		fmt.Fprintf(w, "No changes: the cluster matches blueprint %s.\n", p.Blueprint)
 		return
 	}
-	fmt.Fprintf(w, "\nPlan: %d to create, %d to update, %d to replace, %d to delete", counts[Create], counts[Update], counts[Replace], counts[Delete])
-	if counts[Conflict] > 0 {
-		fmt.Fprintf(w, ", %d in conflict", counts[Conflict])
+	fmt.Fprint(w, "\nPlan:")
+	if len(p.Objects) > 0 {
+		fmt.Fprintf(w, " %d to create, %d to update, %d to replace, %d to delete", counts[Create], counts[Update], counts[Replace], counts[Delete])
+		if counts[Conflict] > 0 {
+			fmt.Fprintf(w, ", %d in conflict", counts[Conflict])
+		}
+		if len(p.Pools) > 0 {
+			fmt.Fprint(w, ";")
+		}
 	}
 	if len(p.Pools) > 0 {
 		var parts []string
@@ -70,7 +76,7 @@ func (p *Plan) Render(w io.Writer) {
 				parts = append(parts, fmt.Sprintf("%d to %s", n, a))
 			}
 		}
-		fmt.Fprintf(w, "; pools: %s", strings.Join(parts, ", "))
+		fmt.Fprintf(w, " pools: %s", strings.Join(parts, ", "))
 	}
 	fmt.Fprintln(w, ".")
 }
@@ -84,7 +90,7 @@ func renderPool(w io.Writer, ch *pools.Change) {
 	if ch.Action == pools.Replace {
 		steps := []string{}
 		if adds := ch.Adds(); len(adds) > 0 {
-			steps = append(steps, "create "+list(adds)+" and wait until they are Ready")
+			steps = append(steps, "create "+list(adds)+" and wait until Ready")
 		}
 		if rm := ch.Removes(); len(rm) > 0 {
 			steps = append(steps,
