@@ -133,7 +133,7 @@ spec:
 	b.Cleanup(func() {
 		client.CoreV1().Nodes().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: pools.LabelBlueprint + "=replace"})
 	})
-	ns := "bench-replace"
+	ns := fmt.Sprintf("bench-replace-%d", time.Now().UnixNano()%1000000)
 	client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
 	b.Cleanup(func() { client.CoreV1().Namespaces().Delete(context.Background(), ns, metav1.DeleteOptions{}) })
 	waitFor := func(what string, cond func() bool) {
