@@ -79,6 +79,7 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newStatusCommand(s, kube),
 		newPlanCommand(s, kube),
 		newApplyCommand(s, kube),
+		newExportCommand(s),
 	)
 	return root
 }

@@ -2,7 +2,7 @@ package export
 
 // The catalog: instance types berth can choose for a pool on each cloud
 // when the blueprint names none in machine.instanceTypes. It is data, not
-// logic; README-section.md renders it as a table, and a test keeps the two
+// logic; the README renders it as a table, and a test keeps the two
 // in step.
 //
 // The rule (resolve in machine.go): among the cloud's types with exactly

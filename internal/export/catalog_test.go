@@ -178,14 +178,14 @@ func TestParseGPUProduct(t *testing.T) {
 // TestREADMECatalog keeps the README's catalog table in step with the
 // data: every type berth can choose is listed there.
 func TestREADMECatalog(t *testing.T) {
-	readme, err := os.ReadFile("README-section.md")
+	readme, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for c, types := range catalog {
 		for _, it := range types {
 			if !strings.Contains(string(readme), it.Name) {
-				t.Errorf("README-section.md does not list %s type %s", c, it.Name)
+				t.Errorf("README.md does not list %s type %s", c, it.Name)
 			}
 		}
 	}
