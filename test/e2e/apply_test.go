@@ -15,6 +15,7 @@ import (
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/compile"
+	"berth.io/berth/internal/pools"
 )
 
 // loadBlueprint parses a blueprint written inline in a test.
@@ -90,8 +91,12 @@ func TestSecondApplyWritesNothing(t *testing.T) {
 	if code != 2 || !strings.Contains(out, "~ update ResourceQuota team-b/team-quota") || !strings.Contains(out, want) {
 		t.Errorf("berth plan of a changed quota exited %d, want 2 and %q:\n%s", code, want, out)
 	}
+	out, code = berth(t, home, "apply", "--dry-run", "--kubeconfig", kubeconfig, "-f", changed)
+	if code != 0 || !strings.Contains(out, "would update ResourceQuota team-b/team-quota") {
+		t.Errorf("berth apply --dry-run exited %d, want 0 and the update it would make:\n%s", code, out)
+	}
 	if after := resourceVersions(t, bp.Metadata.Name); after["ResourceQuota team-b/team-quota"] != before["ResourceQuota team-b/team-quota"] {
-		t.Error("berth plan changed the quota it planned to change")
+		t.Error("berth plan or apply --dry-run changed the quota")
 	}
 }
 
@@ -222,5 +227,38 @@ func TestConflictIsReportedNotForced(t *testing.T) {
 	got, _ = client.CoreV1().ResourceQuotas("team-a").Get(ctx, "team-quota", metav1.GetOptions{})
 	if cpu := got.Spec.Hard[corev1.ResourceRequestsCPU]; cpu.String() != "64" {
 		t.Errorf("after --force-conflicts requests.cpu = %s, want the blueprint's 64", cpu.String())
+	}
+}
+
+// Apply adds nodes to a pool and drains and removes those it no longer
+// needs, highest index first.
+func TestApplyResizesPool(t *testing.T) {
+	ctx := context.Background()
+	removeNodesOf(t, "resize")
+	sized := func(n string) *v1alpha1.Blueprint {
+		return loadBlueprint(t, strings.Replace(poolBlueprint("resize", "bg=x:NoSchedule"), "count: 2", "count: "+n, 1))
+	}
+	nodes := func() string {
+		l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool + "=resize-gpu"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var names []string
+		for _, n := range l.Items {
+			names = append(names, n.Name)
+		}
+		return strings.Join(names, ",")
+	}
+	for _, step := range []struct{ count, want string }{
+		{"1", "resize-gpu-0"},
+		{"3", "resize-gpu-0,resize-gpu-1,resize-gpu-2"},
+		{"2", "resize-gpu-0,resize-gpu-1"},
+	} {
+		if err := applyBlueprint(ctx, sized(step.count), apply.Options{}); err != nil {
+			t.Fatalf("count %s: %v", step.count, err)
+		}
+		if got := nodes(); got != step.want {
+			t.Errorf("count %s: nodes %s, want %s", step.count, got, step.want)
+		}
 	}
 }

@@ -65,6 +65,12 @@ func TestUpDownResume(t *testing.T) {
 	}
 	t.Cleanup(func() { berth(t, home, "down", "--name", "resume", "--purge") })
 
+	// up applied the blueprint: plan (the saved blueprint of the current
+	// context berth-resume) finds nothing to do.
+	if out, code := berth(t, home, "plan"); code != 0 || !strings.Contains(out, "No changes") {
+		t.Errorf("berth plan right after berth up exited %d, want 0 and no changes:\n%s", code, out)
+	}
+
 	// The context was merged into the user's kubeconfig, as kind does.
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
@@ -84,6 +90,9 @@ func TestUpDownResume(t *testing.T) {
 	}
 
 	mustBerth(t, home, "down", "--name", "resume")
+	if out, code := berth(t, home, "plan"); code != 1 || !strings.Contains(out, "cannot reach the API server of context berth-resume") || !strings.Contains(out, "berth up --name resume") {
+		t.Errorf("berth plan of a stopped cluster exited %d, want 1 with the fix:\n%s", code, out)
+	}
 	if _, err := c.CoreV1().ConfigMaps("default").Get(ctx, "survives", metav1.GetOptions{}); err == nil {
 		t.Fatal("the API still answers after `berth down`")
 	}
