@@ -143,6 +143,9 @@ func renderField(f FieldChange) string {
 
 // list shortens long node lists: a-0, a-1, … (12 in all).
 func list(names []string) string {
+	if len(names) == 0 {
+		return "no nodes"
+	}
 	if len(names) <= 6 {
 		return strings.Join(names, ", ")
 	}
