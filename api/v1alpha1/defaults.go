@@ -24,6 +24,12 @@ func SetDefaults(bp *Blueprint) {
 	if len(s.Zones) == 0 {
 		s.Zones = []string{DefaultZone}
 	}
+	if len(s.SystemNamespaces) == 0 {
+		s.SystemNamespaces = []string{"kube-system"}
+	}
+	if s.Guardrails == "" {
+		s.Guardrails = GuardrailsEnforce
+	}
 	for i := range s.Pools {
 		p := &s.Pools[i]
 		if p.Mode == "" {

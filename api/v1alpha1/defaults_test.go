@@ -32,7 +32,9 @@ func TestSetDefaultsFillsDocumentedDefaults(t *testing.T) {
 		Teams: []Team{{Name: "team-a", Namespaces: []string{"team-a"}, Defaults: &ContainerDefaults{
 			CPURequest: quantity("500m"), MemoryRequest: quantity("512Mi"), CPULimit: quantity("1"), MemoryLimit: quantity("1Gi"),
 		}}},
-		Classes: []Class{{Name: "batch", Pools: []string{"gpu"}, Preemption: PreemptLowerPriority, Spread: SpreadNone}},
+		Classes:          []Class{{Name: "batch", Pools: []string{"gpu"}, Preemption: PreemptLowerPriority, Spread: SpreadNone}},
+		SystemNamespaces: []string{"kube-system"},
+		Guardrails:       GuardrailsEnforce,
 	}}
 	if diff := cmp.Diff(want, bp); diff != "" {
 		t.Errorf("SetDefaults (-want +got):\n%s", diff)
@@ -59,6 +61,8 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 				Name: "web", Pools: []string{"win"}, Preemption: PreemptNever, Spread: SpreadZone,
 				Disruption: &Disruption{MinAvailable: ptr(intstr.FromString("50%"))},
 			}},
+			SystemNamespaces: []string{"kube-system", "monitoring"},
+			Guardrails:       GuardrailsWarn,
 		}}
 	}
 	bp := set()

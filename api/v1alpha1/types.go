@@ -40,7 +40,28 @@ type Spec struct {
 	// Classes are workload classes: what a workload labelled
 	// berth.io/class=NAME receives (pools, priority, disruption, spread).
 	Classes []Class `json:"classes,omitempty"`
+	// SystemNamespaces may run on System pools, tolerate their taints,
+	// set spec.nodeName, and run GPU-pool add-ons such as a device
+	// plugin. Empty means [kube-system].
+	SystemNamespaces []string `json:"systemNamespaces,omitempty"`
+	// Guardrails says what the admission policies berth generates do
+	// with a workload that breaks the design: Enforce refuses it, Warn
+	// admits it with a warning, Audit admits it and records an audit
+	// annotation, Off installs no policies. Empty means Enforce. Every
+	// pod must pass every policy in a cluster, so at most one blueprint
+	// per cluster may have guardrails.
+	Guardrails GuardrailMode `json:"guardrails,omitempty"`
 }
+
+// GuardrailMode is what berth's admission policies do with a violation.
+type GuardrailMode string
+
+const (
+	GuardrailsEnforce GuardrailMode = "Enforce"
+	GuardrailsWarn    GuardrailMode = "Warn"
+	GuardrailsAudit   GuardrailMode = "Audit"
+	GuardrailsOff     GuardrailMode = "Off"
+)
 
 // PoolMode follows AKS: System pools host cluster add-ons, User pools host
 // workloads.

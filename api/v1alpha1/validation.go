@@ -59,6 +59,18 @@ func Validate(bp *Blueprint) (errs, warnings field.ErrorList) {
 	e, w = validateTeams(spec.Child("teams"), s.Teams, s.Pools, s.Classes)
 	errs, warnings = append(errs, e...), append(warnings, w...)
 	errs = append(errs, validateClasses(spec.Child("classes"), s.Classes, pools)...)
+	errs = append(errs, oneOf(spec.Child("guardrails"), string(s.Guardrails), GuardrailsEnforce, GuardrailsWarn, GuardrailsAudit, GuardrailsOff)...)
+	teamNamespaces := sets.New[string]()
+	for _, t := range s.Teams {
+		teamNamespaces.Insert(t.Namespaces...)
+	}
+	for i, ns := range s.SystemNamespaces {
+		p := spec.Child("systemNamespaces").Index(i)
+		errs = append(errs, dnsLabel(p, ns)...)
+		if teamNamespaces.Has(ns) && ns != "default" && !strings.HasPrefix(ns, "kube-") { // those are refused as team namespaces already
+			errs = append(errs, field.Invalid(p, ns, "is also a team namespace; a team's pods would be allowed onto System pools and to pin themselves to nodes\nfix: keep system and team namespaces apart"))
+		}
+	}
 	return errs, warnings
 }
 

@@ -79,6 +79,9 @@ type Plan struct {
 	// Ignored look like berth's (its labels) but berth did not create
 	// them, so it never touches them.
 	Ignored []string
+	// Unsupported says what the cluster cannot hold (its API lacks the
+	// kind), and so what is not enforced there.
+	Unsupported []string
 }
 
 // Client is what apply needs of a cluster.
@@ -121,10 +124,19 @@ func (p *Plan) Problems() []string {
 // Compute plans the changes that make the cluster match the blueprint.
 func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) (*Plan, error) {
 	plan := &Plan{Blueprint: bp.Metadata.Name}
+	served, err := servedKinds(cl.Kube)
+	if err != nil {
+		return nil, err
+	}
 	want := map[string]bool{}
 	creating := map[string]bool{} // namespaces the plan creates
+	missing := map[string]int{}
 	for _, obj := range compile.Objects(bp) {
 		kind, _ := compile.KindOf(obj)
+		if !served[kind.Kind] {
+			missing[kind.Kind]++
+			continue
+		}
 		want[key(kind, obj.GetNamespace(), obj.GetName())] = true
 		u, err := toUnstructured(obj)
 		if err != nil {
@@ -142,7 +154,12 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 		}
 		plan.Objects = append(plan.Objects, *ch)
 	}
-	if err := planPrune(ctx, cl, bp.Metadata.Name, want, o.Prune, plan); err != nil {
+	for _, kind := range compile.Kinds {
+		if n := missing[kind.Kind]; n > 0 {
+			plan.Unsupported = append(plan.Unsupported, fmt.Sprintf("%d %s(s): this cluster does not serve %s, so %s", n, kind.Kind, kind.Resource.GroupVersion().String()+" "+kind.Kind, unsupportedMeans[kind.Kind]))
+		}
+	}
+	if err := planPrune(ctx, cl, bp.Metadata.Name, want, o.Prune, served, plan); err != nil {
 		return nil, err
 	}
 	if o.SkipPools {
@@ -215,11 +232,14 @@ func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u
 
 // planPrune finds berth's objects of this blueprint that it no longer
 // wants, and objects that only look like berth's.
-func planPrune(ctx context.Context, cl Client, blueprint string, want map[string]bool, prune bool, plan *Plan) error {
+func planPrune(ctx context.Context, cl Client, blueprint string, want map[string]bool, prune bool, served map[string]bool, plan *Plan) error {
 	// Deletions go in reverse dependency order: what lives in a
 	// namespace before the namespace.
 	for i := len(compile.Kinds) - 1; i >= 0; i-- {
 		kind := compile.Kinds[i]
+		if !served[kind.Kind] {
+			continue
+		}
 		list, err := cl.Dynamic.Resource(kind.Resource).List(ctx, metav1.ListOptions{LabelSelector: compile.Selector(blueprint)})
 		if err != nil {
 			return fmt.Errorf("listing %ss: %w", kind.Kind, err)
@@ -255,6 +275,39 @@ func planPrune(ctx context.Context, cl Client, blueprint string, want map[string
 		}
 	}
 	return nil
+}
+
+// unsupportedMeans says what is lost when a cluster lacks a kind.
+var unsupportedMeans = map[string]string{
+	"ValidatingAdmissionPolicy":        "the guardrails are not enforced (ValidatingAdmissionPolicy is GA from Kubernetes 1.30)",
+	"ValidatingAdmissionPolicyBinding": "the guardrails are not enforced (ValidatingAdmissionPolicy is GA from Kubernetes 1.30)",
+}
+
+// servedKinds asks the cluster which of berth's kinds it serves.
+func servedKinds(c kubernetes.Interface) (map[string]bool, error) {
+	served := map[string]bool{}
+	byGV := map[string][]compile.Kind{}
+	for _, k := range compile.Kinds {
+		gv := k.Resource.GroupVersion().String()
+		byGV[gv] = append(byGV[gv], k)
+	}
+	for gv, kinds := range byGV {
+		list, err := c.Discovery().ServerResourcesForGroupVersion(gv)
+		if apierrors.IsNotFound(err) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("asking the cluster which APIs it serves (%s): %w", gv, err)
+		}
+		for _, k := range kinds {
+			for _, r := range list.APIResources {
+				if r.Name == k.Resource.Resource {
+					served[k.Kind] = true
+				}
+			}
+		}
+	}
+	return served, nil
 }
 
 // isBerths reports whether berth applied obj: its labels can be copied,

@@ -49,6 +49,12 @@ func (p *Plan) Render(w io.Writer) {
 			fmt.Fprintf(w, "  %s\n", k)
 		}
 	}
+	if len(p.Unsupported) > 0 {
+		fmt.Fprintln(w, "Not applied (the cluster's API lacks them):")
+		for _, u := range p.Unsupported {
+			fmt.Fprintf(w, "  %s\n", u)
+		}
+	}
 	if len(p.Ignored) > 0 {
 		fmt.Fprintln(w, "Not berth's, never touched:")
 		for _, k := range p.Ignored {

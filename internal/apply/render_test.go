@@ -52,8 +52,9 @@ func TestRenderGolden(t *testing.T) {
 			Ignored: []string{"ResourceQuota team-a/team-quota-2 carries berth's labels, but berth did not create it"},
 		}},
 		{"remote", &Plan{
-			Blueprint: "retail-analytics",
-			Objects:   []ObjectChange{{Kind: kind("Namespace"), Name: "team-a", Action: Update, Note: "adopt: berth did not create it; from now on berth manages the fields it sets", Fields: []FieldChange{{Path: `metadata.labels["berth.io/team"]`, To: "team-a"}}}},
+			Blueprint:   "retail-analytics",
+			Objects:     []ObjectChange{{Kind: kind("Namespace"), Name: "team-a", Action: Update, Note: "adopt: berth did not create it; from now on berth manages the fields it sets", Fields: []FieldChange{{Path: `metadata.labels["berth.io/team"]`, To: "team-a"}}}},
+			Unsupported: []string{"4 ValidatingAdmissionPolicy(s): this cluster does not serve admissionregistration.k8s.io/v1 ValidatingAdmissionPolicy, so " + unsupportedMeans["ValidatingAdmissionPolicy"]},
 		}},
 		{"pools", &Plan{
 			Blueprint:    "retail-analytics",

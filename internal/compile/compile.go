@@ -5,6 +5,10 @@
 // where a team may use only some classes, a priority-scoped quota that
 // refuses the others.
 //
+// Unless the blueprint turns them off, it also compiles the guardrails:
+// ValidatingAdmissionPolicies that hold every workload to the design
+// (guardrails.go).
+//
 // Compile is pure: the same blueprint gives the same objects, in the order
 // they must be applied. Node pools are not objects here; see
 // internal/pools.
@@ -15,6 +19,7 @@ import (
 	"sort"
 	"strings"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -92,7 +97,7 @@ func Objects(bp *v1alpha1.Blueprint) []Object {
 			}
 		}
 	}
-	return out
+	return append(out, guardrails(bp)...)
 }
 
 // Labels are the ownership labels of a blueprint's objects.
@@ -292,6 +297,8 @@ var Kinds = []Kind{
 	{corev1.SchemeGroupVersion.WithResource("resourcequotas"), "ResourceQuota", true},
 	{corev1.SchemeGroupVersion.WithResource("limitranges"), "LimitRange", true},
 	{policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), "PodDisruptionBudget", true},
+	{admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies"), "ValidatingAdmissionPolicy", false},
+	{admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"), "ValidatingAdmissionPolicyBinding", false},
 }
 
 // KindOf is the Kind entry for obj.

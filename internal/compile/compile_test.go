@@ -4,11 +4,13 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
 )
 
@@ -46,6 +48,10 @@ func TestRetailObjectsInApplyOrder(t *testing.T) {
 		"PriorityClass inference-high", "PriorityClass training-low",
 		"ResourceQuota team-a/team-quota", "LimitRange team-a/team-defaults", "PodDisruptionBudget team-a/inference-budget",
 		"ResourceQuota team-b/team-quota", "LimitRange team-b/team-defaults", "PodDisruptionBudget team-b/inference-budget",
+		"ValidatingAdmissionPolicy berth-pods", "ValidatingAdmissionPolicyBinding berth-pods",
+		"ValidatingAdmissionPolicy berth-workloads", "ValidatingAdmissionPolicyBinding berth-workloads",
+		"ValidatingAdmissionPolicy berth-cronjobs", "ValidatingAdmissionPolicyBinding berth-cronjobs",
+		"ValidatingAdmissionPolicy berth-namespaces", "ValidatingAdmissionPolicyBinding berth-namespaces",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("objects (-want +got):\n%s", d)
@@ -136,5 +142,36 @@ spec:
 	}
 	if pods := found.Spec.Hard[corev1.ResourcePods]; !pods.IsZero() {
 		t.Errorf("hard pods = %s, want 0", pods.String())
+	}
+}
+
+func TestGuardrailModes(t *testing.T) {
+	for mode, want := range map[v1alpha1.GuardrailMode][]admissionv1.ValidationAction{
+		v1alpha1.GuardrailsEnforce: {admissionv1.Deny},
+		v1alpha1.GuardrailsWarn:    {admissionv1.Warn},
+		v1alpha1.GuardrailsAudit:   {admissionv1.Audit},
+		v1alpha1.GuardrailsOff:     nil,
+	} {
+		raw, _ := blueprint.Template("retail")
+		bp, _, err := blueprint.Parse("retail.yaml", raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bp.Spec.Guardrails = mode
+		var bindings int
+		for _, o := range Objects(bp) {
+			if b, ok := o.(*admissionv1.ValidatingAdmissionPolicyBinding); ok {
+				bindings++
+				if d := cmp.Diff(want, b.Spec.ValidationActions); d != "" {
+					t.Errorf("%s: binding %s actions (-want +got):\n%s", mode, b.Name, d)
+				}
+			}
+			if p, ok := o.(*admissionv1.ValidatingAdmissionPolicy); ok && *p.Spec.FailurePolicy != admissionv1.Fail {
+				t.Errorf("policy %s fails open", p.Name)
+			}
+		}
+		if (mode == v1alpha1.GuardrailsOff) != (bindings == 0) {
+			t.Errorf("%s: %d policy bindings", mode, bindings)
+		}
 	}
 }

@@ -30,6 +30,8 @@ func retailCopy(b *testing.B, prefix string) *v1alpha1.Blueprint {
 	}
 	r.Metadata.Name = prefix + r.Metadata.Name
 	s := &r.Spec
+	// The suite's blueprint holds the cluster's guardrails.
+	s.Guardrails = v1alpha1.GuardrailsOff
 	for i := range s.Pools {
 		s.Pools[i].Name = prefix + s.Pools[i].Name
 	}
@@ -117,6 +119,7 @@ apiVersion: berth.io/v1alpha1
 kind: Blueprint
 metadata: {name: replace}
 spec:
+  guardrails: Off
   zones: [zone-1, zone-2, zone-3]
   pools:
   - {name: replace-system, mode: System, machine: {cpu: 2, memory: 4Gi}, count: 1, taints: ["CriticalAddonsOnly=true:NoSchedule"]}

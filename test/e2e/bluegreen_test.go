@@ -26,6 +26,7 @@ apiVersion: berth.io/v1alpha1
 kind: Blueprint
 metadata: {name: ` + name + `}
 spec:
+  guardrails: Off # the suite's blueprint holds the cluster's guardrails
   zones: [zone-1, zone-2]
   pools:
   - {name: ` + name + `-system, mode: System, machine: {cpu: 2, memory: 4Gi}, count: 1, taints: ["CriticalAddonsOnly=true:NoSchedule"]}

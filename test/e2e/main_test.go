@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -19,6 +21,13 @@ import (
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/cli"
 	"berth.io/berth/internal/cluster"
+)
+
+// Namespaces of testdata/e2e.yaml the tests share: a system namespace
+// (add-ons, spec.nodeName) and the namespace of a team with GPUs.
+const (
+	systemNS = "e2e-system"
+	gpuLab   = "gpu-lab"
 )
 
 // cliEnv makes the test binary act as the berth command, so CLI tests
@@ -95,8 +104,16 @@ func run(m *testing.M) int {
 	kubeconfig = c.State.Kubeconfig()
 	client = kubernetes.NewForConfigOrDie(cfg)
 	clients = apply.Client{Kube: client, Dynamic: dynamic.NewForConfigOrDie(cfg)}
+	if _, err := client.CoreV1().Namespaces().Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: systemNS}}, metav1.CreateOptions{}); err != nil {
+		fmt.Fprintln(os.Stderr, "creating the e2e system namespace:", err)
+		return 1
+	}
 	if err := applyBlueprint(context.Background(), bp, apply.Options{}); err != nil {
 		fmt.Fprintln(os.Stderr, "applying the e2e blueprint:", err)
+		return 1
+	}
+	if err := waitForGuardrails(context.Background()); err != nil {
+		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
 	return m.Run()

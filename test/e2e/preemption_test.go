@@ -15,11 +15,11 @@ import (
 // inference-high pod preempts one training pod.
 func TestInferencePreemptsTrainingWhichNeverPreempts(t *testing.T) {
 	ctx := context.Background()
-	ns := namespace(t)
+	ns := gpuLab
 	clearPods(t, ns)
 	var training []string
 	for i := range 4 {
-		name := fmt.Sprintf("train-%d", i)
+		name := fmt.Sprintf("preempt-%d", i)
 		training = append(training, name)
 		if _, err := client.CoreV1().Pods(ns).Create(ctx, anyGPUPod(ns, name, "training-low"), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
@@ -42,7 +42,7 @@ func TestInferencePreemptsTrainingWhichNeverPreempts(t *testing.T) {
 		return len(running()) == 4, nil
 	})
 
-	late, err := client.CoreV1().Pods(ns).Create(ctx, anyGPUPod(ns, "train-late", "training-low"), metav1.CreateOptions{})
+	late, err := client.CoreV1().Pods(ns).Create(ctx, anyGPUPod(ns, "preempt-late", "training-low"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestInferencePreemptsTrainingWhichNeverPreempts(t *testing.T) {
 		t.Fatalf("training-low pod has preemptionPolicy %v, want Never from its PriorityClass", late.Spec.PreemptionPolicy)
 	}
 	eventually(t, 30*time.Second, "the scheduler to find no room for the late training pod", func() (bool, error) {
-		p, err := client.CoreV1().Pods(ns).Get(ctx, "train-late", metav1.GetOptions{})
+		p, err := client.CoreV1().Pods(ns).Get(ctx, "preempt-late", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
@@ -63,10 +63,10 @@ func TestInferencePreemptsTrainingWhichNeverPreempts(t *testing.T) {
 	})
 	// Give a wrongful preemption time to show before checking for one.
 	time.Sleep(2 * time.Second)
-	if r := running(); len(r) != 4 || r["train-late"] {
+	if r := running(); len(r) != 4 || r["preempt-late"] {
 		t.Fatalf("a training pod with preemptionPolicy Never displaced another: running %v", r)
 	}
-	if p, _ := client.CoreV1().Pods(ns).Get(ctx, "train-late", metav1.GetOptions{}); p.Status.NominatedNodeName != "" {
+	if p, _ := client.CoreV1().Pods(ns).Get(ctx, "preempt-late", metav1.GetOptions{}); p.Status.NominatedNodeName != "" {
 		t.Errorf("the late training pod was nominated to %s, which only preemption does", p.Status.NominatedNodeName)
 	}
 
@@ -87,7 +87,7 @@ func TestInferencePreemptsTrainingWhichNeverPreempts(t *testing.T) {
 	if left != 3 {
 		t.Errorf("%d of the 4 training pods still run after one inference pod arrived, want 3 (exactly one preempted)", left)
 	}
-	if r["train-late"] {
+	if r["preempt-late"] {
 		t.Error("the late training pod took the freed GPU instead of the inference pod")
 	}
 }

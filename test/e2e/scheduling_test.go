@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -20,13 +21,19 @@ var readFile = os.ReadFile
 func TestSystemPoolTakesOnlyCriticalAddons(t *testing.T) {
 	ns := namespace(t)
 	makeDeployment(ns, "web", 12).create(t)
-	makeDeployment(ns, "coredns", 2).toleration("CriticalAddonsOnly").nodeSelector(poolLabel, "system").create(t)
+	// Add-ons run in a system namespace: only those may tolerate the
+	// System pool's taint.
+	dnsName := "coredns-" + fmt.Sprint(time.Now().UnixNano()%100000)
+	makeDeployment(systemNS, dnsName, 2).toleration("CriticalAddonsOnly").nodeSelector(poolLabel, "system").create(t)
+	t.Cleanup(func() {
+		client.AppsV1().Deployments(systemNS).Delete(context.Background(), dnsName, metav1.DeleteOptions{})
+	})
 
 	web := runningPods(t, ns, "app=web", 12)
 	if n := countBy(t, web, poolLabel)["system"]; n != 0 {
 		t.Errorf("%d pods without the CriticalAddonsOnly toleration landed on the system pool", n)
 	}
-	dns := runningPods(t, ns, "app=coredns", 2)
+	dns := runningPods(t, systemNS, "app="+dnsName, 2)
 	if diff := cmp.Diff(map[string]int{"system": 2}, countBy(t, dns, poolLabel)); diff != "" {
 		t.Errorf("CoreDNS-like pods by pool (-want +got):\n%s", diff)
 	}
@@ -43,9 +50,12 @@ func TestGPUPoolTakesOnlyGPUPods(t *testing.T) {
 		t.Errorf("%d nginx pods landed on the GPU pool", n)
 	}
 
+	// GPU pods run in a namespace whose team has a GPU quota: the
+	// guardrails refuse the GPU toleration anywhere else.
+	clearPods(t, gpuLab)
 	ctx := context.Background()
 	for _, name := range []string{"train-0", "train-1", "train-2"} {
-		if _, err := client.CoreV1().Pods(ns).Create(ctx, gpuPod(ns, name), metav1.CreateOptions{}); err != nil {
+		if _, err := client.CoreV1().Pods(gpuLab).Create(ctx, gpuPod(gpuLab, name), metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -55,7 +65,7 @@ func TestGPUPoolTakesOnlyGPUPods(t *testing.T) {
 	eventually(t, time.Minute, "two GPU pods bound", func() (bool, error) {
 		placed = map[string]string{}
 		for _, name := range []string{"train-0", "train-1", "train-2"} {
-			p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			p, err := client.CoreV1().Pods(gpuLab).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}
@@ -83,7 +93,7 @@ func TestGPUPoolTakesOnlyGPUPods(t *testing.T) {
 			if _, ok := placed[name]; ok {
 				continue
 			}
-			p, err := client.CoreV1().Pods(ns).Get(ctx, name, metav1.GetOptions{})
+			p, err := client.CoreV1().Pods(gpuLab).Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err
 			}

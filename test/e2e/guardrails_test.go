@@ -1,0 +1,205 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/wait"
+
+	"berth.io/berth/internal/compile"
+)
+
+// waitForGuardrails waits until the API server enforces each applied
+// policy: they take effect when its policy informers catch up.
+func waitForGuardrails(ctx context.Context) error {
+	dry := []string{metav1.DryRunAll}
+	pinned := corev1.PodSpec{NodeName: "cpu-0", Containers: []corev1.Container{{Name: "c", Image: "x"}}}
+	probes := map[string]func() error{
+		compile.PodPolicy: func() error {
+			_, err := client.CoreV1().Pods("web").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: pinned}, metav1.CreateOptions{DryRun: dry})
+			return err
+		},
+		compile.WorkloadPolicy: func() error {
+			d := makeDeployment("web", "probe", 1).d
+			d.Spec.Template.Spec = pinned
+			_, err := client.AppsV1().Deployments("web").Create(ctx, d, metav1.CreateOptions{DryRun: dry})
+			return err
+		},
+		compile.NamespacePolicy: func() error {
+			ns, err := client.CoreV1().Namespaces().Get(ctx, "web", metav1.GetOptions{})
+			if err != nil {
+				return nil
+			}
+			ns.Labels[compile.LabelTeam] = "someone-else"
+			_, err = client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{DryRun: dry})
+			return err
+		},
+	}
+	for name, probe := range probes {
+		var last error
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			last = probe()
+			return last != nil && strings.Contains(last.Error(), "ValidatingAdmissionPolicy '"+name+"'"), nil
+		})
+		if err != nil {
+			return fmt.Errorf("policy %s is not enforced a minute after apply (last answer: %v)", name, last)
+		}
+	}
+	return nil
+}
+
+// bypass is an attempt to get round the design, and the rule that must
+// refuse it.
+type bypass struct {
+	name string
+	ns   string
+	pod  func(*corev1.Pod)
+	rule string
+}
+
+func gpuLimits(n string) corev1.ResourceList {
+	return corev1.ResourceList{"nvidia.com/gpu": resource.MustParse(n)}
+}
+
+var gpuToleration = corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}
+
+// Every bypass attempt the design names is refused by the API server, and
+// the refusal names the rule and the fix.
+func TestGuardrailsRefuseBypasses(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []bypass{
+		{"GPU toleration from a team without GPUs", "web", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{gpuToleration}
+			p.Spec.Containers[0].Resources.Limits = gpuLimits("1")
+		}, compile.RuleGPUNamespace},
+		{"GPU pool selected from a team without GPUs", "web", func(p *corev1.Pod) {
+			p.Spec.NodeSelector = map[string]string{"agentpool": "gpu"}
+			p.Spec.Containers[0].Resources.Limits = gpuLimits("1")
+		}, compile.RuleGPUNamespace},
+		{"GPU toleration without a GPU", "team-a", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{gpuToleration}
+		}, compile.RuleGPUWithoutGPU},
+		{"a toleration of every taint", "team-a", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
+		}, compile.RuleSystemPool},
+		{"the system pool from a team", "team-a", func(p *corev1.Pod) {
+			p.Spec.Tolerations = []corev1.Toleration{{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists}}
+			p.Spec.NodeSelector = map[string]string{"berth.io/pool": "system"}
+		}, compile.RuleSystemPool},
+		{"nodeName set to a GPU node", "team-a", func(p *corev1.Pod) {
+			p.Spec.NodeName = "gpu-0"
+			p.Spec.Containers[0].Resources.Limits = gpuLimits("1")
+		}, compile.RuleNodeName},
+		{"inference-high from a team not allowed it", "web", func(p *corev1.Pod) {
+			p.Spec.PriorityClassName = "inference-high"
+		}, compile.RulePriorityClass},
+		{"a training pod that could preempt", "gpu-lab", func(p *corev1.Pod) {
+			p.Labels = map[string]string{compile.LabelClass: "training"}
+		}, compile.RuleNeverPreempt},
+		// Kubernetes itself refuses these before the policies see them;
+		// they are here so that the design's promise is tested, whoever
+		// keeps it.
+		{"GPUs in requests without a limit", "team-a", func(p *corev1.Pod) {
+			p.Spec.Containers[0].Resources.Requests = gpuLimits("1")
+		}, "Limit must be set"},
+		{"GPUs asked for by an init container without a limit", "team-a", func(p *corev1.Pod) {
+			p.Spec.InitContainers = []corev1.Container{{Name: "fetch", Image: "x", Resources: corev1.ResourceRequirements{Requests: gpuLimits("1")}}}
+		}, "Limit must be set"},
+		{"spec.priority set by hand", "team-a", func(p *corev1.Pod) {
+			p.Spec.Priority = ptr(int32(1000000))
+		}, "must not be provided in pod spec"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			pod := &corev1.Pod{
+				ObjectMeta: metav1.ObjectMeta{Namespace: tc.ns, Name: "bypass"},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+			}
+			tc.pod(pod)
+			_, err := client.CoreV1().Pods(tc.ns).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+			if err == nil {
+				t.Fatalf("admitted")
+			}
+			if !strings.Contains(err.Error(), tc.rule) {
+				t.Fatalf("refused, but not by %s: %v", tc.rule, err)
+			}
+			if strings.HasPrefix(tc.rule, "berth/") && !strings.Contains(err.Error(), "Fix:") {
+				t.Errorf("refusal does not say how to fix it: %v", err)
+			}
+		})
+	}
+}
+
+// A workload that is fine when created cannot escape with an update, and
+// a template may not carry a priority number.
+func TestGuardrailsCoverWorkloadUpdates(t *testing.T) {
+	ctx := context.Background()
+	name := "escape-" + fmt.Sprint(time.Now().UnixNano()%100000)
+	d := makeDeployment("web", name, 1).create(t)
+	t.Cleanup(func() { client.AppsV1().Deployments("web").Delete(context.Background(), name, metav1.DeleteOptions{}) })
+
+	d.Spec.Template.Spec.Tolerations = []corev1.Toleration{gpuToleration}
+	d.Spec.Template.Spec.Containers[0].Resources.Limits = gpuLimits("1")
+	_, err := client.AppsV1().Deployments("web").Update(ctx, d, metav1.UpdateOptions{})
+	if err == nil || !strings.Contains(err.Error(), compile.RuleGPUNamespace) {
+		t.Errorf("updating a Deployment's template onto the GPU pool: %v, want %s", err, compile.RuleGPUNamespace)
+	}
+
+	p := makeDeployment("team-a", name, 1).d
+	p.Spec.Template.Spec.Priority = ptr(int32(5))
+	_, err = client.AppsV1().Deployments("team-a").Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), compile.RulePriorityValue) {
+		t.Errorf("a Deployment template with spec.priority: %v, want %s", err, compile.RulePriorityValue)
+	}
+}
+
+// A namespace cannot move itself to another team, nor can another
+// namespace claim a team's labels.
+func TestGuardrailsKeepNamespaceLabels(t *testing.T) {
+	ctx := context.Background()
+	ns, err := client.CoreV1().Namespaces().Get(ctx, "web", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Labels[compile.LabelTeam] = "gpu-lab"
+	if _, err := client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), compile.RuleNamespaceLabels) {
+		t.Errorf("relabelling team web's namespace as gpu-lab's: %v, want %s", err, compile.RuleNamespaceLabels)
+	}
+	other, err := client.CoreV1().Namespaces().Get(ctx, namespace(t), metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Labels = map[string]string{compile.LabelTeam: "gpu-lab"}
+	if _, err := client.CoreV1().Namespaces().Update(ctx, other, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), compile.RuleNamespaceLabels) {
+		t.Errorf("a namespace claiming team gpu-lab's label: %v, want %s", err, compile.RuleNamespaceLabels)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// The API server type-checks every policy against the kinds it matches;
+// berth's policies must check clean, or a typo could hide in a rule that
+// never fires.
+func TestGuardrailsTypeCheck(t *testing.T) {
+	ctx := context.Background()
+	for _, name := range []string{compile.PodPolicy, compile.WorkloadPolicy, compile.CronJobPolicy, compile.NamespacePolicy} {
+		eventually(t, 30*time.Second, "type checking of "+name, func() (bool, error) {
+			p, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			if p.Status.ObservedGeneration != p.Generation || p.Status.TypeChecking == nil {
+				return false, nil
+			}
+			for _, w := range p.Status.TypeChecking.ExpressionWarnings {
+				t.Errorf("%s: %s: %s", name, w.FieldRef, w.Warning)
+			}
+			return true, nil
+		})
+	}
+}
