@@ -281,6 +281,8 @@ func planPrune(ctx context.Context, cl Client, blueprint string, want map[string
 var unsupportedMeans = map[string]string{
 	"ValidatingAdmissionPolicy":        "the guardrails are not enforced (ValidatingAdmissionPolicy is GA from Kubernetes 1.30)",
 	"ValidatingAdmissionPolicyBinding": "the guardrails are not enforced (ValidatingAdmissionPolicy is GA from Kubernetes 1.30)",
+	"MutatingAdmissionPolicy":          "workloads labelled berth.io/class get no tolerations, node affinity, priority class or zone spread from their class (MutatingAdmissionPolicy is GA from Kubernetes 1.36; berth does not use the 1.34–1.35 beta); the validations still hold",
+	"MutatingAdmissionPolicyBinding":   "the class mutations are not installed either",
 }
 
 // servedKinds asks the cluster which of berth's kinds it serves.

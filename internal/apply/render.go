@@ -136,7 +136,12 @@ func describePool(ch *pools.Change) string {
 	return string(ch.Action)
 }
 
+// maxValue is the most of a value a plan shows; policies' CEL runs to
+// kilobytes (berth export --target manifests shows it whole).
+const maxValue = 160
+
 func renderField(f FieldChange) string {
+	f.From, f.To = shorten(f.From), shorten(f.To)
 	switch {
 	case f.From == "" && f.To != "":
 		return fmt.Sprintf("%s: %s", f.Path, f.To)
@@ -159,3 +164,10 @@ func list(names []string) string {
 }
 
 func indent(s, prefix string) string { return strings.ReplaceAll(s, "\n", "\n"+prefix) }
+
+func shorten(s string) string {
+	if r := []rune(s); len(r) > maxValue {
+		return string(r[:maxValue]) + "…"
+	}
+	return s
+}

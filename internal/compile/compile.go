@@ -97,7 +97,8 @@ func Objects(bp *v1alpha1.Blueprint) []Object {
 			}
 		}
 	}
-	return append(out, guardrails(bp)...)
+	out = append(out, guardrails(bp)...)
+	return append(out, classPolicies(bp)...)
 }
 
 // Labels are the ownership labels of a blueprint's objects.
@@ -299,6 +300,8 @@ var Kinds = []Kind{
 	{policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), "PodDisruptionBudget", true},
 	{admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies"), "ValidatingAdmissionPolicy", false},
 	{admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"), "ValidatingAdmissionPolicyBinding", false},
+	{admissionv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicies"), "MutatingAdmissionPolicy", false},
+	{admissionv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicybindings"), "MutatingAdmissionPolicyBinding", false},
 }
 
 // KindOf is the Kind entry for obj.

@@ -52,6 +52,11 @@ func TestRetailObjectsInApplyOrder(t *testing.T) {
 		"ValidatingAdmissionPolicy berth-workloads", "ValidatingAdmissionPolicyBinding berth-workloads",
 		"ValidatingAdmissionPolicy berth-cronjobs", "ValidatingAdmissionPolicyBinding berth-cronjobs",
 		"ValidatingAdmissionPolicy berth-namespaces", "ValidatingAdmissionPolicyBinding berth-namespaces",
+		"MutatingAdmissionPolicy berth-class-pods", "MutatingAdmissionPolicyBinding berth-class-pods",
+		"MutatingAdmissionPolicy berth-class-deployments", "MutatingAdmissionPolicyBinding berth-class-deployments",
+		"MutatingAdmissionPolicy berth-class-statefulsets", "MutatingAdmissionPolicyBinding berth-class-statefulsets",
+		"MutatingAdmissionPolicy berth-class-jobs", "MutatingAdmissionPolicyBinding berth-class-jobs",
+		"MutatingAdmissionPolicy berth-class-cronjobs", "MutatingAdmissionPolicyBinding berth-class-cronjobs",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("objects (-want +got):\n%s", d)

@@ -31,6 +31,7 @@ const (
 	RulePriorityClass   = "berth/priority-class"
 	RulePriorityValue   = "berth/priority-value"
 	RuleNeverPreempt    = "berth/class-preemption"
+	RuleClassPriority   = "berth/class-priority"
 	RuleNamespaceLabels = "berth/namespace-labels"
 )
 
@@ -74,11 +75,12 @@ type facts struct {
 	teamClasses    string // {'team-a': ['inference-high'], ...}: the PriorityClasses each team namespace may use
 	neverClasses   string // classes whose pods must not preempt
 	neverPCs       map[string]string
+	classPCs       map[string]string // class → its PriorityClass, for classes that have one
 	teamNamespaces map[string]string // namespace → team
 }
 
 func newFacts(bp *v1alpha1.Blueprint) *facts {
-	f := &facts{neverPCs: map[string]string{}, teamNamespaces: map[string]string{}}
+	f := &facts{neverPCs: map[string]string{}, classPCs: map[string]string{}, teamNamespaces: map[string]string{}}
 	var gpuPools, systemPools, gpuNS []string
 	resources := map[string]bool{}
 	for i := range bp.Spec.Pools {
@@ -100,6 +102,7 @@ func newFacts(bp *v1alpha1.Blueprint) *facts {
 		c := &bp.Spec.Classes[i]
 		if pc := c.PriorityClassName(); pc != "" {
 			classPC[c.Name] = pc
+			f.classPCs[c.Name] = pc
 			allPCs = append(allPCs, pc)
 			if c.Preemption == v1alpha1.PreemptNever {
 				f.neverPCs[c.Name] = pc
@@ -154,7 +157,7 @@ type rule struct {
 // running pod; workload templates also may not carry spec.priority, which
 // for a pod the Priority admission plugin refuses itself.
 func podRules() []string {
-	return []string{RuleNodeName, RuleSystemPool, RuleGPUNamespace, RuleGPUWithoutGPU, RuleGPULimit, RulePriorityClass, RuleNeverPreempt}
+	return []string{RuleNodeName, RuleSystemPool, RuleGPUNamespace, RuleGPUWithoutGPU, RuleGPULimit, RulePriorityClass, RuleNeverPreempt, RuleClassPriority}
 }
 
 func workloadRules() []string {
@@ -259,6 +262,13 @@ func rules(f *facts, workload bool) map[string]rule {
 				"(has(variables.spec.preemptionPolicy) ? variables.spec.preemptionPolicy : 'none')",
 				lit(". Fix: set priorityClassName "), celStringMap(f.neverPCs)+"[object.metadata.labels['berth.io/class']]",
 				lit(" (it carries preemptionPolicy Never)."))},
+		// The Priority admission plugin runs before mutating policies, so
+		// a bare pod's class cannot be given its priority: it must name it.
+		RuleClassPriority: {RuleClassPriority,
+			"!(has(object.metadata.labels) && 'berth.io/class' in object.metadata.labels && object.metadata.labels['berth.io/class'] in " + celStringMap(f.classPCs) + ") || variables.priorityClass == " + celStringMap(f.classPCs) + "[object.metadata.labels['berth.io/class']]",
+			msg(lit(RuleClassPriority+": pods of class "), "object.metadata.labels['berth.io/class']", lit(" run at priorityClassName "),
+				celStringMap(f.classPCs)+"[object.metadata.labels['berth.io/class']]", lit("; this pod has "), "(variables.priorityClass == '' ? 'none' : variables.priorityClass)",
+				lit(". A pod created directly cannot be given it on admission (priority is settled before mutation); a Deployment, StatefulSet, Job or CronJob of the class gets it by itself. Fix: set spec.priorityClassName, or run the pod from a workload."))},
 	}
 }
 

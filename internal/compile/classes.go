@@ -1,0 +1,285 @@
+package compile
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/api/v1alpha1"
+)
+
+// Class mutation: a workload labelled berth.io/class=NAME receives its
+// class's tolerations and node affinity (its pools, in preference order),
+// and, in a pod template, its priority class; a class with zone spread
+// gets a zone TopologySpreadConstraint when it has none. All of it is
+// MutatingAdmissionPolicy: the API server does it, nothing of berth's is
+// in the path.
+//
+// A pod that asks for GPUs is sent to the class's GPU pools, any other to
+// its pools without GPUs, so that a CPU replica never tolerates a GPU
+// taint (which the guardrails refuse). The Priority admission plugin runs
+// before mutating policies, so a bare Pod's priority class would be set
+// too late to count: bare Pods are validated instead (berth/class-priority).
+
+// mutationTarget is one kind of object the class policies mutate.
+type mutationTarget struct {
+	policy    string
+	group     string
+	resources []string
+	// spec is the pod spec as CEL, path as a JSON pointer, and object
+	// the CEL type name of the object at it.
+	spec, path, object string
+	// labels is the pod labels as CEL, labelsPath their JSON pointer.
+	labels, labelsPath string
+	template           bool
+	// hashKey is a pod label the controller adds per revision, kept out
+	// of the spread constraint's selector.
+	hashKey string
+}
+
+var mutationTargets = []mutationTarget{
+	{policy: "berth-class-pods", group: "", resources: []string{"pods"},
+		spec: "object.spec", path: "/spec", object: "Object.spec",
+		labels: "object.metadata.labels", labelsPath: "/metadata/labels"},
+	{policy: "berth-class-deployments", group: "apps", resources: []string{"deployments"},
+		spec: "object.spec.template.spec", path: "/spec/template/spec", object: "Object.spec.template.spec",
+		labels: "object.spec.template.metadata.labels", labelsPath: "/spec/template/metadata/labels", template: true, hashKey: "pod-template-hash"},
+	{policy: "berth-class-statefulsets", group: "apps", resources: []string{"statefulsets"},
+		spec: "object.spec.template.spec", path: "/spec/template/spec", object: "Object.spec.template.spec",
+		labels: "object.spec.template.metadata.labels", labelsPath: "/spec/template/metadata/labels", template: true, hashKey: "controller-revision-hash"},
+	{policy: "berth-class-jobs", group: "batch", resources: []string{"jobs"},
+		spec: "object.spec.template.spec", path: "/spec/template/spec", object: "Object.spec.template.spec",
+		labels: "object.spec.template.metadata.labels", labelsPath: "/spec/template/metadata/labels", template: true},
+	{policy: "berth-class-cronjobs", group: "batch", resources: []string{"cronjobs"},
+		spec: "object.spec.jobTemplate.spec.template.spec", path: "/spec/jobTemplate/spec/template/spec", object: "Object.spec.jobTemplate.spec.template.spec",
+		labels: "object.spec.jobTemplate.spec.template.metadata.labels", labelsPath: "/spec/jobTemplate/spec/template/metadata/labels", template: true},
+}
+
+// classPolicies returns the mutating policies and their bindings, or
+// nothing when the blueprint has no classes or turns guardrails off.
+func classPolicies(bp *v1alpha1.Blueprint) []Object {
+	if bp.Spec.Guardrails == v1alpha1.GuardrailsOff || len(bp.Spec.Classes) == 0 {
+		return nil
+	}
+	var out []Object
+	for _, t := range mutationTargets {
+		p := classPolicy(bp, t)
+		out = append(out, p, &admissionv1.MutatingAdmissionPolicyBinding{
+			TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "MutatingAdmissionPolicyBinding"),
+			ObjectMeta: meta(bp, "", p.Name, nil),
+			Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: p.Name},
+		})
+	}
+	return out
+}
+
+func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.MutatingAdmissionPolicy {
+	var names []string
+	for _, c := range bp.Spec.Classes {
+		names = append(names, c.Name)
+	}
+	classOf := "(has(object.metadata.labels) && '" + LabelClass + "' in object.metadata.labels ? object.metadata.labels['" + LabelClass + "'] : '')"
+	if t.template {
+		classOf = "(has(object.metadata.labels) && '" + LabelClass + "' in object.metadata.labels ? object.metadata.labels['" + LabelClass + "'] : " +
+			"(has(" + t.labels + ") && '" + LabelClass + "' in " + t.labels + " ? " + t.labels + "['" + LabelClass + "'] : ''))"
+	}
+	gpus := celList(gpuResourceNames(bp))
+	vars := []admissionv1.Variable{
+		{Name: "class", Expression: classOf},
+		{Name: "asksGPU", Expression: t.spec + ".containers.exists(c, has(c.resources) && ((has(c.resources.limits) && " + gpus + ".exists(r, r in c.resources.limits)) || (has(c.resources.requests) && " + gpus + ".exists(r, r in c.resources.requests))))"},
+	}
+	var mutations []admissionv1.Mutation
+	for i := range bp.Spec.Classes {
+		mutations = append(mutations, classMutations(bp, &bp.Spec.Classes[i], t)...)
+	}
+	return &admissionv1.MutatingAdmissionPolicy{
+		TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "MutatingAdmissionPolicy"),
+		ObjectMeta: meta(bp, "", t.policy, nil),
+		Spec: admissionv1.MutatingAdmissionPolicySpec{
+			FailurePolicy: ptrTo(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
+				RuleWithOperations: admissionv1.RuleWithOperations{
+					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+					Rule:       admissionv1.Rule{APIGroups: []string{t.group}, APIVersions: []string{"v1"}, Resources: t.resources},
+				},
+			}}},
+			MatchConditions: []admissionv1.MatchCondition{{
+				Name:       "has-a-berth-class",
+				Expression: classOf + " in " + celList(names),
+			}},
+			Variables:          vars,
+			Mutations:          mutations,
+			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
+		},
+	}
+}
+
+// classMutations are one class's JSON patches for one target; each is
+// empty unless the object is of the class and lacks what it adds.
+func classMutations(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) []admissionv1.Mutation {
+	var gpuPools, otherPools []*v1alpha1.Pool
+	for _, name := range c.Pools {
+		for i := range bp.Spec.Pools {
+			p := &bp.Spec.Pools[i]
+			if p.Name != name || p.Mode == v1alpha1.ModeSystem {
+				continue
+			}
+			if p.GPUResource() != "" {
+				gpuPools = append(gpuPools, p)
+			} else {
+				otherPools = append(otherPools, p)
+			}
+		}
+	}
+	is := "variables.class != " + strconv.Quote(c.Name)
+	patch := func(expr string) admissionv1.Mutation {
+		return admissionv1.Mutation{PatchType: admissionv1.PatchTypeJSONPatch, JSONPatch: &admissionv1.JSONPatch{Expression: expr}}
+	}
+	// byGPU picks the GPU pools' form for a pod that asks for GPUs and
+	// the other pools' form otherwise; a side with no pools adds nothing.
+	byGPU := func(gpu, other string) string {
+		switch {
+		case gpu != "" && other != "":
+			return "variables.asksGPU ? " + gpu + " : " + other
+		case gpu != "":
+			return "!variables.asksGPU ? [] : " + gpu
+		case other != "":
+			return "variables.asksGPU ? [] : " + other
+		}
+		return "[]"
+	}
+	var out []admissionv1.Mutation
+	// add appends a mutation unless it could never add anything (CEL
+	// refuses a policy whose patch list can only be empty).
+	add := func(guard, body string) {
+		if body != "[]" {
+			out = append(out, patch(guard+" ? [] : "+body))
+		}
+	}
+
+	// Tolerations: each one whose key the pod does not tolerate yet,
+	// appended one by one (to an empty list when it has none). A list of
+	// objects as one patch value panics the 1.36 API server's JSON
+	// patcher; single objects do not.
+	tols := func(pools []*v1alpha1.Pool) string {
+		list := tolerationList(pools, t.object+".tolerations")
+		if list == "" {
+			return ""
+		}
+		return "((!has(" + t.spec + ".tolerations) ? [JSONPatch{op: \"add\", path: \"" + t.path + "/tolerations\", value: []}] : []) + " +
+			list + ".filter(n, !(has(" + t.spec + ".tolerations) && " + t.spec + ".tolerations.exists(e, has(e.key) && e.key == n.key))).map(n, JSONPatch{op: \"add\", path: \"" + t.path + "/tolerations/-\", value: n}))"
+	}
+	add(is, byGPU(tols(gpuPools), tols(otherPools)))
+
+	// Node affinity: the class's pools required, in preference order
+	// preferred; only when the pod says nothing about node affinity.
+	affinity := func(pools []*v1alpha1.Pool, whole bool) string {
+		if len(pools) == 0 {
+			return ""
+		}
+		na := nodeAffinity(pools, t.object+".affinity.nodeAffinity")
+		if whole {
+			return "[JSONPatch{op: \"add\", path: \"" + t.path + "/affinity\", value: " + t.object + ".affinity{nodeAffinity: " + na + "}}]"
+		}
+		return "[JSONPatch{op: \"add\", path: \"" + t.path + "/affinity/nodeAffinity\", value: " + na + "}]"
+	}
+	add(is+" || has("+t.spec+".affinity)", byGPU(affinity(gpuPools, true), affinity(otherPools, true)))
+	add(is+" || !has("+t.spec+".affinity) || has("+t.spec+".affinity.nodeAffinity)", byGPU(affinity(gpuPools, false), affinity(otherPools, false)))
+
+	if t.template {
+		if pc := c.PriorityClassName(); pc != "" {
+			out = append(out, patch(is+" || has("+t.spec+".priorityClassName) ? [] : [JSONPatch{op: \"add\", path: \""+t.path+"/priorityClassName\", value: "+strconv.Quote(pc)+"}]"))
+		}
+		// The pods carry the class too, so that its budget selects them.
+		out = append(out,
+			patch(is+" || !has("+t.labels+") || \""+LabelClass+"\" in "+t.labels+" ? [] : [JSONPatch{op: \"add\", path: \""+t.labelsPath+"/\" + jsonpatch.escapeKey(\""+LabelClass+"\"), value: "+strconv.Quote(c.Name)+"}]"),
+			patch(is+" || has("+t.labels+") ? [] : [JSONPatch{op: \"add\", path: \""+t.labelsPath+"\", value: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}]"))
+	}
+	if c.Spread == v1alpha1.SpreadZone {
+		// The selector is the class plus, through matchLabelKeys, the
+		// values of the pod's own labels (and the controller's revision
+		// hash), so replicas of one workload spread among themselves. A
+		// copy of the pod's labels map as matchLabels would do the same,
+		// but a map taken from the request inside a patch value panics
+		// the 1.36 API server's JSON patcher.
+		tsc := t.object + ".topologySpreadConstraints"
+		keys := "(has(" + t.labels + ") ? " + t.labels + ".filter(k, k != \"" + LabelClass + "\") : [])"
+		if t.hashKey != "" {
+			keys += " + [" + strconv.Quote(t.hashKey) + "]"
+		}
+		add(is+" || has("+t.spec+".topologySpreadConstraints)", "[JSONPatch{op: \"add\", path: \""+t.path+"/topologySpreadConstraints\", value: []}, JSONPatch{op: \"add\", path: \""+t.path+"/topologySpreadConstraints/-\", value: "+
+			tsc+"{maxSkew: 1, topologyKey: \""+corev1.LabelTopologyZone+"\", whenUnsatisfiable: \"DoNotSchedule\", labelSelector: "+tsc+".labelSelector{matchLabels: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}, matchLabelKeys: "+keys+"}}]")
+	}
+	return out
+}
+
+// tolerationList is a CEL list of the tolerations for pools' taints, as
+// objects of type typ, or "" when they have none.
+func tolerationList(pools []*v1alpha1.Pool, typ string) string {
+	var taints []corev1.Taint
+	for _, p := range pools {
+		taints = appendTaints(taints, parseTaints(p.Taints))
+	}
+	if len(taints) == 0 {
+		return ""
+	}
+	items := make([]string, len(taints))
+	for i, t := range taints {
+		op := "operator: \"Equal\", value: " + strconv.Quote(t.Value)
+		if t.Value == "" {
+			op = "operator: \"Exists\""
+		}
+		items[i] = fmt.Sprintf("%s{key: %q, %s, effect: %q}", typ, t.Key, op, string(t.Effect))
+	}
+	return "[" + strings.Join(items, ", ") + "]"
+}
+
+// nodeAffinity is a CEL object of type typ: pools required, and preferred
+// with weights falling in their order.
+func nodeAffinity(pools []*v1alpha1.Pool, typ string) string {
+	names := make([]string, len(pools))
+	for i, p := range pools {
+		names[i] = p.Name
+	}
+	req := typ + ".requiredDuringSchedulingIgnoredDuringExecution"
+	term := req + ".nodeSelectorTerms"
+	expr := term + ".matchExpressions"
+	out := typ + "{requiredDuringSchedulingIgnoredDuringExecution: " + req + "{nodeSelectorTerms: [" + term + "{matchExpressions: [" +
+		expr + "{key: \"" + labelPool + "\", operator: \"In\", values: " + celList(names) + "}]}]}"
+	if len(pools) > 1 {
+		pref := typ + ".preferredDuringSchedulingIgnoredDuringExecution"
+		var prefs []string
+		for i, p := range pools {
+			weight := 100 - i*100/len(pools)
+			prefs = append(prefs, fmt.Sprintf("%s{weight: %d, preference: %s.preference{matchExpressions: [%s.preference.matchExpressions{key: %q, operator: \"In\", values: [%q]}]}}",
+				pref, weight, pref, pref, labelPool, p.Name))
+		}
+		out += ", preferredDuringSchedulingIgnoredDuringExecution: [" + strings.Join(prefs, ", ") + "]"
+	}
+	return out + "}"
+}
+
+// labelPool is the node label a pool's nodes carry (internal/pools).
+const labelPool = "berth.io/pool"
+
+func gpuResourceNames(bp *v1alpha1.Blueprint) []string {
+	seen := map[string]bool{}
+	for i := range bp.Spec.Pools {
+		if r := bp.Spec.Pools[i].GPUResource(); r != "" {
+			seen[r] = true
+		}
+	}
+	if len(seen) == 0 {
+		seen[v1alpha1.DefaultGPUResource] = true
+	}
+	out := make([]string, 0, len(seen))
+	for r := range seen {
+		out = append(out, r)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,163 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/internal/compile"
+)
+
+// Class labels alone put inference on its pools with inference-high and
+// zone spread, and training on the spot and on-demand GPU pools (spot
+// preferred) with training-low, which never preempts. Every mutation is
+// checked on the object the API server stored and on the pods it ran.
+func TestClassLabelsPlaceWorkloads(t *testing.T) {
+	ctx := context.Background()
+	name := "serve-" + fmt.Sprint(time.Now().UnixNano()%100000)
+	d := makeDeployment("team-a", name, 6).d
+	d.Labels[compile.LabelClass] = "inference"
+	got, err := client.AppsV1().Deployments("team-a").Create(ctx, d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.AppsV1().Deployments("team-a").Delete(context.Background(), name, metav1.DeleteOptions{})
+	})
+	spec := got.Spec.Template.Spec
+	if spec.PriorityClassName != "inference-high" {
+		t.Errorf("inference template priorityClassName = %q, want inference-high", spec.PriorityClassName)
+	}
+	if got.Spec.Template.Labels[compile.LabelClass] != "inference" {
+		t.Errorf("inference template labels = %v, want berth.io/class so its budget selects the pods", got.Spec.Template.Labels)
+	}
+	if len(spec.Tolerations) != 0 {
+		t.Errorf("a CPU inference template got tolerations %v; the cpu pool has no taints and the GPU pool is for GPU pods", spec.Tolerations)
+	}
+	wantAffinity := &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+		MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "berth.io/pool", Operator: corev1.NodeSelectorOpIn, Values: []string{"cpu"}}},
+	}}}}
+	if spec.Affinity == nil || !cmp.Equal(wantAffinity, spec.Affinity.NodeAffinity) {
+		t.Errorf("inference CPU node affinity (-want +got):\n%s", cmp.Diff(wantAffinity, spec.Affinity))
+	}
+	if len(spec.TopologySpreadConstraints) != 1 || spec.TopologySpreadConstraints[0].TopologyKey != corev1.LabelTopologyZone || spec.TopologySpreadConstraints[0].MaxSkew != 1 {
+		t.Errorf("inference spread = %+v, want one zone constraint with maxSkew 1", spec.TopologySpreadConstraints)
+	}
+	pods := runningPods(t, "team-a", "app="+name, 6)
+	if by := countBy(t, pods, poolLabel); by["cpu"] != 6 {
+		t.Errorf("inference pods by pool = %v, want all 6 on cpu", by)
+	}
+	if by := countBy(t, pods, corev1.LabelTopologyZone); !cmp.Equal(by, map[string]int{"zone-1": 2, "zone-2": 2, "zone-3": 2}) {
+		t.Errorf("inference pods by zone = %v, want 2/2/2", by)
+	}
+	for _, p := range pods {
+		if p.Spec.Priority == nil || *p.Spec.Priority != 100000 {
+			t.Errorf("inference pod %s priority %v, want inference-high's 100000", p.Name, p.Spec.Priority)
+		}
+	}
+
+	clearPods(t, gpuLab)
+	jobName := "train-" + fmt.Sprint(time.Now().UnixNano()%100000)
+	parallel := int32(2)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: jobName, Labels: map[string]string{compile.LabelClass: "training"}},
+		Spec: batchv1.JobSpec{
+			Parallelism: &parallel, Completions: &parallel,
+			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "train", Image: "trainer", Resources: corev1.ResourceRequirements{
+					Limits: gpuLimits("1"),
+				}}},
+			}},
+		},
+	}
+	gotJob, err := client.BatchV1().Jobs(gpuLab).Create(ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a training Job with nothing but its class label and a GPU limit: %v", err)
+	}
+	propagation := metav1.DeletePropagationBackground
+	t.Cleanup(func() {
+		client.BatchV1().Jobs(gpuLab).Delete(context.Background(), jobName, metav1.DeleteOptions{PropagationPolicy: &propagation})
+	})
+	js := gotJob.Spec.Template.Spec
+	if js.PriorityClassName != "training-low" {
+		t.Errorf("training template priorityClassName = %q, want training-low", js.PriorityClassName)
+	}
+	wantTols := []corev1.Toleration{
+		{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule},
+		{Key: "berth.io/capacity", Operator: corev1.TolerationOpEqual, Value: "spot", Effect: corev1.TaintEffectNoSchedule},
+	}
+	if d := cmp.Diff(wantTols, js.Tolerations); d != "" {
+		t.Errorf("training tolerations (-want +got):\n%s", d)
+	}
+	if a := js.Affinity; a == nil || a.NodeAffinity == nil || len(a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution) != 2 ||
+		a.NodeAffinity.PreferredDuringSchedulingIgnoredDuringExecution[0].Preference.MatchExpressions[0].Values[0] != "spot-gpu" {
+		t.Errorf("training affinity = %+v, want spot-gpu preferred over gpu", js.Affinity)
+	}
+	var trainPods []corev1.Pod
+	eventually(t, time.Minute, "two training pods running", func() (bool, error) {
+		l, err := client.CoreV1().Pods(gpuLab).List(ctx, metav1.ListOptions{LabelSelector: "job-name=" + jobName})
+		if err != nil {
+			return false, err
+		}
+		trainPods = nil
+		for _, p := range l.Items {
+			if p.Spec.NodeName != "" {
+				trainPods = append(trainPods, p)
+			}
+		}
+		return len(trainPods) == 2, nil
+	})
+	nodes := nodeLabels(t)
+	for _, p := range trainPods {
+		if pool := nodes[p.Spec.NodeName][poolLabel]; pool != "spot-gpu" {
+			t.Errorf("training pod %s on pool %s, want spot-gpu (preferred, and free)", p.Name, pool)
+		}
+		if p.Spec.PreemptionPolicy == nil || *p.Spec.PreemptionPolicy != corev1.PreemptNever {
+			t.Errorf("training pod %s preemptionPolicy %v, want Never", p.Name, p.Spec.PreemptionPolicy)
+		}
+	}
+}
+
+// A bare Pod of a class gets its tolerations and affinity, but must name
+// its priority class itself: priority is settled before mutation.
+func TestClassBarePod(t *testing.T) {
+	ctx := context.Background()
+	clearPods(t, gpuLab)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "bare-train", Labels: map[string]string{compile.LabelClass: "training"}},
+		Spec: corev1.PodSpec{
+			PriorityClassName: "training-low",
+			Containers:        []corev1.Container{{Name: "train", Image: "trainer", Resources: corev1.ResourceRequirements{Limits: gpuLimits("1")}}},
+		},
+	}
+	got, err := client.CoreV1().Pods(gpuLab).Create(ctx, pod, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Spec.Tolerations) < 2 || got.Spec.Affinity == nil || got.Spec.Affinity.NodeAffinity == nil {
+		t.Errorf("bare training pod was not given its class's tolerations and affinity: %+v %+v", got.Spec.Tolerations, got.Spec.Affinity)
+	}
+	pod.Name, pod.Spec.PriorityClassName = "bare-unnamed", ""
+	pod.Labels = map[string]string{compile.LabelClass: "inference"}
+	_, err = client.CoreV1().Pods(gpuLab).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !containsAll(err.Error(), compile.RuleClassPriority, "inference-high") {
+		t.Errorf("a bare inference pod without its priority class: %v, want %s naming inference-high", err, compile.RuleClassPriority)
+	}
+}
+
+func containsAll(s string, parts ...string) bool {
+	for _, p := range parts {
+		if !strings.Contains(s, p) {
+			return false
+		}
+	}
+	return true
+}
