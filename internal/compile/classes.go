@@ -8,11 +8,13 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"berth.io/berth/api/v1alpha1"
 )
 
-// Class mutation: a workload labelled berth.io/class=NAME receives its
+// Class mutation: a workload labelled berth.io/class=NAME (the label on
+// the Deployment, StatefulSet, Job, CronJob or Pod itself) receives its
 // class's tolerations and node affinity (its pools, in preference order),
 // and, in a pod template, its priority class; a class with zone spread
 // gets a zone TopologySpreadConstraint when it has none. All of it is
@@ -82,35 +84,39 @@ func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutating
 	for _, c := range bp.Spec.Classes {
 		names = append(names, c.Name)
 	}
-	classOf := "(has(object.metadata.labels) && '" + LabelClass + "' in object.metadata.labels ? object.metadata.labels['" + LabelClass + "'] : '')"
-	if t.template {
-		classOf = "(has(object.metadata.labels) && '" + LabelClass + "' in object.metadata.labels ? object.metadata.labels['" + LabelClass + "'] : " +
-			"(has(" + t.labels + ") && '" + LabelClass + "' in " + t.labels + " ? " + t.labels + "['" + LabelClass + "'] : ''))"
-	}
+	// The policy matches by label selector, which the API server checks
+	// without building a CEL view of the object: objects without a class
+	// pay nothing.
+	classOf := "object.metadata.labels['" + LabelClass + "']"
 	gpus := celList(gpuResourceNames(bp))
 	vars := []admissionv1.Variable{
 		{Name: "class", Expression: classOf},
 		{Name: "asksGPU", Expression: t.spec + ".containers.exists(c, has(c.resources) && ((has(c.resources.limits) && " + gpus + ".exists(r, r in c.resources.limits)) || (has(c.resources.requests) && " + gpus + ".exists(r, r in c.resources.requests))))"},
 	}
-	var mutations []admissionv1.Mutation
+	// One JSON patch for everything: the API server encodes and decodes
+	// the object once per mutation, so one mutation of many operations
+	// costs a fraction of many mutations of one.
+	var parts []string
 	for i := range bp.Spec.Classes {
-		mutations = append(mutations, classMutations(bp, &bp.Spec.Classes[i], t)...)
+		parts = append(parts, classPatches(bp, &bp.Spec.Classes[i], t)...)
 	}
+	mutations := []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeJSONPatch, JSONPatch: &admissionv1.JSONPatch{Expression: strings.Join(parts, " +\n")}}}
 	return &admissionv1.MutatingAdmissionPolicy{
 		TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "MutatingAdmissionPolicy"),
 		ObjectMeta: meta(bp, "", t.policy, nil),
 		Spec: admissionv1.MutatingAdmissionPolicySpec{
 			FailurePolicy: ptrTo(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
-				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
-					Rule:       admissionv1.Rule{APIGroups: []string{t.group}, APIVersions: []string{"v1"}, Resources: t.resources},
-				},
-			}}},
-			MatchConditions: []admissionv1.MatchCondition{{
-				Name:       "has-a-berth-class",
-				Expression: classOf + " in " + celList(names),
-			}},
+			MatchConstraints: &admissionv1.MatchResources{
+				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
+					Key: LabelClass, Operator: metav1.LabelSelectorOpIn, Values: names,
+				}}},
+				ResourceRules: []admissionv1.NamedRuleWithOperations{{
+					RuleWithOperations: admissionv1.RuleWithOperations{
+						Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+						Rule:       admissionv1.Rule{APIGroups: []string{t.group}, APIVersions: []string{"v1"}, Resources: t.resources},
+					},
+				}},
+			},
 			Variables:          vars,
 			Mutations:          mutations,
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
@@ -118,9 +124,9 @@ func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutating
 	}
 }
 
-// classMutations are one class's JSON patches for one target; each is
-// empty unless the object is of the class and lacks what it adds.
-func classMutations(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) []admissionv1.Mutation {
+// classPatches are one class's JSON patch lists for one target, as CEL;
+// each is empty unless the object is of the class and lacks what it adds.
+func classPatches(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) []string {
 	var gpuPools, otherPools []*v1alpha1.Pool
 	for _, name := range c.Pools {
 		for i := range bp.Spec.Pools {
@@ -136,9 +142,6 @@ func classMutations(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget)
 		}
 	}
 	is := "variables.class != " + strconv.Quote(c.Name)
-	patch := func(expr string) admissionv1.Mutation {
-		return admissionv1.Mutation{PatchType: admissionv1.PatchTypeJSONPatch, JSONPatch: &admissionv1.JSONPatch{Expression: expr}}
-	}
 	// byGPU picks the GPU pools' form for a pod that asks for GPUs and
 	// the other pools' form otherwise; a side with no pools adds nothing.
 	byGPU := func(gpu, other string) string {
@@ -152,12 +155,12 @@ func classMutations(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget)
 		}
 		return "[]"
 	}
-	var out []admissionv1.Mutation
-	// add appends a mutation unless it could never add anything (CEL
-	// refuses a policy whose patch list can only be empty).
+	var out []string
+	// add appends a patch list unless it could never add anything (CEL
+	// cannot type a list that is only ever empty).
 	add := func(guard, body string) {
 		if body != "[]" {
-			out = append(out, patch(guard+" ? [] : "+body))
+			out = append(out, "("+guard+" ? [] : "+body+")")
 		}
 	}
 
@@ -192,12 +195,11 @@ func classMutations(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget)
 
 	if t.template {
 		if pc := c.PriorityClassName(); pc != "" {
-			out = append(out, patch(is+" || has("+t.spec+".priorityClassName) ? [] : [JSONPatch{op: \"add\", path: \""+t.path+"/priorityClassName\", value: "+strconv.Quote(pc)+"}]"))
+			add(is+" || has("+t.spec+".priorityClassName)", "[JSONPatch{op: \"add\", path: \""+t.path+"/priorityClassName\", value: "+strconv.Quote(pc)+"}]")
 		}
 		// The pods carry the class too, so that its budget selects them.
-		out = append(out,
-			patch(is+" || !has("+t.labels+") || \""+LabelClass+"\" in "+t.labels+" ? [] : [JSONPatch{op: \"add\", path: \""+t.labelsPath+"/\" + jsonpatch.escapeKey(\""+LabelClass+"\"), value: "+strconv.Quote(c.Name)+"}]"),
-			patch(is+" || has("+t.labels+") ? [] : [JSONPatch{op: \"add\", path: \""+t.labelsPath+"\", value: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}]"))
+		add(is+" || !has("+t.labels+") || \""+LabelClass+"\" in "+t.labels, "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"/\" + jsonpatch.escapeKey(\""+LabelClass+"\"), value: "+strconv.Quote(c.Name)+"}]")
+		add(is+" || has("+t.labels+")", "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"\", value: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}]")
 	}
 	if c.Spread == v1alpha1.SpreadZone {
 		// The selector is the class plus, through matchLabelKeys, the

@@ -167,13 +167,18 @@ func workloadRules() []string {
 func cronJobRules() []string { return workloadRules() }
 
 // podVariables are the CEL variables every pod rule reads.
-func podVariables(f *facts, spec string) []admissionv1.Variable {
+func podVariables(f *facts, spec string, pods bool) []admissionv1.Variable {
 	v := func(name, expr string) admissionv1.Variable {
 		return admissionv1.Variable{Name: name, Expression: expr}
 	}
+	checked := "true"
+	if pods {
+		checked = "request.operation == 'CREATE' || (has(object.spec.tolerations) ? object.spec.tolerations : []) != (has(oldObject.spec.tolerations) ? oldObject.spec.tolerations : [])"
+	}
 	return []admissionv1.Variable{
+		v("checked", checked),
 		v("spec", spec),
-		v("ns", "namespaceObject.metadata.name"),
+		v("ns", "request.namespace"),
 		v("containers", "variables.spec.containers + (has(variables.spec.initContainers) ? variables.spec.initContainers : [])"),
 		v("tolerations", "has(variables.spec.tolerations) ? variables.spec.tolerations : []"),
 		v("nodeSelector", "has(variables.spec.nodeSelector) ? variables.spec.nodeSelector : {}"),
@@ -283,17 +288,17 @@ func podPolicy(bp *v1alpha1.Blueprint, f *facts, name, spec string, ids []string
 		validations = append(validations, admissionv1.Validation{Expression: r.expr, MessageExpression: r.message, Reason: ptrTo(metav1.StatusReasonForbidden)})
 	}
 	resources := []admissionv1.NamedRuleWithOperations{}
-	var conditions []admissionv1.MatchCondition
 	switch name {
 	case PodPolicy:
 		resources = append(resources, ruleFor("", "v1", "pods"))
 		// A running pod is updated by controllers all the time; only a
 		// new pod, or one whose tolerations change (the one scheduling
-		// field a pod update may touch), is checked.
-		conditions = []admissionv1.MatchCondition{{
-			Name:       "new-or-tolerations-changed",
-			Expression: "request.operation == 'CREATE' || (has(object.spec.tolerations) ? object.spec.tolerations : []) != (has(oldObject.spec.tolerations) ? oldObject.spec.tolerations : [])",
-		}}
+		// field a pod update may touch), is checked. This is a guard on
+		// each validation rather than a match condition, which would
+		// build a second CEL view of every pod.
+		for i := range validations {
+			validations[i].Expression = "!variables.checked || (" + validations[i].Expression + ")"
+		}
 	case WorkloadPolicy:
 		resources = append(resources, ruleFor("apps", "v1", "deployments", "replicasets", "statefulsets", "daemonsets"), ruleFor("batch", "v1", "jobs"))
 	case CronJobPolicy:
@@ -305,8 +310,7 @@ func podPolicy(bp *v1alpha1.Blueprint, f *facts, name, spec string, ids []string
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptrTo(admissionv1.Fail),
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: resources},
-			MatchConditions:  conditions,
-			Variables:        podVariables(f, spec),
+			Variables:        podVariables(f, spec, pods),
 			Validations:      validations,
 		},
 	}
