@@ -7,11 +7,13 @@ import (
 	"strings"
 	"time"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
 )
 
@@ -51,32 +53,51 @@ func Execute(ctx context.Context, cl Client, plan *Plan, o ExecOptions) error {
 	if o.DryRun {
 		verb = map[Action]string{Create: "would create", Update: "would update", Replace: "would replace", Conflict: "would take over", Delete: "would delete"}
 	}
+	// Objects go in stages (cluster-wide and namespaces, then what lives
+	// in namespaces, then admission policies); within a stage they do
+	// not depend on each other and are applied concurrently. Progress is
+	// printed in plan order once a stage is done.
 	creating := map[string]bool{}
-	for i := range plan.Objects {
-		ch := &plan.Objects[i]
-		if ch.Action == Delete {
-			continue
+	for _, stage := range stages(plan.Objects) {
+		lines := make([]string, len(stage))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(4)
+		for j, ch := range stage {
+			if o.DryRun && creating[ch.Namespace] {
+				lines[j] = fmt.Sprintf("  %s %s (not sent: its namespace is not created in a dry run)", verb[ch.Action], ch.Ref())
+				continue
+			}
+			g.Go(func() error {
+				res := resource(cl.Dynamic, ch.Kind, ch.Namespace)
+				if ch.Action == Replace && !o.DryRun {
+					if err := deleteAndWait(gctx, cl, ch); err != nil {
+						return err
+					}
+				}
+				if _, err := res.Apply(gctx, ch.Name, ch.desired, opts); err != nil {
+					if isConflict(err) {
+						return fmt.Errorf("%s: %s", ch.Ref(), conflictNote(err))
+					}
+					return fmt.Errorf("applying %s: %w", ch.Ref(), err)
+				}
+				lines[j] = fmt.Sprintf("  %s %s", verb[ch.Action], ch.Ref())
+				return nil
+			})
 		}
-		if o.DryRun && creating[ch.Namespace] {
-			fmt.Fprintf(out, "  %s %s (not sent: its namespace is not created in a dry run)\n", verb[ch.Action], ch.Ref())
-			continue
-		}
-		res := resource(cl.Dynamic, ch.Kind, ch.Namespace)
-		if ch.Action == Replace && !o.DryRun {
-			if err := deleteAndWait(ctx, cl, ch); err != nil {
-				return err
+		err := g.Wait()
+		for _, l := range lines {
+			if l != "" {
+				fmt.Fprintln(out, l)
 			}
 		}
-		if _, err := res.Apply(ctx, ch.Name, ch.desired, opts); err != nil {
-			if isConflict(err) {
-				return fmt.Errorf("%s: %s", ch.Ref(), conflictNote(err))
+		if err != nil {
+			return err
+		}
+		for _, ch := range stage {
+			if ch.Kind.Kind == "Namespace" && ch.Action == Create {
+				creating[ch.Name] = true
 			}
-			return fmt.Errorf("applying %s: %w", ch.Ref(), err)
 		}
-		if ch.Kind.Kind == "Namespace" && ch.Action == Create {
-			creating[ch.Name] = true
-		}
-		fmt.Fprintf(out, "  %s %s\n", verb[ch.Action], ch.Ref())
 	}
 	for i := range plan.Pools {
 		ch := &plan.Pools[i]
@@ -100,6 +121,31 @@ func Execute(ctx context.Context, cl Client, plan *Plan, o ExecOptions) error {
 		fmt.Fprintf(out, "  %s %s\n", verb[ch.Action], ch.Ref())
 	}
 	return nil
+}
+
+// stages splits the objects to create, update and replace into groups
+// that can each be applied at once, in dependency order.
+func stages(objects []ObjectChange) [][]*ObjectChange {
+	out := make([][]*ObjectChange, 3)
+	for i := range objects {
+		if ch := &objects[i]; ch.Action != Delete {
+			out[stageOf(ch.Kind)] = append(out[stageOf(ch.Kind)], ch)
+		}
+	}
+	return out
+}
+
+// stageOf is when an object of kind is applied: cluster-wide objects and
+// namespaces, then what lives in namespaces, then admission policies.
+func stageOf(k compile.Kind) int {
+	switch {
+	case strings.Contains(k.Kind, "AdmissionPolicy"):
+		return 2
+	case k.Namespaced:
+		return 1
+	default:
+		return 0
+	}
 }
 
 func onlyConflicts(plan *Plan) bool {

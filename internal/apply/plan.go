@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -131,6 +132,12 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	want := map[string]bool{}
 	creating := map[string]bool{} // namespaces the plan creates
 	missing := map[string]int{}
+	// Objects are planned in the stages they are applied in (namespaces
+	// first, so that what lives in one being created is known to be new),
+	// concurrently within a stage: each dry run is a round trip, and an
+	// admission policy's dry run compiles all its CEL.
+	byStage := make([][]*unstructured.Unstructured, 3)
+	kinds := map[*unstructured.Unstructured]compile.Kind{}
 	for _, obj := range compile.Objects(bp) {
 		kind, _ := compile.KindOf(obj)
 		if !served[kind.Kind] {
@@ -142,17 +149,32 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 		if err != nil {
 			return nil, err
 		}
-		ch, err := planObject(ctx, cl.Dynamic, kind, u, bp.Metadata.Name, o, creating[obj.GetNamespace()])
-		if err != nil {
+		kinds[u] = kind
+		byStage[stageOf(kind)] = append(byStage[stageOf(kind)], u)
+	}
+	for _, stage := range byStage {
+		changes := make([]*ObjectChange, len(stage))
+		g, gctx := errgroup.WithContext(ctx)
+		g.SetLimit(4)
+		for i, u := range stage {
+			g.Go(func() error {
+				ch, err := planObject(gctx, cl.Dynamic, kinds[u], u, bp.Metadata.Name, o, creating[u.GetNamespace()])
+				changes[i] = ch
+				return err
+			})
+		}
+		if err := g.Wait(); err != nil {
 			return nil, err
 		}
-		if ch == nil {
-			continue
+		for _, ch := range changes {
+			if ch == nil {
+				continue
+			}
+			if ch.Kind.Kind == "Namespace" && ch.Action == Create {
+				creating[ch.Name] = true
+			}
+			plan.Objects = append(plan.Objects, *ch)
 		}
-		if kind.Kind == "Namespace" && ch.Action == Create {
-			creating[ch.Name] = true
-		}
-		plan.Objects = append(plan.Objects, *ch)
 	}
 	for _, kind := range compile.Kinds {
 		if n := missing[kind.Kind]; n > 0 {
