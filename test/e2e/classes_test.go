@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -160,4 +161,38 @@ func containsAll(s string, parts ...string) bool {
 		}
 	}
 	return true
+}
+
+// StatefulSets and CronJobs of a class are mutated like Deployments and
+// Jobs (checked on what a server-side dry run would store).
+func TestClassMutatesStatefulSetsAndCronJobs(t *testing.T) {
+	ctx := context.Background()
+	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
+	d := makeDeployment("team-a", "db", 3).d
+	ss := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db", Labels: map[string]string{compile.LabelClass: "inference"}},
+		Spec:       appsv1.StatefulSetSpec{Replicas: d.Spec.Replicas, Selector: d.Spec.Selector, Template: d.Spec.Template},
+	}
+	got, err := client.AppsV1().StatefulSets("team-a").Create(ctx, ss, dry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Spec.Template.Spec; s.PriorityClassName != "inference-high" || len(s.TopologySpreadConstraints) != 1 ||
+		s.TopologySpreadConstraints[0].MatchLabelKeys[len(s.TopologySpreadConstraints[0].MatchLabelKeys)-1] != "controller-revision-hash" {
+		t.Errorf("inference StatefulSet template: priorityClassName %q, spread %+v; want inference-high and a zone spread keyed on the revision", s.PriorityClassName, s.TopologySpreadConstraints)
+	}
+	cj := &batchv1.CronJob{
+		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "nightly", Labels: map[string]string{compile.LabelClass: "training"}},
+		Spec: batchv1.CronJobSpec{Schedule: "0 2 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+			RestartPolicy: corev1.RestartPolicyNever,
+			Containers:    []corev1.Container{{Name: "train", Image: "trainer", Resources: corev1.ResourceRequirements{Limits: gpuLimits("1")}}},
+		}}}}},
+	}
+	gotCJ, err := client.BatchV1().CronJobs(gpuLab).Create(ctx, cj, dry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := gotCJ.Spec.JobTemplate.Spec.Template.Spec; s.PriorityClassName != "training-low" || len(s.Tolerations) != 2 || s.Affinity == nil {
+		t.Errorf("training CronJob template: priorityClassName %q, tolerations %v, affinity %v; want training-low and the GPU pools'", s.PriorityClassName, s.Tolerations, s.Affinity)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -16,39 +17,76 @@ import (
 )
 
 // waitForGuardrails waits until the API server enforces each applied
-// policy: they take effect when its policy informers catch up.
+// policy: they take effect when its policy informers catch up. A probe
+// reports whether its policy is in force, and what it last saw.
 func waitForGuardrails(ctx context.Context) error {
 	dry := []string{metav1.DryRunAll}
+	refusedBy := func(policy string, err error) (bool, error) {
+		return err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+policy+"'"), err
+	}
+	mutated := func(s *corev1.PodSpec, err error) (bool, error) {
+		if err != nil {
+			return false, err
+		}
+		return s.Affinity != nil, fmt.Errorf("no class affinity yet")
+	}
 	pinned := corev1.PodSpec{NodeName: "cpu-0", Containers: []corev1.Container{{Name: "c", Image: "x"}}}
-	probes := map[string]func() error{
-		compile.PodPolicy: func() error {
+	batch := map[string]string{compile.LabelClass: "batch"}
+	plain := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "x"}}}
+	probes := map[string]func() (bool, error){
+		compile.PodPolicy: func() (bool, error) {
 			_, err := client.CoreV1().Pods("web").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe"}, Spec: pinned}, metav1.CreateOptions{DryRun: dry})
-			return err
+			return refusedBy(compile.PodPolicy, err)
 		},
-		compile.WorkloadPolicy: func() error {
+		compile.WorkloadPolicy: func() (bool, error) {
 			d := makeDeployment("web", "probe", 1).d
 			d.Spec.Template.Spec = pinned
 			_, err := client.AppsV1().Deployments("web").Create(ctx, d, metav1.CreateOptions{DryRun: dry})
-			return err
+			return refusedBy(compile.WorkloadPolicy, err)
 		},
-		compile.NamespacePolicy: func() error {
+		compile.NamespacePolicy: func() (bool, error) {
 			ns, err := client.CoreV1().Namespaces().Get(ctx, "web", metav1.GetOptions{})
 			if err != nil {
-				return nil
+				return false, err
 			}
 			ns.Labels[compile.LabelTeam] = "someone-else"
 			_, err = client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{DryRun: dry})
-			return err
+			return refusedBy(compile.NamespacePolicy, err)
+		},
+		"berth-class-pods": func() (bool, error) {
+			p, err := client.CoreV1().Pods("web").Create(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: "probe", Labels: batch}, Spec: plain}, metav1.CreateOptions{DryRun: dry})
+			if err != nil {
+				return false, err
+			}
+			return mutated(&p.Spec, nil)
+		},
+		"berth-class-deployments": func() (bool, error) {
+			d := makeDeployment("web", "probe", 1).d
+			d.Labels = batch
+			got, err := client.AppsV1().Deployments("web").Create(ctx, d, metav1.CreateOptions{DryRun: dry})
+			if err != nil {
+				return false, err
+			}
+			return mutated(&got.Spec.Template.Spec, nil)
+		},
+		"berth-class-jobs": func() (bool, error) {
+			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "probe", Labels: batch}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: plain}}}
+			got, err := client.BatchV1().Jobs("web").Create(ctx, j, metav1.CreateOptions{DryRun: dry})
+			if err != nil {
+				return false, err
+			}
+			return mutated(&got.Spec.Template.Spec, nil)
 		},
 	}
 	for name, probe := range probes {
 		var last error
 		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			last = probe()
-			return last != nil && strings.Contains(last.Error(), "ValidatingAdmissionPolicy '"+name+"'"), nil
+			var ok bool
+			ok, last = probe()
+			return ok, nil
 		})
 		if err != nil {
-			return fmt.Errorf("policy %s is not enforced a minute after apply (last answer: %v)", name, last)
+			return fmt.Errorf("policy %s is not in force a minute after apply (last answer: %v)", name, last)
 		}
 	}
 	return nil
