@@ -2,7 +2,6 @@ package compile
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -11,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/pools"
 )
 
 // Class mutation: a workload labelled berth.io/class=NAME (the label on
@@ -88,7 +88,7 @@ func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutating
 	// without building a CEL view of the object: objects without a class
 	// pay nothing.
 	classOf := "object.metadata.labels['" + LabelClass + "']"
-	gpus := celList(gpuResourceNames(bp))
+	gpus := celList(gpuResources(bp))
 	vars := []admissionv1.Variable{
 		{Name: "class", Expression: classOf},
 		{Name: "asksGPU", Expression: t.spec + ".containers.exists(c, has(c.resources) && ((has(c.resources.limits) && " + gpus + ".exists(r, r in c.resources.limits)) || (has(c.resources.requests) && " + gpus + ".exists(r, r in c.resources.requests))))"},
@@ -242,46 +242,25 @@ func tolerationList(pools []*v1alpha1.Pool, typ string) string {
 
 // nodeAffinity is a CEL object of type typ: pools required, and preferred
 // with weights falling in their order.
-func nodeAffinity(pools []*v1alpha1.Pool, typ string) string {
-	names := make([]string, len(pools))
-	for i, p := range pools {
+func nodeAffinity(members []*v1alpha1.Pool, typ string) string {
+	names := make([]string, len(members))
+	for i, p := range members {
 		names[i] = p.Name
 	}
 	req := typ + ".requiredDuringSchedulingIgnoredDuringExecution"
 	term := req + ".nodeSelectorTerms"
 	expr := term + ".matchExpressions"
 	out := typ + "{requiredDuringSchedulingIgnoredDuringExecution: " + req + "{nodeSelectorTerms: [" + term + "{matchExpressions: [" +
-		expr + "{key: \"" + labelPool + "\", operator: \"In\", values: " + celList(names) + "}]}]}"
-	if len(pools) > 1 {
+		expr + "{key: \"" + pools.LabelPool + "\", operator: \"In\", values: " + celList(names) + "}]}]}"
+	if len(members) > 1 {
 		pref := typ + ".preferredDuringSchedulingIgnoredDuringExecution"
 		var prefs []string
-		for i, p := range pools {
-			weight := 100 - i*100/len(pools)
+		for i, p := range members {
+			weight := 100 - i*100/len(members)
 			prefs = append(prefs, fmt.Sprintf("%s{weight: %d, preference: %s.preference{matchExpressions: [%s.preference.matchExpressions{key: %q, operator: \"In\", values: [%q]}]}}",
-				pref, weight, pref, pref, labelPool, p.Name))
+				pref, weight, pref, pref, pools.LabelPool, p.Name))
 		}
 		out += ", preferredDuringSchedulingIgnoredDuringExecution: [" + strings.Join(prefs, ", ") + "]"
 	}
 	return out + "}"
-}
-
-// labelPool is the node label a pool's nodes carry (internal/pools).
-const labelPool = "berth.io/pool"
-
-func gpuResourceNames(bp *v1alpha1.Blueprint) []string {
-	seen := map[string]bool{}
-	for i := range bp.Spec.Pools {
-		if r := bp.Spec.Pools[i].GPUResource(); r != "" {
-			seen[r] = true
-		}
-	}
-	if len(seen) == 0 {
-		seen[v1alpha1.DefaultGPUResource] = true
-	}
-	out := make([]string, 0, len(seen))
-	for r := range seen {
-		out = append(out, r)
-	}
-	sort.Strings(out)
-	return out
 }
