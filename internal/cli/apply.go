@@ -54,11 +54,12 @@ and running apply again finishes the job.`,
 func (o *applyOptions) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	t, err := o.kube.connect(ctx)
+	// The blueprint first: its problems need no cluster to report.
+	bp, err := clusterBlueprint(o.file, o.kube.contextName(), func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}
-	bp, err := clusterBlueprint(o.file, t.context, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	t, err := o.kube.connect(ctx)
 	if err != nil {
 		return err
 	}

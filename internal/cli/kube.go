@@ -60,6 +60,19 @@ func (k *kubeFlags) connect(ctx context.Context) (*target, error) {
 	return t, nil
 }
 
+// contextName is the kubeconfig context the command will use, or "" when
+// the kubeconfig cannot be read (connect reports that).
+func (k *kubeFlags) contextName() string {
+	if k.context != "" {
+		return k.context
+	}
+	raw, err := k.loader().RawConfig()
+	if err != nil {
+		return ""
+	}
+	return raw.CurrentContext
+}
+
 // clusterBlueprint is the blueprint a command compares a cluster with:
 // -f FILE; else ./berth.yaml; else, for a berth local cluster, the one it
 // was started from; else the default template.

@@ -52,11 +52,12 @@ the one it was started from, else the retail template.`,
 }
 
 func (o *planOptions) Run(ctx context.Context) error {
-	t, err := o.kube.connect(ctx)
+	// The blueprint first: its problems need no cluster to report.
+	bp, err := clusterBlueprint(o.file, o.kube.contextName(), func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}
-	bp, err := clusterBlueprint(o.file, t.context, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	t, err := o.kube.connect(ctx)
 	if err != nil {
 		return err
 	}

@@ -145,7 +145,6 @@ func newFacts(bp *v1alpha1.Blueprint) *facts {
 
 // rule is one validation over a pod spec held in variables.spec.
 type rule struct {
-	id string
 	// expr holds when the object is acceptable.
 	expr string
 	// message is a CEL string expression: what is wrong and the fix.
@@ -235,32 +234,32 @@ func rules(f *facts, workload bool) map[string]rule {
 	}
 	msg := func(parts ...string) string { return strings.Join(parts, " + ") }
 	return map[string]rule{
-		RuleGPULimit: {RuleGPULimit,
+		RuleGPULimit: {
 			"size(variables.gpuWithoutLimit) == 0",
 			msg(lit(RuleGPULimit+": container "), "variables.gpuWithoutLimit[0].name",
 				lit(` asks for GPUs in resources.requests without a limit. GPUs are whole devices and are not shared, so a GPU must be a limit. Fix: set resources.limits["nvidia.com/gpu"] to the number of GPUs.`))},
-		RuleGPUWithoutGPU: {RuleGPUWithoutGPU,
+		RuleGPUWithoutGPU: {
 			"variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || size(variables.gpuContainers) > 0",
 			lit(RuleGPUWithoutGPU + ": " + what + " tolerates a GPU pool's taint or selects a GPU pool (" + listText(f.gpuPools) + `) but no container asks for a GPU, so it would hold a GPU node without using it. Fix: set resources.limits["nvidia.com/gpu"] on the container that uses the GPU, or remove the toleration and node selector.`)},
-		RuleGPUNamespace: {RuleGPUNamespace,
+		RuleGPUNamespace: {
 			"variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || variables.ns in " + f.gpuNamespaces,
 			msg(lit(RuleGPUNamespace+": namespace "), "variables.ns",
 				lit(" has no GPU quota, so it may not tolerate the GPU pools' taints or select them; namespaces with GPUs: "+listText(f.gpuNamespaces)+". Fix: run it in one of those, or give the team a quota.gpu in the blueprint."))},
-		RuleSystemPool: {RuleSystemPool,
+		RuleSystemPool: {
 			"variables.isSystemNS || !(variables.toleratesSystem || variables.selectsSystemPool)",
 			lit(RuleSystemPool + ": " + what + " tolerates the System pools' taints or selects a System pool (" + listText(f.systemPools) + "), which only system namespaces (" + listText(f.systemNS) + ") may do. Fix: remove the toleration (a toleration with no key tolerates every taint) and the node selector; cluster add-ons go in a system namespace.")},
-		RuleNodeName: {RuleNodeName,
+		RuleNodeName: {
 			"variables.isSystemNS || !has(variables.spec.nodeName) || variables.spec.nodeName == ''",
 			lit(RuleNodeName + ": " + what + " sets spec.nodeName, which skips the scheduler and every taint, quota and priority check; only system namespaces (" + listText(f.systemNS) + ") may. Fix: remove spec.nodeName and select the pool with nodeSelector berth.io/pool.")},
-		RulePriorityClass: {RulePriorityClass,
+		RulePriorityClass: {
 			"!(variables.ns in " + f.teamClasses + ") || variables.priorityClass == '' || variables.priorityClass in " + f.teamClasses + "[variables.ns]",
 			msg(lit(RulePriorityClass+": namespace "), "variables.ns", lit(" may not use priorityClassName "), "variables.priorityClass",
 				lit("; its team may use "), "(size("+f.teamClasses+"[variables.ns]) == 0 ? 'none' : "+f.teamClasses+"[variables.ns].join(', '))",
 				lit(". Fix: use one of those, or add the class to the team's classes in the blueprint."))},
-		RulePriorityValue: {RulePriorityValue,
+		RulePriorityValue: {
 			"!has(variables.spec.priority)",
 			lit(RulePriorityValue + ": " + what + " sets spec.priority to a number; priority comes only from a PriorityClass. Fix: remove spec.priority and set spec.priorityClassName.")},
-		RuleNeverPreempt: {RuleNeverPreempt,
+		RuleNeverPreempt: {
 			"!(has(object.metadata.labels) && 'berth.io/class' in object.metadata.labels && object.metadata.labels['berth.io/class'] in " + f.neverClasses + ") || (has(variables.spec.preemptionPolicy) && variables.spec.preemptionPolicy == 'Never')",
 			msg(lit(RuleNeverPreempt+": pods of class "), "object.metadata.labels['berth.io/class']",
 				lit(" run with preemptionPolicy Never, so that they wait for room rather than evict anything; this pod has "),
@@ -269,7 +268,7 @@ func rules(f *facts, workload bool) map[string]rule {
 				lit(" (it carries preemptionPolicy Never)."))},
 		// The Priority admission plugin runs before mutating policies, so
 		// a bare pod's class cannot be given its priority: it must name it.
-		RuleClassPriority: {RuleClassPriority,
+		RuleClassPriority: {
 			"!(has(object.metadata.labels) && 'berth.io/class' in object.metadata.labels && object.metadata.labels['berth.io/class'] in " + celStringMap(f.classPCs) + ") || variables.priorityClass == " + celStringMap(f.classPCs) + "[object.metadata.labels['berth.io/class']]",
 			msg(lit(RuleClassPriority+": pods of class "), "object.metadata.labels['berth.io/class']", lit(" run at priorityClassName "),
 				celStringMap(f.classPCs)+"[object.metadata.labels['berth.io/class']]", lit("; this pod has "), "(variables.priorityClass == '' ? 'none' : variables.priorityClass)",

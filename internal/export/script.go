@@ -64,12 +64,6 @@ func (s *script) command(comments []string, words string, flags []option) {
 	fmt.Fprintln(s.w)
 }
 
-// comment writes a block of comments between commands.
-func (s *script) comment(lines ...string) {
-	fmt.Fprintln(s.w)
-	writeComment(s.w, "", lines...)
-}
-
 var shellSafe = regexp.MustCompile(`^[A-Za-z0-9_./:=,@%+-]+$`)
 
 // shellQuote quotes s for bash when it holds anything but plain word
