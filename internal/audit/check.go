@@ -1,0 +1,163 @@
+package audit
+
+import (
+	"cmp"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+
+	"berth.io/berth/api/v1alpha1"
+)
+
+// Options shape an audit.
+type Options struct {
+	// SystemNamespaces run the cluster's add-ons: they may tolerate the
+	// system pool's taint, and workload rules skip them. kube-system,
+	// kube-public and kube-node-lease always are.
+	SystemNamespaces []string
+	// GPUTaints are the taints GPU pools should carry, from a blueprint.
+	// Empty means the taints the GPU nodes audited carry, else the
+	// design's gpu=true:NoSchedule.
+	GPUTaints []corev1.Taint
+	// Source names what was audited, for the report.
+	Source string
+}
+
+// Check audits inv against the design.
+func Check(inv *Inventory, o Options) *Report {
+	v := newView(inv, o)
+	v.checkPools()
+	for _, w := range v.workloads {
+		v.checkWorkload(w)
+	}
+	v.checkNamespaces()
+	v.checkQuotas()
+	v.checkLimitRanges()
+	v.checkPDBs()
+	v.checkPriorityClasses()
+	v.checkHPAs()
+	return v.report()
+}
+
+// view is the inventory indexed for the rules, and the findings so far.
+type view struct {
+	inv    *Inventory
+	opts   Options
+	system map[string]bool
+
+	pools []*pool
+	// gpuTaints are what a GPU pool's nodes should carry; tolerating any
+	// of knownGPUTaints means a pod can land on a GPU node.
+	gpuTaints, knownGPUTaints []corev1.Taint
+	spotTaints                []corev1.Taint
+	gpuPools, spotPools       map[string]bool
+	zones                     int
+
+	workloads  []*workload
+	byNS       map[string][]*workload
+	pcs        map[string]*schedulingv1.PriorityClass
+	defaultPC  *schedulingv1.PriorityClass
+	namespaces map[string]bool
+
+	findings []Finding
+}
+
+func newView(inv *Inventory, o Options) *view {
+	v := &view{inv: inv, opts: o, system: map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true},
+		pcs: map[string]*schedulingv1.PriorityClass{}, byNS: map[string][]*workload{}, namespaces: map[string]bool{}}
+	for _, ns := range o.SystemNamespaces {
+		v.system[ns] = true
+	}
+	for i := range inv.PriorityClasses {
+		pc := &inv.PriorityClasses[i]
+		v.pcs[pc.Name] = pc
+		if pc.GlobalDefault {
+			v.defaultPC = pc
+		}
+	}
+	v.indexPools()
+	v.indexWorkloads()
+	for i := range inv.Namespaces {
+		v.namespaces[inv.Namespaces[i].Name] = true
+	}
+	return v
+}
+
+// add records a finding of rule on obj.
+func (v *view) add(rule string, obj Object, field, message, fix string) {
+	r, _ := RuleByID(rule)
+	v.findings = append(v.findings, Finding{Rule: rule, Severity: r.Severity, Object: obj, Field: field, Message: message, Fix: fix})
+}
+
+// report places each finding in its file and sorts them.
+func (v *view) report() *Report {
+	for i := range v.findings {
+		f := &v.findings[i]
+		src, ok := v.inv.sources[f.Object]
+		if !ok && f.Object.Kind == "Namespace" {
+			// A namespace the files use but do not declare: point at
+			// the first object in it.
+			for _, w := range v.byNS[f.Object.Name] {
+				if src, ok = v.inv.sources[w.obj]; ok {
+					src.doc = nil
+					break
+				}
+			}
+		}
+		if !ok {
+			continue
+		}
+		f.File = src.file.name
+		f.Line = src.lineOf(f.Field)
+	}
+	sortFindings(v.findings)
+	if v.findings == nil {
+		v.findings = []Finding{}
+	}
+	return &Report{Findings: v.findings, Objects: v.inv.counts(), Source: v.opts.Source}
+}
+
+func errorsFirst(s Severity) int {
+	if s == Error {
+		return 0
+	}
+	return 1
+}
+
+// Merge adds findings made elsewhere (drift) to the report, in order.
+func (r *Report) Merge(fs []Finding) {
+	r.Findings = append(r.Findings, fs...)
+	sortFindings(r.Findings)
+}
+
+func sortFindings(fs []Finding) {
+	slices.SortFunc(fs, func(a, b Finding) int {
+		return cmp.Or(
+			cmp.Compare(errorsFirst(a.Severity), errorsFirst(b.Severity)),
+			cmp.Compare(a.File, b.File),
+			cmp.Compare(a.Line, b.Line),
+			cmp.Compare(a.Object.Namespace, b.Object.Namespace),
+			cmp.Compare(a.Object.Kind, b.Object.Kind),
+			cmp.Compare(a.Object.Name, b.Object.Name),
+			cmp.Compare(a.Rule, b.Rule),
+			cmp.Compare(a.Field, b.Field),
+		)
+	})
+}
+
+// UseBlueprint takes the system namespaces and GPU pool taints from bp.
+func (o *Options) UseBlueprint(bp *v1alpha1.Blueprint) {
+	o.SystemNamespaces = append(o.SystemNamespaces, bp.Spec.SystemNamespaces...)
+	for i := range bp.Spec.Pools {
+		p := &bp.Spec.Pools[i]
+		if p.GPUResource() == "" {
+			continue
+		}
+		for _, s := range p.Taints {
+			if t, err := v1alpha1.ParseTaint(s); err == nil && isGPUTaint(t) {
+				o.GPUTaints = appendTaint(o.GPUTaints, t)
+			}
+		}
+	}
+}

@@ -1,0 +1,121 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
+)
+
+// LoadCluster lists what audit checks from a live cluster, every kind at
+// once, in pages. namespaces, when not empty, limits namespaced kinds to
+// those namespaces; nodes and PriorityClasses are always read whole.
+func LoadCluster(ctx context.Context, kube kubernetes.Interface, namespaces []string) (*Inventory, error) {
+	inv := &Inventory{}
+	scopes := namespaces
+	if len(scopes) == 0 {
+		scopes = []string{metav1.NamespaceAll}
+	}
+	var mu sync.Mutex
+	c := kube
+	listers := []struct {
+		what       string
+		namespaced bool
+		list       func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error)
+	}{
+		{"nodes", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.CoreV1().Nodes().List(ctx, o)
+		}},
+		{"namespaces", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.CoreV1().Namespaces().List(ctx, o)
+		}},
+		{"priorityclasses", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.SchedulingV1().PriorityClasses().List(ctx, o)
+		}},
+		{"pods", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.CoreV1().Pods(ns).List(ctx, o)
+		}},
+		{"deployments", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.AppsV1().Deployments(ns).List(ctx, o)
+		}},
+		{"statefulsets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.AppsV1().StatefulSets(ns).List(ctx, o)
+		}},
+		{"daemonsets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.AppsV1().DaemonSets(ns).List(ctx, o)
+		}},
+		{"replicasets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.AppsV1().ReplicaSets(ns).List(ctx, o)
+		}},
+		{"jobs", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.BatchV1().Jobs(ns).List(ctx, o)
+		}},
+		{"cronjobs", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.BatchV1().CronJobs(ns).List(ctx, o)
+		}},
+		{"resourcequotas", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.CoreV1().ResourceQuotas(ns).List(ctx, o)
+		}},
+		{"limitranges", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.CoreV1().LimitRanges(ns).List(ctx, o)
+		}},
+		{"poddisruptionbudgets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.PolicyV1().PodDisruptionBudgets(ns).List(ctx, o)
+		}},
+		{"horizontalpodautoscalers", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
+		}},
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	var firstErr error
+	for _, l := range listers {
+		nss := scopes
+		if !l.namespaced {
+			nss = []string{metav1.NamespaceAll}
+		}
+		for _, ns := range nss {
+			wg.Go(func() {
+				p := pager.New(pager.SimplePageFunc(func(o metav1.ListOptions) (runtime.Object, error) { return l.list(ctx, ns, o) }))
+				p.PageSize = 1000
+				err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+					mu.Lock()
+					defer mu.Unlock()
+					inv.add(obj)
+					return nil
+				})
+				if err != nil && !apierrors.IsNotFound(err) {
+					mu.Lock()
+					defer mu.Unlock()
+					if firstErr == nil {
+						firstErr = listError(l.what, ns, err)
+						cancel()
+					}
+				}
+			})
+		}
+	}
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	return inv, nil
+}
+
+// listError explains a failed list: most often RBAC.
+func listError(what, ns string, err error) error {
+	where := "in all namespaces"
+	if ns != "" {
+		where = "in namespace " + ns
+	}
+	if apierrors.IsForbidden(err) {
+		return fmt.Errorf("listing %s %s: %w\nfix: audit needs list on %s (a ClusterRole like `view` bound to you), or limit it to namespaces you can read with -n", what, where, err, what)
+	}
+	return fmt.Errorf("listing %s %s: %w", what, where, err)
+}

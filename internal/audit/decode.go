@@ -1,0 +1,144 @@
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// badObject is a document that is JSON but not the object its kind says.
+type badObject struct{ msg string }
+
+func (b *badObject) Error() string { return b.msg }
+
+// decodeObject adds the object in js (or, for a List, its items) to inv.
+func decodeObject(js []byte, src source, inv *Inventory) error {
+	top, err := topLevel(js, "apiVersion", "kind", "items")
+	if err != nil {
+		return &badObject{"not a Kubernetes object: " + err.Error()}
+	}
+	apiVersion, kind := unquote(top[0]), unquote(top[1])
+	if kind == "" {
+		return nil // not a Kubernetes object: values.yaml, Chart.yaml
+	}
+	if strings.HasSuffix(kind, "List") && top[2] != nil {
+		items, err := elements(top[2])
+		if err != nil {
+			return &badObject{kind + ": items: " + err.Error()}
+		}
+		for _, it := range items {
+			s := src
+			if !src.yaml {
+				s.line = src.file.lineAt(src.file.offsetOf(it))
+			} else {
+				s.doc = nil // the item's fields are not looked up within the list
+			}
+			if err := decodeObject(it, s, inv); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	group := apiVersion
+	if i := strings.LastIndexByte(apiVersion, '/'); i >= 0 {
+		group = apiVersion[:i]
+	} else {
+		group = ""
+	}
+	var meta *metav1.ObjectMeta
+	into := func(obj any, m *metav1.ObjectMeta) error {
+		meta = m
+		if err := json.Unmarshal(js, obj); err != nil {
+			return &badObject{fmt.Sprintf("%s: %v", kind, err)}
+		}
+		return nil
+	}
+	err = nil
+	switch {
+	case group == "" && kind == "Node":
+		inv.Nodes = append(inv.Nodes, corev1.Node{})
+		o := &inv.Nodes[len(inv.Nodes)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "" && kind == "Namespace":
+		inv.Namespaces = append(inv.Namespaces, corev1.Namespace{})
+		o := &inv.Namespaces[len(inv.Namespaces)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "" && kind == "Pod":
+		inv.Pods = append(inv.Pods, corev1.Pod{})
+		o := &inv.Pods[len(inv.Pods)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "" && kind == "ResourceQuota":
+		inv.ResourceQuotas = append(inv.ResourceQuotas, corev1.ResourceQuota{})
+		o := &inv.ResourceQuotas[len(inv.ResourceQuotas)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "" && kind == "LimitRange":
+		inv.LimitRanges = append(inv.LimitRanges, corev1.LimitRange{})
+		o := &inv.LimitRanges[len(inv.LimitRanges)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "apps" && kind == "Deployment":
+		inv.Deployments = append(inv.Deployments, appsv1.Deployment{})
+		o := &inv.Deployments[len(inv.Deployments)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "apps" && kind == "StatefulSet":
+		inv.StatefulSets = append(inv.StatefulSets, appsv1.StatefulSet{})
+		o := &inv.StatefulSets[len(inv.StatefulSets)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "apps" && kind == "DaemonSet":
+		inv.DaemonSets = append(inv.DaemonSets, appsv1.DaemonSet{})
+		o := &inv.DaemonSets[len(inv.DaemonSets)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "apps" && kind == "ReplicaSet":
+		inv.ReplicaSets = append(inv.ReplicaSets, appsv1.ReplicaSet{})
+		o := &inv.ReplicaSets[len(inv.ReplicaSets)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "batch" && kind == "Job":
+		inv.Jobs = append(inv.Jobs, batchv1.Job{})
+		o := &inv.Jobs[len(inv.Jobs)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "batch" && kind == "CronJob":
+		inv.CronJobs = append(inv.CronJobs, batchv1.CronJob{})
+		o := &inv.CronJobs[len(inv.CronJobs)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "policy" && kind == "PodDisruptionBudget":
+		inv.PDBs = append(inv.PDBs, policyv1.PodDisruptionBudget{})
+		o := &inv.PDBs[len(inv.PDBs)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "scheduling.k8s.io" && kind == "PriorityClass":
+		inv.PriorityClasses = append(inv.PriorityClasses, schedulingv1.PriorityClass{})
+		o := &inv.PriorityClasses[len(inv.PriorityClasses)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "autoscaling" && kind == "HorizontalPodAutoscaler":
+		// autoscaling/v1 names the same fields; it has no behavior.
+		inv.HPAs = append(inv.HPAs, autoscalingv2.HorizontalPodAutoscaler{})
+		o := &inv.HPAs[len(inv.HPAs)-1]
+		err = into(o, &o.ObjectMeta)
+	default:
+		if inv.Ignored == nil {
+			inv.Ignored = map[string]int{}
+		}
+		inv.Ignored[kind]++
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if meta.Name == "" && meta.GenerateName == "" {
+		return &badObject{kind + " has no metadata.name"}
+	}
+	if src.file != nil {
+		name := meta.Name
+		if name == "" {
+			name = meta.GenerateName
+		}
+		inv.sources[Object{Kind: kind, Namespace: meta.Namespace, Name: name}] = src
+	}
+	return nil
+}

@@ -1,0 +1,105 @@
+package audit
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	goyaml "go.yaml.in/yaml/v3"
+)
+
+// lineOf is the line of field in the object's document: the deepest part
+// of the path the YAML holds, else the document's first line. Only
+// findings ask, so documents are parsed again only for them.
+func (s source) lineOf(field string) int {
+	if !s.yaml || s.doc == nil {
+		return s.line
+	}
+	var root goyaml.Node
+	if err := goyaml.Unmarshal(s.doc, &root); err != nil || len(root.Content) == 0 {
+		return s.line
+	}
+	node := root.Content[0]
+	line := node.Line
+	for _, step := range pathSteps(field) {
+		next := child(node, step)
+		if next == nil {
+			break
+		}
+		node, line = next, next.Line
+	}
+	return s.line + line - 1
+}
+
+// pathSteps splits "spec.hard[\"nvidia.com/gpu\"]" or "containers[0].args"
+// into keys and indexes.
+func pathSteps(path string) []string {
+	var out []string
+	for path != "" {
+		switch {
+		case strings.HasPrefix(path, "[\""):
+			end := strings.Index(path, "\"]")
+			if end < 0 {
+				return out
+			}
+			key, err := strconv.Unquote(path[1 : end+1])
+			if err != nil {
+				return out
+			}
+			out = append(out, key)
+			path = path[end+2:]
+		case path[0] == '[':
+			end := strings.IndexByte(path, ']')
+			if end < 0 {
+				return out
+			}
+			out = append(out, path[:end+1])
+			path = path[end+1:]
+		case path[0] == '.':
+			path = path[1:]
+		default:
+			end := strings.IndexAny(path, ".[")
+			if end < 0 {
+				end = len(path)
+			}
+			out = append(out, path[:end])
+			path = path[end:]
+		}
+	}
+	return out
+}
+
+// child is a mapping's value at key, or a sequence's element at "[N]".
+func child(n *goyaml.Node, step string) *goyaml.Node {
+	switch n.Kind {
+	case goyaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == step {
+				return n.Content[i+1]
+			}
+		}
+	case goyaml.SequenceNode:
+		if i, err := strconv.Atoi(strings.Trim(step, "[]")); err == nil && strings.HasPrefix(step, "[") && i < len(n.Content) {
+			return n.Content[i]
+		}
+	}
+	return nil
+}
+
+// selectorText writes labels as a selector: "app=web,tier=api".
+func selectorText(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%s", k, l[k])
+	}
+	if len(parts) == 0 {
+		return "its pods"
+	}
+	return strings.Join(parts, ",")
+}

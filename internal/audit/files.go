@@ -1,0 +1,264 @@
+package audit
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"sigs.k8s.io/yaml"
+)
+
+// LoadFiles reads the manifests in paths: files of multi-document YAML or
+// JSON (a List, such as `kubectl get -o json` writes, or a stream of
+// objects), and directories, walked for *.yaml, *.yml and *.json. "-" is
+// stdin. Rendered Helm and kustomize output are plain multi-document
+// YAML. Documents without a kind (a chart's values.yaml) are skipped;
+// documents that cannot be read are all reported, each as FILE:LINE, and
+// nothing is audited.
+func LoadFiles(paths []string, stdin io.Reader) (*Inventory, error) {
+	names, err := expand(paths)
+	if err != nil {
+		return nil, err
+	}
+	var docs []doc
+	var problems []string
+	for _, name := range names {
+		var data []byte
+		if name == "-" {
+			data, err = io.ReadAll(stdin)
+		} else {
+			data, err = os.ReadFile(name)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading %s: %w", name, err)
+		}
+		f := &file{name: name, data: data}
+		more, err := f.docs()
+		if err != nil {
+			problems = append(problems, err.Error())
+			continue
+		}
+		docs = append(docs, more...)
+	}
+	inv, more := decodeAll(docs)
+	problems = append(problems, more...)
+	if len(problems) > 0 {
+		sort.Strings(problems)
+		return nil, fmt.Errorf("%d manifest(s) could not be read:\n%s\nfix: correct them, or leave them out of the paths audited", len(problems), strings.Join(problems, "\n"))
+	}
+	return inv, nil
+}
+
+// expand lists the files named by paths, walking directories.
+func expand(paths []string) ([]string, error) {
+	var out []string
+	for _, p := range paths {
+		if p == "-" {
+			out = append(out, p)
+			continue
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("%w\nfix: name files or directories of manifests that exist", err)
+		}
+		if !st.IsDir() {
+			out = append(out, p)
+			continue
+		}
+		err = filepath.WalkDir(p, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && path != p && strings.HasPrefix(d.Name(), ".") {
+				return filepath.SkipDir
+			}
+			switch filepath.Ext(path) {
+			case ".yaml", ".yml", ".json":
+				if !d.IsDir() {
+					out = append(out, path)
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// file is one file's contents, and where its lines start, worked out
+// only when a finding needs a line number.
+type file struct {
+	name string
+	data []byte
+
+	once   sync.Once
+	starts []int // byte offset of each line
+}
+
+// lineAt is the 1-based line of the byte at offset.
+func (f *file) lineAt(offset int) int {
+	f.once.Do(func() {
+		f.starts = append(f.starts, 0)
+		for i, c := range f.data {
+			if c == '\n' {
+				f.starts = append(f.starts, i+1)
+			}
+		}
+	})
+	return sort.Search(len(f.starts), func(i int) bool { return f.starts[i] > offset })
+}
+
+// offsetOf is where sub, a slice of f.data, starts in it.
+func (f *file) offsetOf(sub []byte) int { return cap(f.data) - cap(sub) }
+
+// doc is one document of a file.
+type doc struct {
+	file *file
+	// line is the document's first line, for YAML; JSON documents are
+	// slices of the file and find their line from their offset.
+	line int
+	data []byte
+	yaml bool
+}
+
+// docs splits f into documents: JSON values, or YAML separated by ---.
+func (f *file) docs() ([]doc, error) {
+	first := skipSpace(f.data, 0)
+	if first < len(f.data) && (f.data[first] == '{' || f.data[first] == '[') {
+		vals, err := values(f.data)
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: %v", f.name, f.lineAt(first), err)
+		}
+		var out []doc
+		for _, v := range vals {
+			if v[0] == '[' {
+				items, err := elements(v)
+				if err != nil {
+					return nil, fmt.Errorf("%s:%d: %v", f.name, f.lineAt(f.offsetOf(v)), err)
+				}
+				for _, it := range items {
+					out = append(out, doc{file: f, data: it})
+				}
+				continue
+			}
+			out = append(out, doc{file: f, data: v})
+		}
+		return out, nil
+	}
+	var out []doc
+	start, startLine, line := 0, 1, 1
+	for i := 0; i <= len(f.data); {
+		end := bytes.IndexByte(f.data[i:], '\n')
+		if end < 0 {
+			end = len(f.data) - i
+		}
+		text := f.data[i : i+end]
+		if isSeparator(text) {
+			out = appendYAML(out, f, f.data[start:i], startLine)
+			start, startLine = i+end+1, line+1
+		}
+		i += end + 1
+		line++
+	}
+	if start < len(f.data) {
+		out = appendYAML(out, f, f.data[start:], startLine)
+	}
+	return out, nil
+}
+
+func isSeparator(line []byte) bool {
+	line = bytes.TrimRight(line, "\r")
+	return bytes.HasPrefix(line, []byte("---")) && (len(line) == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '#')
+}
+
+// appendYAML adds a YAML document unless it holds only comments.
+func appendYAML(docs []doc, f *file, data []byte, line int) []doc {
+	for _, l := range bytes.Split(data, []byte("\n")) {
+		l = bytes.TrimSpace(l)
+		if len(l) > 0 && l[0] != '#' {
+			return append(docs, doc{file: f, line: line, data: data, yaml: true})
+		}
+	}
+	return docs
+}
+
+// decodeAll decodes docs on every core, each worker into an inventory
+// of its own, merged at the end.
+func decodeAll(docs []doc) (*Inventory, []string) {
+	workers := runtime.GOMAXPROCS(0)
+	const chunk = 256
+	var next atomic.Int64
+	invs := make([]*Inventory, workers)
+	problems := make([][]string, workers)
+	var wg sync.WaitGroup
+	for w := range workers {
+		invs[w] = &Inventory{sources: map[Object]source{}}
+		wg.Go(func() {
+			for {
+				from := int(next.Add(chunk)) - chunk
+				if from >= len(docs) {
+					return
+				}
+				for _, d := range docs[from:min(from+chunk, len(docs))] {
+					if err := d.decode(invs[w]); err != nil {
+						problems[w] = append(problems[w], err.Error())
+					}
+				}
+			}
+		})
+	}
+	wg.Wait()
+	inv := invs[0]
+	var all []string
+	for w := range workers {
+		if w > 0 {
+			inv.merge(invs[w])
+		}
+		all = append(all, problems[w]...)
+	}
+	return inv, all
+}
+
+var yamlLine = regexp.MustCompile(`line (\d+)`)
+
+// decode adds the document's objects to inv.
+func (d doc) decode(inv *Inventory) error {
+	src := source{file: d.file, line: d.line, doc: d.data, yaml: d.yaml}
+	js := d.data
+	if d.yaml {
+		var err error
+		if js, err = yaml.YAMLToJSON(d.data); err != nil {
+			// Report the line in the file, not in the document.
+			msg := yamlLine.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "), func(m string) string {
+				n, _ := strconv.Atoi(m[len("line "):])
+				return "line " + strconv.Itoa(n+d.line-1)
+			})
+			return fmt.Errorf("%s:%d: not valid YAML: %s", d.file.name, d.line, msg)
+		}
+		if len(bytes.TrimSpace(js)) == 0 || string(bytes.TrimSpace(js)) == "null" {
+			return nil
+		}
+	} else {
+		src.line = d.file.lineAt(d.file.offsetOf(d.data))
+		src.doc = nil // JSON fields are found from the document's line only
+	}
+	err := decodeObject(js, src, inv)
+	var bad *badObject
+	if errors.As(err, &bad) {
+		return fmt.Errorf("%s:%d: %s", d.file.name, src.line, bad.msg)
+	}
+	return err
+}

@@ -1,0 +1,99 @@
+// Package audit checks a cluster, or a set of manifests, against berth's
+// design: node pools split by workload, GPU limits and quotas, priorities,
+// disruption budgets, zone spread and model artifacts kept out of images.
+//
+// Audit never needs a blueprint. It reads what is there (an Inventory) and
+// reports Findings, each naming the rule, the object, the field, what is
+// wrong and the fix. With a blueprint it also reports drift.
+package audit
+
+import "fmt"
+
+// Severity says whether a finding fails the audit.
+type Severity string
+
+const (
+	// Error findings break the design: something will be refused, be
+	// starved, or hold GPUs it does not use. `berth audit` exits 1.
+	Error Severity = "error"
+	// Warning findings weaken the design but work.
+	Warning Severity = "warning"
+)
+
+// Rule is one check of the catalogue.
+type Rule struct {
+	// ID is stable across releases: "berth/gpu-limit".
+	ID       string
+	Severity Severity
+	// Title is what the rule catches, in one line.
+	Title string
+	// Why is what goes wrong when the rule is broken.
+	Why string
+	// Fix is the general remedy; each finding carries its own, more
+	// specific, fix.
+	Fix string
+}
+
+// Object names a Kubernetes object.
+type Object struct {
+	Kind      string `json:"kind"`
+	Namespace string `json:"namespace,omitempty"`
+	Name      string `json:"name"`
+}
+
+func (o Object) String() string {
+	if o.Namespace == "" {
+		return o.Kind + "/" + o.Name
+	}
+	return o.Kind + " " + o.Namespace + "/" + o.Name
+}
+
+// Finding is one broken rule on one object.
+type Finding struct {
+	Rule     string   `json:"rule"`
+	Severity Severity `json:"severity"`
+	Object   Object   `json:"object"`
+	// Field is the path of the field at fault, as kubectl explain writes
+	// it: "spec.template.spec.containers[0].resources.limits". Empty when
+	// the object as a whole is at fault (a missing LimitRange).
+	Field   string `json:"field,omitempty"`
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+	// File and Line say where the object, or the field when it can be
+	// found, was read from. Empty for a live cluster.
+	File string `json:"file,omitempty"`
+	Line int    `json:"line,omitempty"`
+}
+
+// Where is the finding's place for people: FILE:LINE, or the object.
+func (f Finding) Where() string {
+	switch {
+	case f.File != "" && f.Line > 0:
+		return fmt.Sprintf("%s:%d", f.File, f.Line)
+	case f.File != "":
+		return f.File
+	}
+	return f.Object.String()
+}
+
+// Report is the outcome of one audit.
+type Report struct {
+	// Findings are sorted by severity (errors first), then by file and
+	// line, then by object and rule.
+	Findings []Finding `json:"findings"`
+	// Objects counts the objects checked, by kind.
+	Objects map[string]int `json:"objects"`
+	// Source is what was audited: the files, or the cluster's context.
+	Source string `json:"source"`
+}
+
+// Errors counts the error findings; any makes the audit fail.
+func (r *Report) Errors() int {
+	n := 0
+	for _, f := range r.Findings {
+		if f.Severity == Error {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,134 @@
+package audit
+
+import (
+	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+)
+
+// Inventory is what an audit checks: the objects of a cluster, or of a
+// set of manifests. Kinds audit has no rules for are counted in Ignored.
+type Inventory struct {
+	Nodes           []corev1.Node
+	Namespaces      []corev1.Namespace
+	Pods            []corev1.Pod
+	Deployments     []appsv1.Deployment
+	StatefulSets    []appsv1.StatefulSet
+	DaemonSets      []appsv1.DaemonSet
+	ReplicaSets     []appsv1.ReplicaSet
+	Jobs            []batchv1.Job
+	CronJobs        []batchv1.CronJob
+	ResourceQuotas  []corev1.ResourceQuota
+	LimitRanges     []corev1.LimitRange
+	PDBs            []policyv1.PodDisruptionBudget
+	PriorityClasses []schedulingv1.PriorityClass
+	HPAs            []autoscalingv2.HorizontalPodAutoscaler
+
+	// Ignored counts objects of other kinds, by kind.
+	Ignored map[string]int
+
+	// sources says where each object was read from; nil for a cluster.
+	sources map[Object]source
+}
+
+// source is where an object's document is: its file, the line the
+// document starts on, and the document itself (YAML or JSON), kept to
+// find a field's line when a finding needs it.
+type source struct {
+	file *file
+	line int
+	doc  []byte
+	yaml bool
+}
+
+// counts are the objects of each kind, for the report.
+func (inv *Inventory) counts() map[string]int {
+	c := map[string]int{}
+	add := func(kind string, n int) {
+		if n > 0 {
+			c[kind] = n
+		}
+	}
+	add("Node", len(inv.Nodes))
+	add("Namespace", len(inv.Namespaces))
+	add("Pod", len(inv.Pods))
+	add("Deployment", len(inv.Deployments))
+	add("StatefulSet", len(inv.StatefulSets))
+	add("DaemonSet", len(inv.DaemonSets))
+	add("ReplicaSet", len(inv.ReplicaSets))
+	add("Job", len(inv.Jobs))
+	add("CronJob", len(inv.CronJobs))
+	add("ResourceQuota", len(inv.ResourceQuotas))
+	add("LimitRange", len(inv.LimitRanges))
+	add("PodDisruptionBudget", len(inv.PDBs))
+	add("PriorityClass", len(inv.PriorityClasses))
+	add("HorizontalPodAutoscaler", len(inv.HPAs))
+	return c
+}
+
+// merge appends other's objects to inv.
+func (inv *Inventory) merge(other *Inventory) {
+	inv.Nodes = append(inv.Nodes, other.Nodes...)
+	inv.Namespaces = append(inv.Namespaces, other.Namespaces...)
+	inv.Pods = append(inv.Pods, other.Pods...)
+	inv.Deployments = append(inv.Deployments, other.Deployments...)
+	inv.StatefulSets = append(inv.StatefulSets, other.StatefulSets...)
+	inv.DaemonSets = append(inv.DaemonSets, other.DaemonSets...)
+	inv.ReplicaSets = append(inv.ReplicaSets, other.ReplicaSets...)
+	inv.Jobs = append(inv.Jobs, other.Jobs...)
+	inv.CronJobs = append(inv.CronJobs, other.CronJobs...)
+	inv.ResourceQuotas = append(inv.ResourceQuotas, other.ResourceQuotas...)
+	inv.LimitRanges = append(inv.LimitRanges, other.LimitRanges...)
+	inv.PDBs = append(inv.PDBs, other.PDBs...)
+	inv.PriorityClasses = append(inv.PriorityClasses, other.PriorityClasses...)
+	inv.HPAs = append(inv.HPAs, other.HPAs...)
+	for k, n := range other.Ignored {
+		if inv.Ignored == nil {
+			inv.Ignored = map[string]int{}
+		}
+		inv.Ignored[k] += n
+	}
+	for k, s := range other.sources {
+		if inv.sources == nil {
+			inv.sources = map[Object]source{}
+		}
+		inv.sources[k] = s
+	}
+}
+
+// add appends a typed object read from a cluster.
+func (inv *Inventory) add(obj any) {
+	switch o := obj.(type) {
+	case *corev1.Node:
+		inv.Nodes = append(inv.Nodes, *o)
+	case *corev1.Namespace:
+		inv.Namespaces = append(inv.Namespaces, *o)
+	case *corev1.Pod:
+		inv.Pods = append(inv.Pods, *o)
+	case *appsv1.Deployment:
+		inv.Deployments = append(inv.Deployments, *o)
+	case *appsv1.StatefulSet:
+		inv.StatefulSets = append(inv.StatefulSets, *o)
+	case *appsv1.DaemonSet:
+		inv.DaemonSets = append(inv.DaemonSets, *o)
+	case *appsv1.ReplicaSet:
+		inv.ReplicaSets = append(inv.ReplicaSets, *o)
+	case *batchv1.Job:
+		inv.Jobs = append(inv.Jobs, *o)
+	case *batchv1.CronJob:
+		inv.CronJobs = append(inv.CronJobs, *o)
+	case *corev1.ResourceQuota:
+		inv.ResourceQuotas = append(inv.ResourceQuotas, *o)
+	case *corev1.LimitRange:
+		inv.LimitRanges = append(inv.LimitRanges, *o)
+	case *policyv1.PodDisruptionBudget:
+		inv.PDBs = append(inv.PDBs, *o)
+	case *schedulingv1.PriorityClass:
+		inv.PriorityClasses = append(inv.PriorityClasses, *o)
+	case *autoscalingv2.HorizontalPodAutoscaler:
+		inv.HPAs = append(inv.HPAs, *o)
+	}
+}

@@ -1,0 +1,223 @@
+package audit
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+)
+
+// poolLabels name a node's pool, on berth, AKS, EKS, GKE and Karpenter.
+var poolLabels = []string{"berth.io/pool", "agentpool", "kubernetes.azure.com/agentpool", "eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "karpenter.sh/nodepool"}
+
+// spotLabels mark spot (or preemptible) nodes on each platform.
+var spotLabels = map[string]string{
+	"berth.io/capacity":                     "Spot",
+	"karpenter.sh/capacity-type":            "spot",
+	"kubernetes.azure.com/scalesetpriority": "spot",
+	"cloud.google.com/gke-spot":             "true",
+	"cloud.google.com/gke-preemptible":      "true",
+	"eks.amazonaws.com/capacityType":        "SPOT",
+}
+
+// gpuNodeLabels are set on GPU nodes by the GPU operator, GKE and
+// Karpenter; a pod selecting one of them asks for a GPU node.
+var gpuNodeLabels = []string{"nvidia.com/gpu.product", "nvidia.com/gpu.present", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name"}
+
+// designGPUTaint is the taint berth's design puts on GPU pools.
+var designGPUTaint = corev1.Taint{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}
+
+// pool is the nodes sharing a pool label.
+type pool struct {
+	name              string
+	nodes             []*corev1.Node
+	gpu, system, spot bool
+}
+
+// isGPUResource reports whether a resource name is an accelerator.
+func isGPUResource(name corev1.ResourceName) bool {
+	s := string(name)
+	return s == "nvidia.com/gpu" || s == "amd.com/gpu" || strings.HasPrefix(s, "nvidia.com/mig-") || strings.HasPrefix(s, "gpu.intel.com/")
+}
+
+// isGPUTaint reports whether a taint keeps pods off GPU nodes.
+func isGPUTaint(t corev1.Taint) bool {
+	if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
+		return false
+	}
+	return strings.Contains(strings.ToLower(t.Key), "gpu") || (t.Key == "sku" && t.Value == "gpu")
+}
+
+func isSpotTaint(t corev1.Taint) bool {
+	if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
+		return false
+	}
+	v, ok := spotLabels[t.Key]
+	return ok && strings.EqualFold(v, t.Value)
+}
+
+func poolOf(n *corev1.Node) string {
+	for _, l := range poolLabels {
+		if p := n.Labels[l]; p != "" {
+			return p
+		}
+	}
+	return ""
+}
+
+func (v *view) indexPools() {
+	byName := map[string]*pool{}
+	zones := map[string]bool{}
+	for i := range v.inv.Nodes {
+		n := &v.inv.Nodes[i]
+		name := poolOf(n)
+		if name == "" {
+			name = n.Name // a node of no pool is a pool of its own
+		}
+		p := byName[name]
+		if p == nil {
+			p = &pool{name: name}
+			byName[name] = p
+			v.pools = append(v.pools, p)
+		}
+		p.nodes = append(p.nodes, n)
+		if z := n.Labels[corev1.LabelTopologyZone]; z != "" {
+			zones[z] = true
+		}
+		for r, q := range n.Status.Capacity {
+			if isGPUResource(r) && !q.IsZero() {
+				p.gpu = true
+			}
+		}
+		for _, l := range gpuNodeLabels {
+			if n.Labels[l] != "" && n.Labels[l] != "false" && n.Labels[l] != "0" {
+				p.gpu = true
+			}
+		}
+		if strings.EqualFold(n.Labels["berth.io/mode"], "System") || n.Labels["kubernetes.azure.com/mode"] == "system" ||
+			name == "system" || strings.HasPrefix(name, "system") || strings.HasSuffix(name, "-system") {
+			p.system = true
+		}
+		for k, val := range spotLabels {
+			if strings.EqualFold(n.Labels[k], val) {
+				p.spot = true
+			}
+		}
+	}
+	v.zones = len(zones)
+	sort.Slice(v.pools, func(i, j int) bool { return v.pools[i].name < v.pools[j].name })
+
+	v.gpuPools, v.spotPools = map[string]bool{}, map[string]bool{}
+	var found []corev1.Taint
+	for _, p := range v.pools {
+		if p.gpu {
+			v.gpuPools[p.name] = true
+			for _, n := range p.nodes {
+				for _, t := range n.Spec.Taints {
+					if isGPUTaint(t) {
+						found = appendTaint(found, t)
+					}
+				}
+			}
+		}
+		if p.spot {
+			v.spotPools[p.name] = true
+			for _, n := range p.nodes {
+				for _, t := range n.Spec.Taints {
+					if isSpotTaint(t) || (t.Effect == corev1.TaintEffectNoSchedule && strings.Contains(t.Key, "spot")) {
+						v.spotTaints = appendTaint(v.spotTaints, t)
+					}
+				}
+			}
+		}
+	}
+	switch {
+	case len(v.opts.GPUTaints) > 0:
+		v.gpuTaints = v.opts.GPUTaints
+	case len(found) > 0:
+		v.gpuTaints = found
+	default:
+		v.gpuTaints = []corev1.Taint{designGPUTaint}
+	}
+	v.knownGPUTaints = appendTaint(append(append([]corev1.Taint(nil), v.gpuTaints...), found...), designGPUTaint)
+	v.knownGPUTaints = appendTaint(v.knownGPUTaints, corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule})
+	for k, val := range spotLabels {
+		v.spotTaints = appendTaint(v.spotTaints, corev1.Taint{Key: k, Value: val, Effect: corev1.TaintEffectNoSchedule})
+	}
+}
+
+func appendTaint(ts []corev1.Taint, t corev1.Taint) []corev1.Taint {
+	for _, have := range ts {
+		if have.Key == t.Key && have.Value == t.Value && have.Effect == t.Effect {
+			return ts
+		}
+	}
+	return append(ts, t)
+}
+
+// checkPools: GPU pools carry the GPU taint; system pools carry
+// CriticalAddonsOnly.
+func (v *view) checkPools() {
+	for _, p := range v.pools {
+		if p.gpu {
+			var bare []string
+			for _, n := range p.nodes {
+				if !hasTaint(n, isGPUTaint) {
+					bare = append(bare, n.Name)
+				}
+			}
+			if len(bare) > 0 {
+				v.add(RuleGPUPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
+					fmt.Sprintf("GPU pool %s: %s of %d node(s) have no GPU taint (%s), so any pod may land on them and hold them", p.name, nodeList(bare), len(p.nodes), strings.Join(taintStrings(v.gpuTaints), ", ")),
+					fmt.Sprintf("taint pool %s %s (blueprint: pools[].taints; kubectl taint nodes %s %s)", p.name, taintString(v.gpuTaints[0]), bare[0], taintString(v.gpuTaints[0])))
+			}
+		}
+		if p.system {
+			var bare []string
+			for _, n := range p.nodes {
+				if !hasTaint(n, func(t corev1.Taint) bool {
+					return t.Key == "CriticalAddonsOnly" && (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute)
+				}) {
+					bare = append(bare, n.Name)
+				}
+			}
+			if len(bare) > 0 {
+				v.add(RuleSystemPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
+					fmt.Sprintf("system pool %s: %s of %d node(s) have no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", p.name, nodeList(bare), len(p.nodes)),
+					fmt.Sprintf("taint pool %s CriticalAddonsOnly=true:NoSchedule (blueprint: pools[].taints; on AKS: --node-taints CriticalAddonsOnly=true:NoSchedule)", p.name))
+			}
+		}
+	}
+}
+
+func hasTaint(n *corev1.Node, match func(corev1.Taint) bool) bool {
+	for _, t := range n.Spec.Taints {
+		if match(t) {
+			return true
+		}
+	}
+	return false
+}
+
+func nodeList(names []string) string {
+	if len(names) > 3 {
+		return strings.Join(names[:3], ", ") + fmt.Sprintf(" and %d more", len(names)-3)
+	}
+	return strings.Join(names, ", ")
+}
+
+func taintString(t corev1.Taint) string {
+	if t.Value == "" {
+		return t.Key + ":" + string(t.Effect)
+	}
+	return t.Key + "=" + t.Value + ":" + string(t.Effect)
+}
+
+func taintStrings(ts []corev1.Taint) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = taintString(t)
+	}
+	return out
+}

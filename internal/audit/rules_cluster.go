@@ -1,0 +1,348 @@
+package audit
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/util/intstr"
+)
+
+// inferenceWindow is the shortest scale-down stabilization window for GPU
+// inference: the HPA's own default.
+const inferenceWindow = 300
+
+// checkInference: a disruption budget, zone spread, and more than one
+// replica.
+func (v *view) checkInference(w *workload) {
+	if w.replicas == nil {
+		return
+	}
+	if len(v.pdbsFor(w)) == 0 {
+		v.add(RuleInferencePDB, w.obj, "",
+			"no PodDisruptionBudget selects its pods, so a drain or pool upgrade may evict every replica at once",
+			fmt.Sprintf("add a PodDisruptionBudget in %s selecting %s with minAvailable below the replica count (berth: a class with disruption)", w.obj.Namespace, selectorText(w.labels)))
+	}
+	min := *w.replicas
+	if hpa := v.hpaFor(w); hpa != nil && hpa.Spec.MinReplicas != nil && *hpa.Spec.MinReplicas > min {
+		min = *hpa.Spec.MinReplicas
+	}
+	if w.obj.Kind == "Deployment" && min <= 1 {
+		v.add(RuleInferenceReplicas, w.obj, "spec.replicas",
+			fmt.Sprintf("runs %d replica, so every rollout, drain or node failure is an outage", min),
+			"set spec.replicas to 2 or more (or an HPA with minReplicas 2)")
+	}
+	if v.zones != 1 && !spreadsZones(w) {
+		v.add(RuleInferenceSpread, w.obj, w.path+".topologySpreadConstraints",
+			"no topology spread constraint or anti-affinity on topology.kubernetes.io/zone, so its replicas may share a zone and go down with it",
+			"add a topologySpreadConstraint with topologyKey topology.kubernetes.io/zone and maxSkew 1 (berth: a class with spread: zone)")
+	}
+}
+
+func spreadsZones(w *workload) bool {
+	for _, c := range w.spec.TopologySpreadConstraints {
+		if c.TopologyKey == corev1.LabelTopologyZone || c.TopologyKey == corev1.LabelFailureDomainBetaZone {
+			return true
+		}
+	}
+	if a := w.spec.Affinity; a != nil && a.PodAntiAffinity != nil {
+		for _, t := range a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution {
+			if t.TopologyKey == corev1.LabelTopologyZone {
+				return true
+			}
+		}
+		for _, t := range a.PodAntiAffinity.PreferredDuringSchedulingIgnoredDuringExecution {
+			if t.PodAffinityTerm.TopologyKey == corev1.LabelTopologyZone {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// devicePlugin names the GPU device plugins audit knows.
+func devicePlugin(w *workload) bool {
+	for _, c := range w.spec.Containers {
+		if strings.Contains(c.Image, "k8s-device-plugin") || strings.Contains(c.Image, "nvidia-device-plugin") || strings.Contains(c.Image, "amdgpu-device-plugin") || strings.Contains(c.Image, "k8s-device-plugin") {
+			return true
+		}
+	}
+	return strings.Contains(w.obj.Name, "device-plugin") && strings.Contains(w.obj.Name, "gpu") || strings.Contains(w.obj.Name, "nvidia-device-plugin")
+}
+
+// checkDevicePlugin: a GPU device plugin tolerates every GPU pool taint.
+func (v *view) checkDevicePlugin(w *workload) {
+	if !devicePlugin(w) {
+		return
+	}
+	var missing []string
+	for i := range v.gpuTaints {
+		if _, ok := tolerates(w.spec, v.gpuTaints[i:i+1]); !ok {
+			missing = append(missing, taintString(v.gpuTaints[i]))
+		}
+	}
+	if len(missing) > 0 {
+		t := v.gpuTaints[0]
+		v.add(RuleDevicePlugin, w.obj, w.path+".tolerations",
+			fmt.Sprintf("GPU device plugin does not tolerate the GPU pools' taint %s, so it never runs on the GPU nodes, they advertise no GPUs, and every GPU pod stays Pending", strings.Join(missing, ", ")),
+			fmt.Sprintf("add the toleration {key: %s, operator: Exists, effect: %s}", t.Key, t.Effect))
+	}
+}
+
+// checkNamespaces: namespaces running workloads have a GPU quota when
+// they use GPUs, and a LimitRange.
+func (v *view) checkNamespaces() {
+	quotaGPU, quotas, limitRanges := map[string]bool{}, map[string]bool{}, map[string]bool{}
+	for i := range v.inv.ResourceQuotas {
+		q := &v.inv.ResourceQuotas[i]
+		quotas[q.Namespace] = true
+		for r := range q.Spec.Hard {
+			if strings.HasPrefix(string(r), "requests.") && isGPUResource(r[len("requests."):]) {
+				quotaGPU[q.Namespace] = true
+			}
+		}
+	}
+	for i := range v.inv.LimitRanges {
+		limitRanges[v.inv.LimitRanges[i].Namespace] = true
+	}
+	names := make([]string, 0, len(v.byNS))
+	for ns := range v.byNS {
+		names = append(names, ns)
+	}
+	for ns := range quotas {
+		if _, ok := v.byNS[ns]; !ok {
+			names = append(names, ns)
+		}
+	}
+	sort.Strings(names)
+	for _, ns := range names {
+		if ns == "" || v.system[ns] {
+			continue
+		}
+		obj := Object{Kind: "Namespace", Name: ns}
+		var gpu []string
+		for _, w := range v.byNS[ns] {
+			if w.gpu {
+				gpu = append(gpu, w.obj.Kind+" "+w.obj.Name)
+			}
+		}
+		if len(gpu) > 0 && !quotaGPU[ns] {
+			v.add(RuleGPUQuotaMissing, obj, "",
+				fmt.Sprintf("runs %d GPU workload(s) (%s) but no ResourceQuota caps requests.nvidia.com/gpu, so it can take every GPU in the cluster", len(gpu), nodeList(gpu)),
+				fmt.Sprintf("add a ResourceQuota in %s with hard requests.nvidia.com/gpu (berth: the team's quota.gpu)", ns))
+		}
+		if !limitRanges[ns] {
+			v.add(RuleLimitRangeMissing, obj, "",
+				"has no LimitRange, so containers that set no requests are scheduled as if free and escape the CPU and memory quota",
+				fmt.Sprintf("add a LimitRange in %s with container defaults (berth: a team's defaults)", ns))
+		}
+	}
+}
+
+// checkQuotas: GPUs are quoted as requests.nvidia.com/gpu.
+func (v *view) checkQuotas() {
+	for i := range v.inv.ResourceQuotas {
+		q := &v.inv.ResourceQuotas[i]
+		keys := make([]string, 0, len(q.Spec.Hard))
+		for r := range q.Spec.Hard {
+			keys = append(keys, string(r))
+		}
+		sort.Strings(keys)
+		for _, r := range keys {
+			bare := strings.TrimPrefix(r, "limits.")
+			if !isGPUResource(corev1.ResourceName(bare)) {
+				continue
+			}
+			v.add(RuleGPUQuotaKey, Object{"ResourceQuota", q.Namespace, q.Name}, fmt.Sprintf("spec.hard[%q]", r),
+				fmt.Sprintf("quota key %s is accepted but never enforced: the quota system counts extended resources only as requests.%s", r, bare),
+				fmt.Sprintf("rename the key to requests.%s", bare))
+		}
+	}
+}
+
+// checkLimitRanges: GPUs are never defaulted, directly or through a max.
+func (v *view) checkLimitRanges() {
+	for i := range v.inv.LimitRanges {
+		lr := &v.inv.LimitRanges[i]
+		obj := Object{"LimitRange", lr.Namespace, lr.Name}
+		for j, item := range lr.Spec.Limits {
+			if item.Type != corev1.LimitTypeContainer && item.Type != "" {
+				continue
+			}
+			defaulted := map[corev1.ResourceName]bool{}
+			for field, list := range map[string]corev1.ResourceList{"default": item.Default, "defaultRequest": item.DefaultRequest} {
+				for _, r := range sortedResources(list) {
+					if isGPUResource(r) {
+						defaulted[r] = true
+						v.add(RuleLimitRangeGPUDefault, obj, fmt.Sprintf("spec.limits[%d].%s[%q]", j, field, r),
+							fmt.Sprintf("%s %s gives every container that names no GPU %s of them, sidecars and CPU jobs included", field, r, quantity(list, r)),
+							fmt.Sprintf("remove %s from %s; GPUs are asked for explicitly", r, field))
+					}
+				}
+			}
+			for _, r := range sortedResources(item.Max) {
+				if isGPUResource(r) && !defaulted[r] {
+					v.add(RuleLimitRangeGPUMax, obj, fmt.Sprintf("spec.limits[%d].max[%q]", j, r),
+						fmt.Sprintf("max %s %s with no default: Kubernetes copies the max into the default, so every container silently gets %s GPU(s)", r, quantity(item.Max, r), quantity(item.Max, r)),
+						fmt.Sprintf("remove the %s max (the quota caps GPUs per namespace), or also set default[%q] to 0", r, r))
+				}
+			}
+		}
+	}
+}
+
+func quantity(list corev1.ResourceList, r corev1.ResourceName) string {
+	q := list[r]
+	return q.String()
+}
+
+func sortedResources(list corev1.ResourceList) []corev1.ResourceName {
+	out := make([]corev1.ResourceName, 0, len(list))
+	for r := range list {
+		out = append(out, r)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+// pdbsFor are the PDBs in the workload's namespace that select its pods.
+func (v *view) pdbsFor(w *workload) []int {
+	var out []int
+	for i := range v.inv.PDBs {
+		p := &v.inv.PDBs[i]
+		if p.Namespace != w.obj.Namespace || p.Spec.Selector == nil {
+			continue
+		}
+		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
+		if err != nil || sel.Empty() {
+			continue
+		}
+		if sel.Matches(labels.Set(w.labels)) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+// checkPDBs: a budget must allow at least one eviction.
+func (v *view) checkPDBs() {
+	for i := range v.inv.PDBs {
+		p := &v.inv.PDBs[i]
+		obj := Object{"PodDisruptionBudget", p.Namespace, p.Name}
+		if m := p.Spec.MaxUnavailable; m != nil && (m.String() == "0" || m.String() == "0%") {
+			v.add(RulePDBBlocksDrain, obj, "spec.maxUnavailable",
+				"maxUnavailable is 0, so no pod it covers may ever be evicted: every drain, upgrade and scale-down stalls",
+				"set maxUnavailable to 1 (or a percentage above 0)")
+			continue
+		}
+		m := p.Spec.MinAvailable
+		if m == nil {
+			continue
+		}
+		if m.Type == intstr.String {
+			if m.StrVal == "100%" {
+				v.add(RulePDBBlocksDrain, obj, "spec.minAvailable",
+					"minAvailable is 100%, so no pod it covers may ever be evicted: every drain, upgrade and scale-down stalls",
+					"set minAvailable below 100%, or use maxUnavailable: 1")
+			}
+			continue
+		}
+		replicas, names := v.replicasUnder(p.Namespace, p.Spec.Selector)
+		if p.Status.ExpectedPods > 0 && replicas == 0 {
+			replicas = p.Status.ExpectedPods
+		}
+		if replicas > 0 && m.IntVal >= replicas {
+			v.add(RulePDBBlocksDrain, obj, "spec.minAvailable",
+				fmt.Sprintf("minAvailable %d with %d replica(s)%s, so no pod may ever be evicted: every drain, upgrade and scale-down stalls", m.IntVal, replicas, names),
+				fmt.Sprintf("set minAvailable to %d or less, or use maxUnavailable: 1", replicas-1))
+		}
+	}
+}
+
+// replicasUnder sums the replicas of the workloads a selector covers.
+func (v *view) replicasUnder(ns string, s *metav1.LabelSelector) (int32, string) {
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil || sel.Empty() {
+		return 0, ""
+	}
+	var n int32
+	var names []string
+	for _, w := range v.byNS[ns] {
+		if w.replicas != nil && sel.Matches(labels.Set(w.labels)) {
+			n += *w.replicas
+			names = append(names, w.obj.Kind+" "+w.obj.Name)
+		}
+	}
+	if len(names) == 0 {
+		return 0, ""
+	}
+	return n, " (" + strings.Join(names, ", ") + ")"
+}
+
+// checkPriorityClasses: the global default is not a high priority.
+func (v *view) checkPriorityClasses() {
+	if pc := v.defaultPC; pc != nil && v.highDefault() {
+		v.add(RuleGlobalDefaultHigh, Object{Kind: "PriorityClass", Name: pc.Name}, "globalDefault",
+			fmt.Sprintf("PriorityClass %s (value %d) is the global default, so every pod that names no class runs at that priority and may preempt inference and training", pc.Name, pc.Value),
+			"set globalDefault: false here and make the lowest class the default, or none")
+	}
+}
+
+// highDefault reports whether the global default PriorityClass is a high
+// one: berth's high level or above, or the highest of several.
+func (v *view) highDefault() bool {
+	pc := v.defaultPC
+	if pc == nil {
+		return false
+	}
+	highest, users := true, 0
+	for i := range v.inv.PriorityClasses {
+		o := &v.inv.PriorityClasses[i]
+		if o.Value >= 1_000_000_000 || strings.HasPrefix(o.Name, "system-") {
+			continue // the system classes
+		}
+		users++
+		if o.Value > pc.Value {
+			highest = false
+		}
+	}
+	return pc.Value >= 100000 || (highest && users > 1)
+}
+
+// hpaFor is the HPA that scales the workload, if audited.
+func (v *view) hpaFor(w *workload) *autoscalingv2.HorizontalPodAutoscaler {
+	for i := range v.inv.HPAs {
+		h := &v.inv.HPAs[i]
+		if h.Namespace == w.obj.Namespace && h.Spec.ScaleTargetRef.Kind == w.obj.Kind && h.Spec.ScaleTargetRef.Name == w.obj.Name {
+			return h
+		}
+	}
+	return nil
+}
+
+// checkHPAs: GPU inference scales down slowly.
+func (v *view) checkHPAs() {
+	for i := range v.inv.HPAs {
+		h := &v.inv.HPAs[i]
+		b := h.Spec.Behavior
+		if b == nil || b.ScaleDown == nil || b.ScaleDown.StabilizationWindowSeconds == nil || *b.ScaleDown.StabilizationWindowSeconds >= inferenceWindow {
+			continue
+		}
+		var target *workload
+		for _, w := range v.byNS[h.Namespace] {
+			if w.obj.Kind == h.Spec.ScaleTargetRef.Kind && w.obj.Name == h.Spec.ScaleTargetRef.Name {
+				target = w
+			}
+		}
+		if target == nil || !target.gpu || target.role() != inference {
+			continue
+		}
+		v.add(RuleHPAScaleDown, Object{"HorizontalPodAutoscaler", h.Namespace, h.Name}, "spec.behavior.scaleDown.stabilizationWindowSeconds",
+			fmt.Sprintf("scales GPU inference %s %s down after %ds; a GPU replica takes minutes to start and load its model, so bursts pay that again", target.obj.Kind, target.obj.Name, *b.ScaleDown.StabilizationWindowSeconds),
+			fmt.Sprintf("set stabilizationWindowSeconds to %d or more, or leave it unset (the default is %d)", inferenceWindow, inferenceWindow))
+	}
+}

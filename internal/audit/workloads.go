@@ -1,0 +1,236 @@
+package audit
+
+import (
+	"strings"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// workload is a pod template, or a pod no audited controller owns: the
+// unit the pod rules check, so that a Deployment of 100 replicas is one
+// finding and not 100.
+type workload struct {
+	obj Object
+	// labels are the pods' labels, which PDBs select.
+	labels map[string]string
+	// objLabels are the object's own (a berth.io/class on a Deployment).
+	objLabels map[string]string
+	spec      *corev1.PodSpec
+	// path is where spec is in the object: "spec.template.spec".
+	path string
+	// replicas is nil for kinds without a replica count.
+	replicas *int32
+	// claims: a StatefulSet's volumeClaimTemplates give each pod a volume.
+	claims bool
+	// ownerKind is the kind of a pod's controller that was not audited
+	// (a Kubeflow PyTorchJob), or "".
+	ownerKind string
+	gpu       bool
+}
+
+type role int
+
+const (
+	other role = iota
+	inference
+	training
+)
+
+func (v *view) indexWorkloads() {
+	inv := v.inv
+	present := map[Object]bool{}
+	mark := func(kind, ns, name string) { present[Object{Kind: kind, Namespace: ns, Name: name}] = true }
+	for i := range inv.Deployments {
+		mark("Deployment", inv.Deployments[i].Namespace, inv.Deployments[i].Name)
+	}
+	for i := range inv.ReplicaSets {
+		mark("ReplicaSet", inv.ReplicaSets[i].Namespace, inv.ReplicaSets[i].Name)
+	}
+	for i := range inv.StatefulSets {
+		mark("StatefulSet", inv.StatefulSets[i].Namespace, inv.StatefulSets[i].Name)
+	}
+	for i := range inv.DaemonSets {
+		mark("DaemonSet", inv.DaemonSets[i].Namespace, inv.DaemonSets[i].Name)
+	}
+	for i := range inv.Jobs {
+		mark("Job", inv.Jobs[i].Namespace, inv.Jobs[i].Name)
+	}
+	for i := range inv.CronJobs {
+		mark("CronJob", inv.CronJobs[i].Namespace, inv.CronJobs[i].Name)
+	}
+	// owned reports whether an audited controller stands for the object.
+	owned := func(m *metav1.ObjectMeta) (bool, string) {
+		ref := metav1.GetControllerOf(m)
+		if ref == nil {
+			return false, ""
+		}
+		return present[Object{Kind: ref.Kind, Namespace: m.Namespace, Name: ref.Name}], ref.Kind
+	}
+	add := func(w *workload) {
+		w.gpu = usesGPU(w.spec)
+		v.workloads = append(v.workloads, w)
+		v.byNS[w.obj.Namespace] = append(v.byNS[w.obj.Namespace], w)
+	}
+	for i := range inv.Deployments {
+		d := &inv.Deployments[i]
+		add(&workload{obj: Object{"Deployment", d.Namespace, d.Name}, labels: d.Spec.Template.Labels, objLabels: d.Labels,
+			spec: &d.Spec.Template.Spec, path: "spec.template.spec", replicas: orOne(d.Spec.Replicas)})
+	}
+	for i := range inv.StatefulSets {
+		s := &inv.StatefulSets[i]
+		add(&workload{obj: Object{"StatefulSet", s.Namespace, s.Name}, labels: s.Spec.Template.Labels, objLabels: s.Labels,
+			spec: &s.Spec.Template.Spec, path: "spec.template.spec", replicas: orOne(s.Spec.Replicas), claims: len(s.Spec.VolumeClaimTemplates) > 0})
+	}
+	for i := range inv.ReplicaSets {
+		r := &inv.ReplicaSets[i]
+		if ok, _ := owned(&r.ObjectMeta); ok {
+			continue
+		}
+		add(&workload{obj: Object{"ReplicaSet", r.Namespace, r.Name}, labels: r.Spec.Template.Labels, objLabels: r.Labels,
+			spec: &r.Spec.Template.Spec, path: "spec.template.spec", replicas: orOne(r.Spec.Replicas)})
+	}
+	for i := range inv.DaemonSets {
+		d := &inv.DaemonSets[i]
+		add(&workload{obj: Object{"DaemonSet", d.Namespace, d.Name}, labels: d.Spec.Template.Labels, objLabels: d.Labels,
+			spec: &d.Spec.Template.Spec, path: "spec.template.spec"})
+	}
+	for i := range inv.Jobs {
+		j := &inv.Jobs[i]
+		if ok, _ := owned(&j.ObjectMeta); ok {
+			continue
+		}
+		add(&workload{obj: Object{"Job", j.Namespace, j.Name}, labels: j.Spec.Template.Labels, objLabels: j.Labels,
+			spec: &j.Spec.Template.Spec, path: "spec.template.spec"})
+	}
+	for i := range inv.CronJobs {
+		c := &inv.CronJobs[i]
+		add(&workload{obj: Object{"CronJob", c.Namespace, c.Name}, labels: c.Spec.JobTemplate.Spec.Template.Labels, objLabels: c.Labels,
+			spec: &c.Spec.JobTemplate.Spec.Template.Spec, path: "spec.jobTemplate.spec.template.spec"})
+	}
+	for i := range inv.Pods {
+		p := &inv.Pods[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		ok, kind := owned(&p.ObjectMeta)
+		if ok {
+			continue
+		}
+		add(&workload{obj: Object{"Pod", p.Namespace, p.Name}, labels: p.Labels, objLabels: p.Labels,
+			spec: &p.Spec, path: "spec", ownerKind: kind})
+	}
+}
+
+func orOne(n *int32) *int32 {
+	if n == nil {
+		one := int32(1)
+		return &one
+	}
+	return n
+}
+
+// usesGPU reports whether any container asks for an accelerator.
+func usesGPU(spec *corev1.PodSpec) bool {
+	for _, cs := range [][]corev1.Container{spec.InitContainers, spec.Containers} {
+		for i := range cs {
+			for r := range cs[i].Resources.Limits {
+				if isGPUResource(r) {
+					return true
+				}
+			}
+			for r := range cs[i].Resources.Requests {
+				if isGPUResource(r) {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// role says whether a workload serves (inference) or trains. A berth
+// class label, the PriorityClass name or app.kubernetes.io/component
+// saying so decides; otherwise a GPU Deployment or StatefulSet serves
+// and a GPU Job, CronJob or a pod of another kind of job trains.
+func (w *workload) role() role {
+	hint := strings.ToLower(w.objLabels["berth.io/class"] + " " + w.labels["berth.io/class"] + " " + w.spec.PriorityClassName + " " + w.labels["app.kubernetes.io/component"])
+	serving := w.obj.Kind == "Deployment" || w.obj.Kind == "StatefulSet" || w.obj.Kind == "ReplicaSet"
+	batch := w.obj.Kind == "Job" || w.obj.Kind == "CronJob" || (w.obj.Kind == "Pod" && strings.HasSuffix(w.ownerKind, "Job"))
+	switch {
+	case serving && (strings.Contains(hint, "inference") || strings.Contains(hint, "serving") || strings.Contains(hint, "predictor")):
+		return inference
+	case (batch || w.obj.Kind == "Pod") && strings.Contains(hint, "train"):
+		return training
+	case serving && w.gpu:
+		return inference
+	case batch && w.gpu:
+		return training
+	}
+	return other
+}
+
+// tolerates reports whether the pod tolerates any of taints, and the
+// index of the toleration that does.
+func tolerates(spec *corev1.PodSpec, taints []corev1.Taint) (int, bool) {
+	for i := range spec.Tolerations {
+		tol := &spec.Tolerations[i]
+		for j := range taints {
+			if toleratesTaint(tol, &taints[j]) {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// toleratesTaint is the scheduler's matching, without the comparison
+// operators that are still alpha.
+func toleratesTaint(tol *corev1.Toleration, t *corev1.Taint) bool {
+	if tol.Effect != "" && tol.Effect != t.Effect {
+		return false
+	}
+	if tol.Key != "" && tol.Key != t.Key {
+		return false
+	}
+	switch tol.Operator {
+	case "", corev1.TolerationOpEqual:
+		return tol.Key != "" && tol.Value == t.Value
+	case corev1.TolerationOpExists:
+		return true
+	}
+	return false
+}
+
+// selects reports whether the pod's node selector or required node
+// affinity picks a node by one of keys (with a value in values when
+// values is not nil), and the field that does.
+func selects(spec *corev1.PodSpec, keys []string, values map[string]bool) (string, bool) {
+	for _, k := range keys {
+		if val, ok := spec.NodeSelector[k]; ok && (values == nil || values[val]) {
+			return "nodeSelector", true
+		}
+	}
+	a := spec.Affinity
+	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
+		return "", false
+	}
+	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
+		for _, e := range term.MatchExpressions {
+			for _, k := range keys {
+				if e.Key != k {
+					continue
+				}
+				if values == nil && (e.Operator == corev1.NodeSelectorOpIn || e.Operator == corev1.NodeSelectorOpExists) {
+					return "affinity.nodeAffinity", true
+				}
+				for _, val := range e.Values {
+					if e.Operator == corev1.NodeSelectorOpIn && values[val] {
+						return "affinity.nodeAffinity", true
+					}
+				}
+			}
+		}
+	}
+	return "", false
+}

@@ -1,0 +1,134 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/audit"
+	"berth.io/berth/internal/blueprint"
+)
+
+type auditOptions struct {
+	Streams
+	kube       *kubeFlags
+	paths      []string
+	output     string
+	file       string
+	namespaces []string
+	system     []string
+}
+
+func newAuditCommand(s Streams, kube *kubeFlags) *cobra.Command {
+	o := &auditOptions{Streams: s, kube: kube}
+	var formats []string
+	for _, f := range audit.Formats() {
+		formats = append(formats, string(f))
+	}
+	cmd := &cobra.Command{
+		Use:   "audit [PATH...]",
+		Short: "Check a cluster, or manifests, against the design",
+		Long: `Check a live cluster (no PATH) or manifest files and directories against
+berth's design: GPU limits, taints and quotas, LimitRanges, priorities,
+disruption budgets, zone spread, device plugins, autoscaling and model
+artifacts. Every finding names the rule, the object, the field (and the
+file and line), what is wrong and the fix; the README lists the rules.
+
+PATH is a file or directory of multi-document YAML or JSON: manifests,
+Lists such as ` + "`kubectl get -o json`" + ` writes, or rendered Helm or kustomize
+output ("-" reads stdin). A cluster is read whole, or with -n only those
+namespaces (nodes and PriorityClasses are always read).
+
+With -f BLUEPRINT, system namespaces and GPU taints come from the
+blueprint, and on a cluster audit also reports drift from it.
+
+Exit status: 0 when no error-level finding remains, 1 otherwise, so it
+can gate CI.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.paths = args
+			return o.Run(cmd.Context())
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.output, "output", "o", string(audit.Table), "report format: "+strings.Join(formats, ", "))
+	f.StringVarP(&o.file, "file", "f", "", "blueprint to take system namespaces and GPU taints from, and to report drift against")
+	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "audit only these namespaces of the cluster (repeatable)")
+	f.StringSliceVar(&o.system, "system-namespace", nil, "more namespaces that run cluster add-ons (kube-system, kube-public and kube-node-lease always do)")
+	return cmd
+}
+
+func (o *auditOptions) Run(ctx context.Context) error {
+	format, err := audit.ParseFormat(o.output)
+	if err != nil {
+		return err
+	}
+	opts := audit.Options{SystemNamespaces: o.system}
+	bp, err := o.blueprint()
+	if err != nil {
+		return err
+	}
+	if bp != nil {
+		opts.UseBlueprint(bp.Blueprint)
+	}
+
+	var inv *audit.Inventory
+	var drift []audit.Finding
+	if len(o.paths) > 0 {
+		if len(o.namespaces) > 0 {
+			return fmt.Errorf("-n selects namespaces of a cluster; with files, audit every object they hold\nfix: drop -n, or audit only the files of those namespaces")
+		}
+		opts.Source = strings.Join(o.paths, ", ")
+		if inv, err = audit.LoadFiles(o.paths, o.In); err != nil {
+			return err
+		}
+	} else {
+		t, err := o.kube.connect(ctx)
+		if err != nil {
+			return err
+		}
+		opts.Source = t.String()
+		if inv, err = audit.LoadCluster(ctx, t.client.Kube, o.namespaces); err != nil {
+			return err
+		}
+		if o.file != "" {
+			plan, err := apply.Compute(ctx, t.client, bp.Blueprint, apply.Options{})
+			if err != nil {
+				return fmt.Errorf("comparing the cluster with blueprint %s: %w", o.file, err)
+			}
+			drift = audit.Drift(plan, o.file)
+		}
+	}
+	report := audit.Check(inv, opts)
+	report.Merge(drift)
+	if err := audit.Write(o.Out, report, format); err != nil {
+		return err
+	}
+	if report.Errors() > 0 {
+		return &ExitError{Code: 1}
+	}
+	return nil
+}
+
+// blueprint is -f, or for a berth local cluster the one it was started
+// from; nil when neither.
+func (o *auditOptions) blueprint() (*loadedBlueprint, error) {
+	warn := func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) }
+	if o.file != "" {
+		return loadBlueprint(o.file, warn)
+	}
+	if len(o.paths) > 0 {
+		return nil, nil
+	}
+	if local, ok := strings.CutPrefix(o.kube.contextName(), "berth-"); ok {
+		saved := filepath.Join(stateDirFor(local), "blueprint.yaml")
+		if _, err := os.Stat(saved); err == nil {
+			return loadBlueprint(saved, warn)
+		}
+	}
+	return nil, nil
+}
