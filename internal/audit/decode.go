@@ -20,8 +20,9 @@ type badObject struct{ msg string }
 func (b *badObject) Error() string { return b.msg }
 
 // decodeObject adds the object in js (or, for a List, its items) to inv.
+// Pods are only peeked at; see pods.go.
 func decodeObject(js []byte, src source, inv *Inventory) error {
-	top, err := topLevel(js, "apiVersion", "kind", "items")
+	top, err := topLevel(js, "apiVersion", "kind")
 	if err != nil {
 		return &badObject{"not a Kubernetes object: " + err.Error()}
 	}
@@ -29,15 +30,18 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 	if kind == "" {
 		return nil // not a Kubernetes object: values.yaml, Chart.yaml
 	}
-	if strings.HasSuffix(kind, "List") && top[2] != nil {
-		items, err := elements(top[2])
+	if strings.HasSuffix(kind, "List") {
+		if top, err = topLevel(js, "items"); err != nil || top[0] == nil {
+			return &badObject{kind + ": no items"}
+		}
+		items, err := elements(top[0])
 		if err != nil {
 			return &badObject{kind + ": items: " + err.Error()}
 		}
 		for _, it := range items {
 			s := src
 			if !src.yaml {
-				s.line = src.file.lineAt(src.file.offsetOf(it))
+				s.offset = src.file.offsetOf(it)
 			} else {
 				s.doc = nil // the item's fields are not looked up within the list
 			}
@@ -72,9 +76,12 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 		o := &inv.Namespaces[len(inv.Namespaces)-1]
 		err = into(o, &o.ObjectMeta)
 	case group == "" && kind == "Pod":
-		inv.Pods = append(inv.Pods, corev1.Pod{})
-		o := &inv.Pods[len(inv.Pods)-1]
-		err = into(o, &o.ObjectMeta)
+		p, err := peekPod(js, src)
+		if err != nil {
+			return err
+		}
+		inv.pending = append(inv.pending, p)
+		return nil
 	case group == "" && kind == "ResourceQuota":
 		inv.ResourceQuotas = append(inv.ResourceQuotas, corev1.ResourceQuota{})
 		o := &inv.ResourceQuotas[len(inv.ResourceQuotas)-1]
@@ -133,12 +140,10 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 	if meta.Name == "" && meta.GenerateName == "" {
 		return &badObject{kind + " has no metadata.name"}
 	}
-	if src.file != nil {
-		name := meta.Name
-		if name == "" {
-			name = meta.GenerateName
-		}
-		inv.sources[Object{Kind: kind, Namespace: meta.Namespace, Name: name}] = src
+	name := meta.Name
+	if name == "" {
+		name = meta.GenerateName
 	}
+	inv.sources[Object{Kind: kind, Namespace: meta.Namespace, Name: name}] = src
 	return nil
 }

@@ -13,7 +13,10 @@ import (
 // of the path the YAML holds, else the document's first line. Only
 // findings ask, so documents are parsed again only for them.
 func (s source) lineOf(field string) int {
-	if !s.yaml || s.doc == nil {
+	if !s.yaml {
+		return s.file.lineAt(s.offset)
+	}
+	if s.doc == nil {
 		return s.line
 	}
 	var root goyaml.Node
@@ -31,6 +34,9 @@ func (s source) lineOf(field string) int {
 	}
 	return s.line + line - 1
 }
+
+// String is FILE:LINE.
+func (s source) String() string { return fmt.Sprintf("%s:%d", s.file.name, s.lineOf("")) }
 
 // pathSteps splits "spec.hard[\"nvidia.com/gpu\"]" or "containers[0].args"
 // into keys and indexes.

@@ -31,33 +31,61 @@ func LoadFiles(paths []string, stdin io.Reader) (*Inventory, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Read and split the files on every core: splitting a JSON List
+	// scans all of it.
+	perFile := make([][]doc, len(names))
+	errs := make([]error, len(names))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(names)) {
+		wg.Go(func() {
+			for i := int(next.Add(1)) - 1; i < len(names); i = int(next.Add(1)) - 1 {
+				perFile[i], errs[i] = readDocs(names[i], stdin)
+			}
+		})
+	}
+	wg.Wait()
 	var docs []doc
 	var problems []string
-	for _, name := range names {
-		var data []byte
-		if name == "-" {
-			data, err = io.ReadAll(stdin)
-		} else {
-			data, err = os.ReadFile(name)
+	for i := range names {
+		var bad *badObject
+		switch {
+		case errors.As(errs[i], &bad):
+			problems = append(problems, bad.msg)
+		case errs[i] != nil:
+			return nil, errs[i]
 		}
-		if err != nil {
-			return nil, fmt.Errorf("reading %s: %w", name, err)
-		}
-		f := &file{name: name, data: data}
-		more, err := f.docs()
-		if err != nil {
-			problems = append(problems, err.Error())
-			continue
-		}
-		docs = append(docs, more...)
+		docs = append(docs, perFile[i]...)
 	}
 	inv, more := decodeAll(docs)
 	problems = append(problems, more...)
+	problems = append(problems, inv.resolvePods()...)
 	if len(problems) > 0 {
 		sort.Strings(problems)
 		return nil, fmt.Errorf("%d manifest(s) could not be read:\n%s\nfix: correct them, or leave them out of the paths audited", len(problems), strings.Join(problems, "\n"))
 	}
 	return inv, nil
+}
+
+// readDocs reads a file and splits it into documents. A file that
+// cannot be split is a *badObject; one that cannot be read, an error.
+func readDocs(name string, stdin io.Reader) ([]doc, error) {
+	var data []byte
+	var err error
+	if name == "-" {
+		data, err = io.ReadAll(stdin)
+	} else {
+		data, err = os.ReadFile(name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", name, err)
+	}
+	f := &file{name: name, data: data}
+	docs, err := f.docs()
+	if err != nil {
+		return nil, &badObject{err.Error()}
+	}
+	return docs, nil
 }
 
 // expand lists the files named by paths, walking directories.
@@ -138,25 +166,7 @@ type doc struct {
 func (f *file) docs() ([]doc, error) {
 	first := skipSpace(f.data, 0)
 	if first < len(f.data) && (f.data[first] == '{' || f.data[first] == '[') {
-		vals, err := values(f.data)
-		if err != nil {
-			return nil, fmt.Errorf("%s:%d: %v", f.name, f.lineAt(first), err)
-		}
-		var out []doc
-		for _, v := range vals {
-			if v[0] == '[' {
-				items, err := elements(v)
-				if err != nil {
-					return nil, fmt.Errorf("%s:%d: %v", f.name, f.lineAt(f.offsetOf(v)), err)
-				}
-				for _, it := range items {
-					out = append(out, doc{file: f, data: it})
-				}
-				continue
-			}
-			out = append(out, doc{file: f, data: v})
-		}
-		return out, nil
+		return f.jsonDocs(first)
 	}
 	var out []doc
 	start, startLine, line := 0, 1, 1
@@ -175,6 +185,37 @@ func (f *file) docs() ([]doc, error) {
 	}
 	if start < len(f.data) {
 		out = appendYAML(out, f, f.data[start:], startLine)
+	}
+	return out, nil
+}
+
+// jsonDocs splits a JSON file: an object, a List (whose items are the
+// documents), an array of objects, or a stream of any of those.
+func (f *file) jsonDocs(i int) ([]doc, error) {
+	var out []doc
+	for ; i < len(f.data); i = skipSpace(f.data, i) {
+		var (
+			end   int
+			items [][]byte
+			kind  string
+			err   error
+		)
+		if f.data[i] == '[' {
+			items, end, err = elementsEnd(f.data, i)
+		} else {
+			end, kind, items, err = document(f.data, i)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s:%d: not valid JSON: %v", f.name, f.lineAt(i), err)
+		}
+		if f.data[i] == '{' && !strings.HasSuffix(kind, "List") {
+			out = append(out, doc{file: f, data: f.data[i:end]})
+		} else {
+			for _, it := range items {
+				out = append(out, doc{file: f, data: it})
+			}
+		}
+		i = end
 	}
 	return out, nil
 }
@@ -199,7 +240,7 @@ func appendYAML(docs []doc, f *file, data []byte, line int) []doc {
 // of its own, merged at the end.
 func decodeAll(docs []doc) (*Inventory, []string) {
 	workers := runtime.GOMAXPROCS(0)
-	const chunk = 256
+	chunk := max(1, min(256, len(docs)/(8*workers)))
 	var next atomic.Int64
 	invs := make([]*Inventory, workers)
 	problems := make([][]string, workers)
@@ -208,7 +249,7 @@ func decodeAll(docs []doc) (*Inventory, []string) {
 		invs[w] = &Inventory{sources: map[Object]source{}}
 		wg.Go(func() {
 			for {
-				from := int(next.Add(chunk)) - chunk
+				from := int(next.Add(int64(chunk))) - chunk
 				if from >= len(docs) {
 					return
 				}
@@ -252,13 +293,13 @@ func (d doc) decode(inv *Inventory) error {
 			return nil
 		}
 	} else {
-		src.line = d.file.lineAt(d.file.offsetOf(d.data))
+		src.offset = d.file.offsetOf(d.data)
 		src.doc = nil // JSON fields are found from the document's line only
 	}
 	err := decodeObject(js, src, inv)
 	var bad *badObject
 	if errors.As(err, &bad) {
-		return fmt.Errorf("%s:%d: %s", d.file.name, src.line, bad.msg)
+		return fmt.Errorf("%s: %s", src, bad.msg)
 	}
 	return err
 }

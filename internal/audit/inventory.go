@@ -32,16 +32,24 @@ type Inventory struct {
 
 	// sources says where each object was read from; nil for a cluster.
 	sources map[Object]source
+
+	// pending are pods read from files, not yet decoded: a pod is only
+	// decoded when no audited controller stands for it (resolvePods).
+	pending []rawPod
+	// represented counts the pods left undecoded because their
+	// controller's template is checked instead.
+	represented int
 }
 
-// source is where an object's document is: its file, the line the
-// document starts on, and the document itself (YAML or JSON), kept to
-// find a field's line when a finding needs it.
+// source is where an object's document is: its file, and the line a YAML
+// document starts on or the offset of a JSON one. A YAML document is kept
+// to find a field's line in, when a finding needs it.
 type source struct {
-	file *file
-	line int
-	doc  []byte
-	yaml bool
+	file   *file
+	line   int
+	offset int
+	doc    []byte
+	yaml   bool
 }
 
 // counts are the objects of each kind, for the report.
@@ -54,7 +62,7 @@ func (inv *Inventory) counts() map[string]int {
 	}
 	add("Node", len(inv.Nodes))
 	add("Namespace", len(inv.Namespaces))
-	add("Pod", len(inv.Pods))
+	add("Pod", len(inv.Pods)+inv.represented)
 	add("Deployment", len(inv.Deployments))
 	add("StatefulSet", len(inv.StatefulSets))
 	add("DaemonSet", len(inv.DaemonSets))
@@ -85,6 +93,8 @@ func (inv *Inventory) merge(other *Inventory) {
 	inv.PDBs = append(inv.PDBs, other.PDBs...)
 	inv.PriorityClasses = append(inv.PriorityClasses, other.PriorityClasses...)
 	inv.HPAs = append(inv.HPAs, other.HPAs...)
+	inv.pending = append(inv.pending, other.pending...)
+	inv.represented += other.represented
 	for k, n := range other.Ignored {
 		if inv.Ignored == nil {
 			inv.Ignored = map[string]int{}

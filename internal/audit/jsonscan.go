@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 )
@@ -12,9 +13,11 @@ import (
 // second full decode.
 
 // topLevel returns the raw values of keys in the JSON object doc (nil for
-// a key that is absent).
+// a key that is absent). It stops reading once every key is found, so the
+// keys a document starts with (apiVersion, kind, metadata) cost little.
 func topLevel(doc []byte, keys ...string) ([][]byte, error) {
 	out := make([][]byte, len(keys))
+	found := 0
 	i := skipSpace(doc, 0)
 	if i >= len(doc) || doc[i] != '{' {
 		return nil, fmt.Errorf("not a JSON object")
@@ -43,8 +46,11 @@ func topLevel(doc []byte, keys ...string) ([][]byte, error) {
 			return nil, err
 		}
 		for k, want := range keys {
-			if string(key) == want {
+			if out[k] == nil && string(key) == want {
 				out[k] = doc[i:end]
+				if found++; found == len(keys) {
+					return out, nil
+				}
 			}
 		}
 		i = skipSpace(doc, end)
@@ -56,66 +62,94 @@ func topLevel(doc []byte, keys ...string) ([][]byte, error) {
 
 // elements splits the JSON array raw into its elements.
 func elements(raw []byte) ([][]byte, error) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
-		return nil, fmt.Errorf("not a JSON array")
+	out, _, err := elementsEnd(raw, 0)
+	return out, err
+}
+
+// elementsEnd splits the JSON array starting at i, and says where it ends.
+func elementsEnd(b []byte, i int) ([][]byte, int, error) {
+	i = skipSpace(b, i)
+	if i >= len(b) || b[i] != '[' {
+		return nil, 0, fmt.Errorf("not a JSON array")
 	}
 	var out [][]byte
 	i++
 	for {
-		i = skipSpace(raw, i)
-		if i < len(raw) && raw[i] == ']' {
-			return out, nil
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == ']' {
+			return out, i + 1, nil
 		}
-		end, err := skipValue(raw, i)
+		end, err := skipValue(b, i)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		out = append(out, raw[i:end])
-		i = skipSpace(raw, end)
-		if i < len(raw) && raw[i] == ',' {
+		out = append(out, b[i:end])
+		i = skipSpace(b, end)
+		if i < len(b) && b[i] == ',' {
 			i++
 		}
 	}
 }
 
-// values splits a stream of JSON values (one file holding several
-// objects, as `kubectl get -o json` piped together writes) into each.
-func values(data []byte) ([][]byte, error) {
-	var out [][]byte
-	for i := skipSpace(data, 0); i < len(data); i = skipSpace(data, i) {
-		end, err := skipValue(data, i)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, data[i:end])
-		i = end
+// document reads the JSON object starting at i in one pass: where it
+// ends, its kind, and, for a List, its items.
+func document(b []byte, i int) (end int, kind string, items [][]byte, err error) {
+	if b[i] != '{' {
+		return 0, "", nil, fmt.Errorf("not a JSON object")
 	}
-	return out, nil
+	i++
+	for {
+		i = skipSpace(b, i)
+		if i < len(b) && b[i] == '}' {
+			return i + 1, kind, items, nil
+		}
+		if i >= len(b) || b[i] != '"' {
+			return 0, "", nil, fmt.Errorf("malformed JSON object at byte %d", i)
+		}
+		keyEnd, err := skipString(b, i)
+		if err != nil {
+			return 0, "", nil, err
+		}
+		key := string(b[i+1 : keyEnd-1])
+		i = skipSpace(b, keyEnd)
+		if i >= len(b) || b[i] != ':' {
+			return 0, "", nil, fmt.Errorf("malformed JSON object at byte %d", i)
+		}
+		i = skipSpace(b, i+1)
+		var valEnd int
+		if key == "items" && i < len(b) && b[i] == '[' {
+			items, valEnd, err = elementsEnd(b, i)
+		} else {
+			valEnd, err = skipValue(b, i)
+		}
+		if err != nil {
+			return 0, "", nil, err
+		}
+		if key == "kind" {
+			kind = unquote(b[i:valEnd])
+		}
+		i = skipSpace(b, valEnd)
+		if i < len(b) && b[i] == ',' {
+			i++
+		}
+	}
 }
 
 // skipValue returns the index just past the JSON value starting at i.
+// It checks only what it must to find the end: brackets outside strings.
 func skipValue(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return 0, fmt.Errorf("unexpected end of JSON")
 	}
 	switch b[i] {
 	case '"':
-		for j := i + 1; j < len(b); j++ {
-			switch b[j] {
-			case '\\':
-				j++
-			case '"':
-				return j + 1, nil
-			}
-		}
-		return 0, fmt.Errorf("unterminated string at byte %d", i)
+		return skipString(b, i)
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
 			switch b[j] {
 			case '"':
-				end, err := skipValue(b, j)
+				end, err := skipString(b, j)
 				if err != nil {
 					return 0, err
 				}
@@ -123,8 +157,7 @@ func skipValue(b []byte, i int) (int, error) {
 			case '{', '[':
 				depth++
 			case '}', ']':
-				depth--
-				if depth == 0 {
+				if depth--; depth == 0 {
 					return j + 1, nil
 				}
 			}
@@ -139,6 +172,26 @@ func skipValue(b []byte, i int) (int, error) {
 			return 0, fmt.Errorf("unexpected %q at byte %d", b[i], i)
 		}
 		return j, nil
+	}
+}
+
+// skipString returns the index just past the string starting at i.
+func skipString(b []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, fmt.Errorf("unterminated string at byte %d", i)
+		}
+		j += k
+		escapes := 0
+		for p := j - 1; p > i && b[p] == '\\'; p-- {
+			escapes++
+		}
+		if escapes%2 == 0 {
+			return j + 1, nil
+		}
+		j++
 	}
 }
 

@@ -106,7 +106,11 @@ func (v *view) indexPools() {
 		}
 	}
 	v.zones = len(zones)
+	// Files are decoded on every core, so objects come in any order.
 	sort.Slice(v.pools, func(i, j int) bool { return v.pools[i].name < v.pools[j].name })
+	for _, p := range v.pools {
+		sort.Slice(p.nodes, func(i, j int) bool { return p.nodes[i].Name < p.nodes[j].Name })
+	}
 
 	v.gpuPools, v.spotPools = map[string]bool{}, map[string]bool{}
 	var found []corev1.Taint

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"cmp"
+	"slices"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -39,26 +41,7 @@ const (
 
 func (v *view) indexWorkloads() {
 	inv := v.inv
-	present := map[Object]bool{}
-	mark := func(kind, ns, name string) { present[Object{Kind: kind, Namespace: ns, Name: name}] = true }
-	for i := range inv.Deployments {
-		mark("Deployment", inv.Deployments[i].Namespace, inv.Deployments[i].Name)
-	}
-	for i := range inv.ReplicaSets {
-		mark("ReplicaSet", inv.ReplicaSets[i].Namespace, inv.ReplicaSets[i].Name)
-	}
-	for i := range inv.StatefulSets {
-		mark("StatefulSet", inv.StatefulSets[i].Namespace, inv.StatefulSets[i].Name)
-	}
-	for i := range inv.DaemonSets {
-		mark("DaemonSet", inv.DaemonSets[i].Namespace, inv.DaemonSets[i].Name)
-	}
-	for i := range inv.Jobs {
-		mark("Job", inv.Jobs[i].Namespace, inv.Jobs[i].Name)
-	}
-	for i := range inv.CronJobs {
-		mark("CronJob", inv.CronJobs[i].Namespace, inv.CronJobs[i].Name)
-	}
+	present := inv.controllers()
 	// owned reports whether an audited controller stands for the object.
 	owned := func(m *metav1.ObjectMeta) (bool, string) {
 		ref := metav1.GetControllerOf(m)
@@ -70,8 +53,16 @@ func (v *view) indexWorkloads() {
 	add := func(w *workload) {
 		w.gpu = usesGPU(w.spec)
 		v.workloads = append(v.workloads, w)
-		v.byNS[w.obj.Namespace] = append(v.byNS[w.obj.Namespace], w)
 	}
+	defer func() {
+		// Files are decoded on every core, so objects come in any order.
+		slices.SortFunc(v.workloads, func(a, b *workload) int {
+			return cmp.Or(cmp.Compare(a.obj.Namespace, b.obj.Namespace), cmp.Compare(a.obj.Kind, b.obj.Kind), cmp.Compare(a.obj.Name, b.obj.Name))
+		})
+		for _, w := range v.workloads {
+			v.byNS[w.obj.Namespace] = append(v.byNS[w.obj.Namespace], w)
+		}
+	}()
 	for i := range inv.Deployments {
 		d := &inv.Deployments[i]
 		add(&workload{obj: Object{"Deployment", d.Namespace, d.Name}, labels: d.Spec.Template.Labels, objLabels: d.Labels,
@@ -120,6 +111,31 @@ func (v *view) indexWorkloads() {
 		add(&workload{obj: Object{"Pod", p.Namespace, p.Name}, labels: p.Labels, objLabels: p.Labels,
 			spec: &p.Spec, path: "spec", ownerKind: kind})
 	}
+}
+
+// controllers are the objects that create pods or other controllers.
+func (inv *Inventory) controllers() map[Object]bool {
+	present := map[Object]bool{}
+	mark := func(kind, ns, name string) { present[Object{Kind: kind, Namespace: ns, Name: name}] = true }
+	for i := range inv.Deployments {
+		mark("Deployment", inv.Deployments[i].Namespace, inv.Deployments[i].Name)
+	}
+	for i := range inv.ReplicaSets {
+		mark("ReplicaSet", inv.ReplicaSets[i].Namespace, inv.ReplicaSets[i].Name)
+	}
+	for i := range inv.StatefulSets {
+		mark("StatefulSet", inv.StatefulSets[i].Namespace, inv.StatefulSets[i].Name)
+	}
+	for i := range inv.DaemonSets {
+		mark("DaemonSet", inv.DaemonSets[i].Namespace, inv.DaemonSets[i].Name)
+	}
+	for i := range inv.Jobs {
+		mark("Job", inv.Jobs[i].Namespace, inv.Jobs[i].Name)
+	}
+	for i := range inv.CronJobs {
+		mark("CronJob", inv.CronJobs[i].Namespace, inv.CronJobs[i].Name)
+	}
+	return present
 }
 
 func orOne(n *int32) *int32 {

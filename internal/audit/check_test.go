@@ -1,0 +1,121 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/export"
+	"berth.io/berth/internal/pools"
+)
+
+func loadAndCheck(t *testing.T, o Options, paths ...string) *Report {
+	t.Helper()
+	inv, err := LoadFiles(paths, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return Check(inv, o)
+}
+
+// The broken set breaks every rule of the catalogue (drift needs a
+// cluster), and each output format reports each rule.
+func TestBrokenManifests(t *testing.T) {
+	stampVersion(t)
+	r := loadAndCheck(t, Options{Source: "testdata/broken"}, "testdata/broken")
+	seen := map[string]bool{}
+	for _, f := range r.Findings {
+		seen[f.Rule] = true
+		if f.Message == "" || f.Fix == "" || f.File == "" || f.Line == 0 {
+			t.Errorf("finding lacks a message, fix or place: %+v", f)
+		}
+	}
+	for _, rule := range Rules {
+		if rule.ID != RuleDrift && !seen[rule.ID] {
+			t.Errorf("no finding of %s in the broken set", rule.ID)
+		}
+	}
+	for _, format := range Formats() {
+		out := write(t, r, format)
+		golden(t, "broken/report."+string(format), out)
+		for _, rule := range Rules {
+			if rule.ID != RuleDrift && !strings.Contains(out, rule.ID) {
+				t.Errorf("%s output lacks %s", format, rule.ID)
+			}
+		}
+	}
+	if r.Errors() == 0 {
+		t.Error("no errors in the broken set")
+	}
+}
+
+// A finding points at the field's line, not just the document's.
+func TestFindingLines(t *testing.T) {
+	r := loadAndCheck(t, Options{}, "testdata/broken")
+	want := map[string]string{
+		RuleGPULimit:     "testdata/broken/training.yaml:19", // resources: under containers[0]; limits is absent
+		RuleGPUQuotaKey:  "testdata/broken/policy.yaml:11",
+		RuleModelInMain:  "testdata/broken/serving.yaml:16",
+		RuleGPUPoolTaint: "testdata/broken/nodes.yaml:3",
+	}
+	for _, f := range r.Findings {
+		if w, ok := want[f.Rule]; ok {
+			if f.Where() != w {
+				t.Errorf("%s on %s at %s, want %s", f.Rule, f.Object, f.Where(), w)
+			}
+			delete(want, f.Rule)
+		}
+	}
+	for rule := range want {
+		t.Errorf("no %s finding", rule)
+	}
+}
+
+// What berth itself makes passes its own audit: the retail blueprint's
+// exported manifests, a node of each of its pools as berth simulates
+// them, and workloads written to the design.
+func TestRetailIsClean(t *testing.T) {
+	raw, err := blueprint.Template("retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, _, err := blueprint.Parse("retail", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var manifests bytes.Buffer
+	if err := export.Export(&manifests, bp, export.Manifests); err != nil {
+		t.Fatal(err)
+	}
+	var nodes bytes.Buffer
+	for i := range bp.Spec.Pools {
+		for n := range 2 {
+			node := pools.NewNode(bp, &bp.Spec.Pools[i], n)
+			node.APIVersion, node.Kind = "v1", "Node"
+			b, _ := json.Marshal(node)
+			nodes.Write(b)
+		}
+	}
+	dir := t.TempDir()
+	writeFile(t, dir+"/manifests.yaml", manifests.Bytes())
+	writeFile(t, dir+"/nodes.json", nodes.Bytes())
+	o := Options{}
+	o.UseBlueprint(bp)
+	r := loadAndCheck(t, o, dir, "testdata/clean")
+	for _, f := range r.Findings {
+		t.Errorf("%s %s %s: %s", f.Where(), f.Rule, f.Field, f.Message)
+	}
+	if r.Objects["Node"] != 2*len(bp.Spec.Pools) || r.Objects["Deployment"] != 1 || r.Objects["ResourceQuota"] == 0 {
+		t.Errorf("audited %v; the manifests, nodes or workloads were not all read", r.Objects)
+	}
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}

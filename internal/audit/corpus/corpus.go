@@ -1,0 +1,108 @@
+// Package corpus writes a synthetic cluster dump, as `kubectl get -A -o
+// json` (or -o yaml) would write it, for audit's benchmarks: pools of
+// nodes as berth's design lays them out, team namespaces with quotas,
+// LimitRanges and PDBs, inference Deployments and training Jobs, and
+// their running pods with full specs and statuses. A few workloads break
+// rules on purpose, so that the audit also has findings to report.
+package corpus
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"sigs.k8s.io/yaml"
+)
+
+// Spec sizes a corpus.
+type Spec struct {
+	Nodes int
+	Pods  int
+	// PodsPerWorkload is each Deployment's replicas and each Job's
+	// parallelism. Zero means 100.
+	PodsPerWorkload int
+	// YAML writes multi-document YAML instead of JSON Lists.
+	YAML bool
+}
+
+// podsPerFile keeps files the size a dump split per namespace would have.
+const podsPerFile = 10000
+
+// Write writes the corpus into dir and returns the files written.
+func Write(dir string, s Spec) ([]string, error) {
+	if s.PodsPerWorkload == 0 {
+		s.PodsPerWorkload = 100
+	}
+	g := newGenerator(s)
+	var files []string
+	write := func(name string, objs []any) error {
+		path := filepath.Join(dir, name)
+		if s.YAML {
+			path += ".yaml"
+		} else {
+			path += ".json"
+		}
+		files = append(files, path)
+		return writeObjects(path, objs, s.YAML)
+	}
+	if err := write("nodes", g.nodes()); err != nil {
+		return nil, err
+	}
+	if err := write("policy", g.policy()); err != nil {
+		return nil, err
+	}
+	if err := write("workloads", g.workloads()); err != nil {
+		return nil, err
+	}
+	// Pods are most of the corpus: render their files on every core.
+	var wg sync.WaitGroup
+	errs := make([]error, (s.Pods+podsPerFile-1)/podsPerFile)
+	for i := range errs {
+		path := filepath.Join(dir, fmt.Sprintf("pods-%03d", i))
+		if s.YAML {
+			path += ".yaml"
+		} else {
+			path += ".json"
+		}
+		files = append(files, path)
+		wg.Go(func() {
+			errs[i] = writeObjects(path, g.pods(i*podsPerFile, min(s.Pods, (i+1)*podsPerFile)), s.YAML)
+		})
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+// writeObjects writes objs as a v1 List, or as YAML documents.
+func writeObjects(path string, objs []any, asYAML bool) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	if !asYAML {
+		enc := json.NewEncoder(f)
+		enc.SetIndent("", "    ")
+		if err := enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": ""}, "items": objs}); err != nil {
+			return err
+		}
+		return f.Close()
+	}
+	for _, o := range objs {
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		if _, err := fmt.Fprintf(f, "---\n%s", b); err != nil {
+			return err
+		}
+	}
+	return f.Close()
+}
