@@ -1,0 +1,179 @@
+package why
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// cluster is two cpu nodes and two tainted GPU nodes.
+func cluster() []corev1.Node {
+	return nodes(makeNode("cpu-0", "cpu"), makeNode("cpu-1", "cpu").zone("zone-2"), gpuNode("gpu-0"), gpuNode("gpu-1").zone("zone-2"))
+}
+
+// wantTop checks the verdict's cause and that its message and fix hold
+// the given parts.
+func wantTop(t *testing.T, v Verdict, code string, message []string, fix []string) {
+	t.Helper()
+	if v.Top.Code != code {
+		t.Errorf("verdict cause = %s, want %s\nmessage: %s", v.Top.Code, code, v.Top.Message)
+	}
+	for _, m := range message {
+		if !strings.Contains(v.Top.Message, m) {
+			t.Errorf("verdict message lacks %q:\n%s", m, v.Top.Message)
+		}
+	}
+	for _, f := range fix {
+		if !strings.Contains(v.Top.Fix, f) {
+			t.Errorf("fix lacks %q:\n%s", f, v.Top.Fix)
+		}
+	}
+}
+
+func cause(v Verdict, code string) *Cause {
+	for i := range v.Causes {
+		if v.Causes[i].Code == code {
+			return &v.Causes[i]
+		}
+	}
+	return nil
+}
+
+func TestUntoleratedTaint(t *testing.T) {
+	s := snapshotOf(cluster())
+	s.Blueprint = testBlueprint(t, "")
+	pod := makePod("team-a", "train").request(gpu, "1").ptr()
+	v := Explain(s, pod)
+	want := Cause{Layer: LayerPools, Code: CauseTaint,
+		Message: "no pool tolerates the pod: pool gpu has taint gpu=true:NoSchedule",
+		Fix:     `add to the pod's spec.tolerations {key: gpu, operator: Equal, value: "true", effect: NoSchedule} (pool gpu), or label the workload berth.io/class=inference or berth.io/class=training: the class gives it the tolerations and node affinity of its pools`}
+	if d := cmp.Diff(want, v.Top); d != "" {
+		t.Errorf("verdict (-want +got):\n%s", d)
+	}
+	// The cpu pool fails on GPUs it does not have: too small, so farther.
+	if got := v.Pools[1]; got.Name != "cpu" || !strings.Contains(strings.Join(got.Reasons, "\n"), "nvidia.com/gpu: requested 1, free 0 of 0 on each of 2 nodes") {
+		t.Errorf("cpu pool row = %+v", got)
+	}
+
+	// In a namespace without GPU quota the guardrails would refuse the
+	// toleration: the fix says so.
+	v = Explain(s, makePod("web", "train").request(gpu, "1").ptr())
+	wantTop(t, v, CauseTaint, nil, []string{"namespace web has no GPU quota", "only in team-a"})
+}
+
+func TestNodeSelectorMatchesNoPool(t *testing.T) {
+	v := Explain(snapshotOf(cluster()), makePod("ns", "web").nodeSelector("agentpool", "nope").ptr())
+	wantTop(t, v, CauseNodeAffinity,
+		[]string{"nodeSelector agentpool=nope: nodes have agentpool=cpu, gpu"},
+		[]string{"select one of the pools (cpu, gpu)"})
+}
+
+func TestRequiredNodeAffinity(t *testing.T) {
+	pod := makePod("ns", "web").ptr()
+	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}}}}},
+	}}}
+	v := Explain(snapshotOf(nodes(makeNode("a", "cpu").label("disk", "hdd"), makeNode("b", "cpu"))), pod)
+	wantTop(t, v, CauseNodeAffinity, []string{"node affinity disk In [ssd]: nodes have disk=hdd (1 node without it)"}, []string{"blueprint pools[].labels"})
+}
+
+func TestInsufficientCPUAndMemory(t *testing.T) {
+	s := snapshotOf(cluster(),
+		makePod("ns", "big-0").request(corev1.ResourceCPU, "12").request(corev1.ResourceMemory, "60Gi").on("cpu-0").obj(),
+		makePod("ns", "big-1").request(corev1.ResourceCPU, "12").request(corev1.ResourceMemory, "60Gi").on("cpu-1").obj())
+	v := Explain(s, makePod("ns", "p").request(corev1.ResourceCPU, "8").request(corev1.ResourceMemory, "8Gi").ptr())
+	want := "pool cpu is full: cpu: requested 8, free 4 of 16 on each of 2 nodes; memory: requested 8Gi, free 4Gi of 64Gi on each of 2 nodes"
+	if !strings.HasPrefix(v.Top.Message, want) {
+		t.Errorf("verdict = %s\nwant it to start with %s", v.Top.Message, want)
+	}
+	wantTop(t, v, CauseResources, []string{"preemption cannot help"}, []string{"free room in pool cpu", "lower the pod's requests"})
+}
+
+func TestInitContainersCount(t *testing.T) {
+	// An init container's request counts when it is the largest.
+	pod := makePod("ns", "p").request(corev1.ResourceCPU, "1").ptr()
+	pod.Spec.InitContainers = []corev1.Container{{Name: "fetch", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20")}}}}
+	v := Explain(snapshotOf(nodes(makeNode("a", "cpu"))), pod)
+	wantTop(t, v, CauseResources, []string{"no node is big enough for the pod: cpu requested 20, the largest allocatable is 16 (node a, pool cpu)"}, nil)
+}
+
+func TestInsufficientGPUPoolAtMax(t *testing.T) {
+	s := snapshotOf(cluster(),
+		makePod("team-a", "t0").request(gpu, "1").tolerate("gpu", "true").on("gpu-0").obj(),
+		makePod("team-a", "t1").request(gpu, "1").tolerate("gpu", "true").on("gpu-1").obj())
+	s.Blueprint = testBlueprint(t, "")
+	v := Explain(s, makePod("team-a", "late").request(gpu, "1").tolerate("gpu", "true").ptr())
+	wantTop(t, v, CauseResources, []string{
+		"pool gpu is full: nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes",
+		"preemption cannot help",
+		"pool gpu is at its maximum of 2 nodes (autoscale 0-2)",
+	}, []string{"raise pool gpu's autoscale.max in the blueprint"})
+	if c := cause(v, CausePoolAtMax); c == nil {
+		t.Errorf("no %s cause in %+v", CausePoolAtMax, v.Causes)
+	}
+	if d := cmp.Diff(PoolFit{Name: "gpu", Nodes: 2, Size: "0-2", Stage: "resources",
+		Reasons: []string{"insufficient nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes"}}, v.Pools[0]); d != "" {
+		t.Errorf("gpu pool row (-want +got):\n%s", d)
+	}
+}
+
+func TestTooManyPods(t *testing.T) {
+	s := snapshotOf(nodes(makeNode("a", "apps").alloc(corev1.ResourcePods, "1")), makePod("ns", "x").on("a").obj())
+	v := Explain(s, makePod("ns", "p").ptr())
+	wantTop(t, v, CauseResources, []string{"pool apps is full: pods: requested 1, free 0 of 1 on a"}, nil)
+}
+
+func TestNominatedPodsReserveRoom(t *testing.T) {
+	other := makePod("ns", "first").request(gpu, "1").tolerate("gpu", "true").obj()
+	other.Status.NominatedNodeName = "gpu-0"
+	s := snapshotOf(nodes(gpuNode("gpu-0")), other)
+	v := Explain(s, makePod("ns", "second").request(gpu, "1").tolerate("gpu", "true").ptr())
+	wantTop(t, v, CauseResources, []string{"nvidia.com/gpu: requested 1, free 0 of 1 on gpu-0"}, nil)
+}
+
+func TestCordoned(t *testing.T) {
+	v := Explain(snapshotOf(nodes(makeNode("a", "cpu").cordon(), gpuNode("g"))), makePod("ns", "p").ptr())
+	wantTop(t, v, CauseCordoned, []string{"every node that could hold the pod is cordoned (spec.unschedulable): pool cpu: a"}, []string{"kubectl uncordon"})
+}
+
+func TestFitsAndPodAffinity(t *testing.T) {
+	pod := makePod("ns", "p").unschedulable("0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.").ptr()
+	v := Explain(snapshotOf(nodes(makeNode("a", "cpu"))), pod)
+	wantTop(t, v, CauseFits, []string{"berth finds room", "pool cpu: 1 of 1", "the scheduler last said: 0/1 nodes"}, nil)
+
+	pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: corev1.LabelHostname}}}}
+	v = Explain(snapshotOf(nodes(makeNode("a", "cpu"))), pod)
+	wantTop(t, v, CausePodAffinity, []string{"not re-derived"}, nil)
+	if c := cause(v, CausePodAffinity); c == nil || !strings.Contains(c.Message, "not re-derived by berth; see the scheduler's message") {
+		t.Errorf("pod layer = %+v", v.Causes)
+	}
+}
+
+func TestNotASchedulingProblem(t *testing.T) {
+	s := snapshotOf(cluster())
+	running := makePod("ns", "p").on("cpu-0").ptr()
+	wantTop(t, Explain(s, running), CauseNotPending, []string{"the pod is Running on node cpu-0"}, nil)
+
+	bound := makePod("ns", "p").ptr()
+	bound.Spec.NodeName = "cpu-0"
+	bound.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}}}
+	wantTop(t, Explain(s, bound), CauseBound, []string{"scheduled to node cpu-0", "container app waiting: ImagePullBackOff (Back-off pulling image)"}, nil)
+
+	gated := makePod("ns", "p").ptr()
+	gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}}
+	v := Explain(s, gated)
+	wantTop(t, v, CauseGated, []string{"scheduling gates kueue.x-k8s.io/admission"}, []string{"spec.schedulingGates"})
+	if len(v.Pools) == 0 {
+		t.Error("a gated pod's pools are not shown: they say what happens once the gate goes")
+	}
+
+	victim := makePod("ns", "victim").on("gpu-0").obj()
+	victim.DeletionTimestamp = &metav1.Time{Time: now}
+	nominated := makePod("ns", "p").ptr()
+	nominated.Status.NominatedNodeName = "gpu-0"
+	wantTop(t, Explain(snapshotOf(cluster(), victim), nominated), CausePreempting, []string{"nominated node gpu-0", "victims terminating: ns/victim"}, nil)
+}

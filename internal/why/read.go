@@ -1,0 +1,217 @@
+package why
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/pools"
+)
+
+// activePods selects the pods that hold room on a node or wait for one.
+var activePods = fields.AndSelectors(
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodSucceeded)),
+	fields.OneTermNotEqualSelector("status.phase", string(corev1.PodFailed)),
+).String()
+
+// reader fills a Snapshot with independent List calls run concurrently.
+type reader struct {
+	c   kubernetes.Interface
+	s   *Snapshot
+	mu  sync.Mutex // guards s.Events and s.Workloads while reading
+	g   *errgroup.Group
+	ctx context.Context
+}
+
+func newReader(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) *reader {
+	g, gctx := errgroup.WithContext(ctx)
+	return &reader{c: c, s: &Snapshot{Now: time.Now(), Blueprint: bp}, g: g, ctx: gctx}
+}
+
+// cluster lists what every explanation needs: nodes, active pods,
+// PriorityClasses, PDBs, and whether this is a berth local cluster;
+// quotas and LimitRanges of namespace ("" for all).
+func (r *reader) cluster(namespace string) {
+	r.g.Go(func() error {
+		l, err := r.c.CoreV1().Nodes().List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing nodes: %w", err)
+		}
+		r.s.Nodes = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		l, err := r.c.CoreV1().Pods("").List(r.ctx, metav1.ListOptions{FieldSelector: activePods})
+		if err != nil {
+			return fmt.Errorf("listing pods: %w", err)
+		}
+		r.s.Pods = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		l, err := r.c.SchedulingV1().PriorityClasses().List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing PriorityClasses: %w", err)
+		}
+		r.s.PriorityClasses = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		l, err := r.c.PolicyV1().PodDisruptionBudgets("").List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing PodDisruptionBudgets: %w", err)
+		}
+		r.s.PDBs = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		l, err := r.c.CoreV1().ResourceQuotas(namespace).List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing ResourceQuotas: %w", err)
+		}
+		r.s.ResourceQuotas = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		l, err := r.c.CoreV1().LimitRanges(namespace).List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing LimitRanges: %w", err)
+		}
+		r.s.LimitRanges = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		_, err := r.c.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(r.ctx, pools.LocalClusterConfigMap, metav1.GetOptions{})
+		r.s.Local = err == nil
+		return nil // not found, or not allowed to look: not local
+	})
+}
+
+// events lists the events of namespace that the selector picks.
+func (r *reader) events(namespace string, selector fields.Selector) {
+	r.g.Go(func() error {
+		l, err := r.c.CoreV1().Events(namespace).List(r.ctx, metav1.ListOptions{FieldSelector: selector.String()})
+		if err != nil {
+			return fmt.Errorf("listing events: %w", err)
+		}
+		r.mu.Lock()
+		r.s.Events = append(r.s.Events, l.Items...)
+		r.mu.Unlock()
+		return nil
+	})
+}
+
+func (r *reader) wait() (*Snapshot, error) {
+	if err := r.g.Wait(); err != nil {
+		return nil, err
+	}
+	return r.s, nil
+}
+
+// ReadPod reads what explaining one pod needs. A pod that does not exist
+// is an error apierrors.IsNotFound recognises.
+func ReadPod(ctx context.Context, c kubernetes.Interface, namespace, name string, bp *v1alpha1.Blueprint) (*Snapshot, *corev1.Pod, error) {
+	r := newReader(ctx, c, bp)
+	r.cluster(namespace)
+	r.events(namespace, fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.AsSelector())
+	var pod *corev1.Pod
+	r.g.Go(func() error {
+		p, err := c.CoreV1().Pods(namespace).Get(r.ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		pod = p
+		// The pod's controller, for its FailedCreate events and its name.
+		if ref := metav1.GetControllerOf(p); ref != nil {
+			r.events(namespace, fields.Set{"involvedObject.uid": string(ref.UID)}.AsSelector())
+			if ref.Kind == "ReplicaSet" {
+				r.g.Go(func() error { return r.replicaSetOwner(namespace, ref.Name) })
+			}
+		}
+		return nil
+	})
+	s, err := r.wait()
+	if err != nil {
+		return nil, nil, err
+	}
+	return s, pod, nil
+}
+
+// replicaSetOwner records the Deployment that owns a ReplicaSet, so the
+// pod is reported as that Deployment's.
+func (r *reader) replicaSetOwner(namespace, name string) error {
+	rs, err := r.c.AppsV1().ReplicaSets(namespace).Get(r.ctx, name, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading ReplicaSet %s: %w", name, err)
+	}
+	if ref := metav1.GetControllerOf(rs); ref != nil && ref.Kind == "Deployment" {
+		r.mu.Lock()
+		r.s.Workloads = append(r.s.Workloads, Workload{Kind: "Deployment", Namespace: namespace, Name: ref.Name, UID: ref.UID, Desired: -1,
+			Creators: []Ref{{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID}}})
+		r.mu.Unlock()
+	}
+	return nil
+}
+
+// ReadAll reads what explaining every Pending pod of namespace ("" for
+// all) needs, and the workloads whose controllers fail to create pods.
+func ReadAll(ctx context.Context, c kubernetes.Interface, namespace string, bp *v1alpha1.Blueprint) (*Snapshot, error) {
+	r := newReader(ctx, c, bp)
+	r.cluster(namespace)
+	r.events(namespace, fields.OneTermEqualSelector("reason", "FailedScheduling"))
+	var failed []corev1.Event
+	r.g.Go(func() error {
+		l, err := c.CoreV1().Events(namespace).List(r.ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("reason", "FailedCreate").String()})
+		if err != nil {
+			return fmt.Errorf("listing events: %w", err)
+		}
+		failed = l.Items
+		return nil
+	})
+	s, err := r.wait()
+	if err != nil {
+		return nil, err
+	}
+	s.Events = append(s.Events, failed...)
+	// Each creator that failed, once, read to see whether it still lacks
+	// pods.
+	seen := map[string]bool{}
+	g, gctx := errgroup.WithContext(ctx)
+	var mu sync.Mutex
+	for _, ev := range failed {
+		o := ev.InvolvedObject
+		key := o.Kind + "/" + o.Namespace + "/" + o.Name
+		if seen[key] {
+			continue
+		}
+		seen[key] = true
+		g.Go(func() error {
+			w, err := readCreator(gctx, c, o.Kind, o.Namespace, o.Name)
+			if err != nil || w == nil {
+				return err
+			}
+			mu.Lock()
+			s.Workloads = append(s.Workloads, *w)
+			mu.Unlock()
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		return nil, err
+	}
+	sort.Slice(s.Workloads, func(i, j int) bool { return s.Workloads[i].String() < s.Workloads[j].String() })
+	return s, nil
+}

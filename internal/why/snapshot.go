@@ -1,0 +1,245 @@
+package why
+
+import (
+	"sort"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	resourcehelper "k8s.io/component-helpers/resource"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/pools"
+)
+
+// Snapshot is everything an explanation reads. Read fills it from a
+// cluster; tests build it by hand. A Snapshot must not be copied after
+// its first use: Explain indexes it once and keeps the index.
+type Snapshot struct {
+	// Now is when the snapshot was taken; event ages are relative to it.
+	Now time.Time
+	// Nodes are all the cluster's nodes.
+	Nodes []corev1.Node
+	// Pods are the pods that are neither Succeeded nor Failed: those on
+	// a node count against its allocatable, nominated ones reserve room.
+	Pods []corev1.Pod
+	// ResourceQuotas and LimitRanges of the namespaces explained.
+	ResourceQuotas []corev1.ResourceQuota
+	LimitRanges    []corev1.LimitRange
+	// PriorityClasses are all of them; PDBs those of every namespace
+	// (a would-be victim of preemption may be anywhere).
+	PriorityClasses []schedulingv1.PriorityClass
+	PDBs            []policyv1.PodDisruptionBudget
+	// Events are those about the pods and workloads explained and
+	// about their owners.
+	Events []corev1.Event
+	// Workloads are the controllers explained, or that own the pods
+	// explained, when Read could find them.
+	Workloads []Workload
+	// Blueprint, when set, gives pools their size range and a template
+	// node, so that a pool that could grow (or scale from zero) is found.
+	// Nil means pools are known only by their nodes.
+	Blueprint *v1alpha1.Blueprint
+	// Local is true on a berth local cluster, which has no autoscaler.
+	Local bool
+
+	once sync.Once
+	idx  *index
+}
+
+// Workload is a controller of pods.
+type Workload struct {
+	Kind, Namespace, Name string
+	UID                   types.UID
+	// Desired is the number of pods it wants (replicas, or a Job's
+	// parallelism); -1 when unknown.
+	Desired int32
+	// Creators are the objects that create its pods: itself, or for a
+	// Deployment its ReplicaSets. Their events hold FailedCreate.
+	Creators []Ref
+	// Done is true for a finished Job.
+	Done bool
+}
+
+// Ref names an object.
+type Ref struct {
+	Kind, Name string
+	UID        types.UID
+}
+
+// String is KIND/NAMESPACE/NAME, lower-case kind as kubectl writes it.
+func (w *Workload) String() string {
+	return lowerKind(w.Kind) + "/" + w.Namespace + "/" + w.Name
+}
+
+// index is the snapshot's nodes with what runs on them.
+type index struct {
+	nodes     []*nodeInfo
+	byName    map[string]*nodeInfo
+	poolNames []string
+	byPool    map[string][]*nodeInfo
+	// nominated are unbound pods the scheduler has nominated to a node.
+	nominated map[string][]*corev1.Pod
+}
+
+// nodeInfo is a node, its pool and the pods bound to it.
+type nodeInfo struct {
+	node      *corev1.Node
+	pool      string
+	pods      []*corev1.Pod
+	requested corev1.ResourceList
+}
+
+func (s *Snapshot) index() *index {
+	s.once.Do(func() { s.idx = buildIndex(s) })
+	return s.idx
+}
+
+func buildIndex(s *Snapshot) *index {
+	ix := &index{
+		byName:    make(map[string]*nodeInfo, len(s.Nodes)),
+		byPool:    map[string][]*nodeInfo{},
+		nominated: map[string][]*corev1.Pod{},
+	}
+	for i := range s.Nodes {
+		n := &nodeInfo{node: &s.Nodes[i], pool: PoolOf(&s.Nodes[i]), requested: corev1.ResourceList{}}
+		ix.nodes = append(ix.nodes, n)
+		ix.byName[n.node.Name] = n
+		if _, ok := ix.byPool[n.pool]; !ok {
+			ix.poolNames = append(ix.poolNames, n.pool)
+		}
+		ix.byPool[n.pool] = append(ix.byPool[n.pool], n)
+	}
+	sort.Strings(ix.poolNames)
+	for i := range s.Pods {
+		p := &s.Pods[i]
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		if p.Spec.NodeName == "" {
+			if nn := p.Status.NominatedNodeName; nn != "" {
+				ix.nominated[nn] = append(ix.nominated[nn], p)
+			}
+			continue
+		}
+		n, ok := ix.byName[p.Spec.NodeName]
+		if !ok {
+			continue
+		}
+		n.pods = append(n.pods, p)
+		addList(n.requested, podRequests(p))
+	}
+	return ix
+}
+
+// podRequests is what the scheduler counts for a pod: init containers,
+// sidecars and overhead included (the resize status of a running pod too).
+func podRequests(p *corev1.Pod) corev1.ResourceList {
+	return resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{UseStatusResources: p.Spec.NodeName != ""})
+}
+
+func addList(into, l corev1.ResourceList) {
+	for name, q := range l {
+		sum := into[name]
+		sum.Add(q)
+		into[name] = sum
+	}
+}
+
+// NoPool is the pool of nodes that carry no pool label.
+const NoPool = "(no pool)"
+
+// poolLabels name a node's pool: berth's own, then those AKS, EKS, GKE
+// and Karpenter set.
+var poolLabels = []string{
+	pools.LabelPool,
+	pools.LabelAgentPool,
+	"kubernetes.azure.com/agentpool",
+	"eks.amazonaws.com/nodegroup",
+	"cloud.google.com/gke-nodepool",
+	"karpenter.sh/nodepool",
+}
+
+// PoolOf is the pool a node belongs to, or NoPool.
+func PoolOf(n *corev1.Node) string {
+	for _, l := range poolLabels {
+		if v := n.Labels[l]; v != "" {
+			return v
+		}
+	}
+	return NoPool
+}
+
+// BlueprintOwnsNodes reports whether any node carries the blueprint's
+// name: only then does a blueprint found by default describe the cluster.
+func BlueprintOwnsNodes(s *Snapshot, name string) bool {
+	for i := range s.Nodes {
+		if s.Nodes[i].Labels[pools.LabelBlueprint] == name {
+			return true
+		}
+	}
+	return false
+}
+
+// eventsAbout are the snapshot's events whose object has uid (or, when
+// the event carries no uid, kind, namespace and name), oldest first.
+func (s *Snapshot) eventsAbout(kind, namespace, name string, uid types.UID) []*corev1.Event {
+	var out []*corev1.Event
+	for i := range s.Events {
+		e := &s.Events[i]
+		o := e.InvolvedObject
+		if uid != "" && o.UID != "" {
+			if o.UID != uid {
+				continue
+			}
+		} else if o.Kind != kind || o.Namespace != namespace || o.Name != name {
+			continue
+		}
+		out = append(out, e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return eventTime(out[i]).Before(eventTime(out[j])) })
+	return out
+}
+
+// eventTime is when an event was last seen, whichever API wrote it.
+func eventTime(e *corev1.Event) time.Time {
+	switch {
+	case e.Series != nil && !e.Series.LastObservedTime.IsZero():
+		return e.Series.LastObservedTime.Time
+	case !e.LastTimestamp.IsZero():
+		return e.LastTimestamp.Time
+	case !e.EventTime.IsZero():
+		return e.EventTime.Time
+	default:
+		return e.FirstTimestamp.Time
+	}
+}
+
+func eventCount(e *corev1.Event) int32 {
+	c := e.Count
+	if e.Series != nil && e.Series.Count > c {
+		c = e.Series.Count
+	}
+	return max(c, 1)
+}
+
+func (s *Snapshot) eventLine(e *corev1.Event) EventLine {
+	l := EventLine{
+		Object:  lowerKind(e.InvolvedObject.Kind) + "/" + e.InvolvedObject.Name,
+		Type:    e.Type,
+		Reason:  e.Reason,
+		Count:   eventCount(e),
+		Message: e.Message,
+	}
+	if t := eventTime(e); !t.IsZero() && !s.Now.IsZero() {
+		l.Age = age(s.Now.Sub(t))
+	}
+	return l
+}
+
+// controllerOf is the pod's controller, or nil.
+func controllerOf(p *corev1.Pod) *metav1.OwnerReference { return metav1.GetControllerOf(p) }

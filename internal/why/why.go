@@ -1,0 +1,158 @@
+// Package why explains why a pod is Pending, across every layer that can
+// keep it there: the scheduler's own account, scheduling gates, each node
+// pool's taints, selectors, free resources and topology spread, the
+// LimitRange defaults and quota of its namespace, priority and
+// preemption, and whether a pool of the blueprint could grow to hold it.
+//
+// It re-derives each layer from the objects rather than trusting one
+// message: Explain is a pure function of a Snapshot, which Read fills
+// from a cluster.
+package why
+
+// Cause codes. A Verdict's top cause is one of the first group; the
+// supporting causes use all of them.
+const (
+	// The pod is not waiting on the scheduler.
+	CauseNotPending = "not-pending"
+	CauseGated      = "scheduling-gated"
+	CauseBound      = "bound"
+	CausePreempting = "preempting"
+	// The workload could not create its pods.
+	CauseQuotaExceeded = "quota-exceeded"
+	CauseCreateFailed  = "create-failed"
+	// No node fits, by the scheduler's filters in their order.
+	CauseNoNodes         = "no-nodes"
+	CauseCordoned        = "cordoned"
+	CauseTaint           = "untolerated-taint"
+	CauseNodeAffinity    = "node-affinity"
+	CauseResources       = "insufficient-resources"
+	CauseLimitRange      = "limitrange-defaults"
+	CauseSpread          = "topology-spread"
+	CausePodAffinity     = "pod-affinity"
+	CausePoolCanGrow     = "pool-can-grow"
+	CauseFits            = "fits"
+	CauseWorkloadFine    = "workload-ok"
+	CauseNotRederived    = "not-rederived"
+	CauseSchedulerSaid   = "scheduler"
+	CauseQuota           = "quota"
+	CausePriority        = "priority"
+	CausePreemptNever    = "preemption-never"
+	CausePreemptPossible = "preemption-possible"
+	CausePreemptNoHelp   = "preemption-not-helpful"
+	CausePDB             = "pdb-in-the-way"
+	CausePoolAtMax       = "pool-at-max"
+	CauseAutoscaler      = "autoscaler"
+	CauseOwnerEvents     = "owner-events"
+)
+
+// Layers, in the order the text output shows them.
+const (
+	LayerPod        = "pod"
+	LayerWorkload   = "workload"
+	LayerScheduler  = "scheduler"
+	LayerPools      = "pools"
+	LayerLimitRange = "limitrange"
+	LayerQuota      = "quota"
+	LayerPriority   = "priority"
+	LayerAutoscale  = "autoscale"
+)
+
+var layerOrder = []string{LayerPod, LayerWorkload, LayerScheduler, LayerPools, LayerLimitRange, LayerQuota, LayerPriority, LayerAutoscale}
+
+// Verdict is the explanation of one pod, or of one workload's pods: the
+// top cause with its fix, then what each layer says.
+type Verdict struct {
+	// Pod is NAMESPACE/NAME; empty for a workload that has no pods.
+	Pod string `json:"pod,omitempty"`
+	// Workload is KIND/NAMESPACE/NAME when a workload was asked about, or
+	// the pod's controller.
+	Workload string `json:"workload,omitempty"`
+	// Phase is the pod's phase; empty for a workload without pods.
+	Phase string `json:"phase,omitempty"`
+	// Top is the one cause that decides, with the fix.
+	Top Cause `json:"verdict"`
+	// Causes are the supporting findings, layer by layer.
+	Causes []Cause `json:"causes"`
+	// Scheduler is the scheduler's own account, quoted.
+	Scheduler *SchedulerAccount `json:"scheduler,omitempty"`
+	// Pools is, per node pool, how many nodes fit and why the others
+	// do not, in the scheduler's filter order.
+	Pools []PoolFit `json:"pools,omitempty"`
+	// Quota is the namespace's ResourceQuotas, used and hard.
+	Quota []QuotaUse `json:"quota,omitempty"`
+	// Defaults are the requests and limits a LimitRange set on the pod.
+	Defaults []Default `json:"limitRangeDefaults,omitempty"`
+	// Priority is the pod's priority and where it came from.
+	Priority *Priority `json:"priority,omitempty"`
+}
+
+// Cause is one finding: the rule, the object and field it is about, the
+// numbers, and what to do.
+type Cause struct {
+	Layer   string `json:"layer"`
+	Code    string `json:"cause"`
+	Message string `json:"message"`
+	// Fix is empty when there is nothing to do (context only).
+	Fix string `json:"fix,omitempty"`
+}
+
+// SchedulerAccount is what kube-scheduler said about the pod.
+type SchedulerAccount struct {
+	// Condition is the PodScheduled condition's reason and message.
+	Reason  string `json:"reason,omitempty"`
+	Message string `json:"message,omitempty"`
+	// Events are FailedScheduling (and autoscaler) events, newest last.
+	Events []EventLine `json:"events,omitempty"`
+}
+
+// EventLine is one event, as `kubectl describe` shows it.
+type EventLine struct {
+	Object  string `json:"object"`
+	Type    string `json:"type"`
+	Reason  string `json:"reason"`
+	Count   int32  `json:"count"`
+	Age     string `json:"age,omitempty"`
+	Message string `json:"message"`
+}
+
+// PoolFit is how a pool's nodes fare against the pod.
+type PoolFit struct {
+	Name string `json:"name"`
+	// Nodes is the number of nodes the pool has now.
+	Nodes int `json:"nodes"`
+	// Fits is how many of them pass every filter berth re-derives.
+	Fits int `json:"fits"`
+	// Size is the pool's size range in the blueprint, "0-2" or "3";
+	// empty when the blueprint does not declare the pool.
+	Size string `json:"size,omitempty"`
+	// Stage is the latest filter its closest node reaches: cordoned,
+	// taints, affinity, resources, spread, fits.
+	Stage string `json:"stage"`
+	// Reasons say why nodes do not fit, with node counts and numbers.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// QuotaUse is one resource of one ResourceQuota.
+type QuotaUse struct {
+	Quota    string `json:"quota"`
+	Resource string `json:"resource"`
+	Used     string `json:"used"`
+	Hard     string `json:"hard"`
+}
+
+// Default is one request or limit a LimitRange set on a container.
+type Default struct {
+	LimitRange string `json:"limitRange"`
+	Container  string `json:"container"`
+	// Kind is "request" or "limit".
+	Kind     string `json:"kind"`
+	Resource string `json:"resource"`
+	Value    string `json:"value"`
+}
+
+// Priority is the pod's scheduling priority.
+type Priority struct {
+	Value            int32  `json:"value"`
+	Class            string `json:"priorityClass,omitempty"`
+	PreemptionPolicy string `json:"preemptionPolicy"`
+}
