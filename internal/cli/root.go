@@ -80,6 +80,7 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newPlanCommand(s, kube),
 		newApplyCommand(s, kube),
 		newExportCommand(s),
+		newWhyCommand(s, kube),
 		newAuditCommand(s, kube),
 	)
 	return root
