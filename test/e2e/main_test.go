@@ -58,8 +58,12 @@ func TestMain(m *testing.M) {
 		root := cli.NewRootCommand(context.Background(), cli.StdStreams())
 		root.SetArgs(os.Args[1:])
 		if err := root.Execute(); err != nil {
-			fmt.Fprintln(os.Stderr, "error:", err)
-			if exit, ok := err.(*cli.ExitError); ok {
+			// As cmd/berth does: an exit code alone prints nothing.
+			exit, ok := err.(*cli.ExitError)
+			if !ok || exit.Err != nil {
+				fmt.Fprintln(os.Stderr, "error:", err)
+			}
+			if ok {
 				os.Exit(exit.Code)
 			}
 			os.Exit(1)
