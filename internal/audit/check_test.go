@@ -3,6 +3,7 @@ package audit
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -117,5 +118,20 @@ func writeFile(t *testing.T, path string, data []byte) {
 	t.Helper()
 	if err := os.WriteFile(path, data, 0o644); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestREADMERules keeps the README's rule table in step with the
+// catalogue: each rule has a row with its severity.
+func TestREADMERules(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range Rules {
+		row := fmt.Sprintf("| `%s` | %s |", r.ID, r.Severity)
+		if !strings.Contains(string(readme), row) {
+			t.Errorf("README.md has no row starting %q", row)
+		}
 	}
 }
