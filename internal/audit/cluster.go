@@ -22,53 +22,52 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, namespaces []st
 		scopes = []string{metav1.NamespaceAll}
 	}
 	var mu sync.Mutex
-	c := kube
 	listers := []struct {
 		what       string
 		namespaced bool
 		list       func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error)
 	}{
 		{"nodes", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.CoreV1().Nodes().List(ctx, o)
+			return kube.CoreV1().Nodes().List(ctx, o)
 		}},
 		{"namespaces", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.CoreV1().Namespaces().List(ctx, o)
+			return kube.CoreV1().Namespaces().List(ctx, o)
 		}},
 		{"priorityclasses", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.SchedulingV1().PriorityClasses().List(ctx, o)
+			return kube.SchedulingV1().PriorityClasses().List(ctx, o)
 		}},
 		{"pods", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.CoreV1().Pods(ns).List(ctx, o)
+			return kube.CoreV1().Pods(ns).List(ctx, o)
 		}},
 		{"deployments", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.AppsV1().Deployments(ns).List(ctx, o)
+			return kube.AppsV1().Deployments(ns).List(ctx, o)
 		}},
 		{"statefulsets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.AppsV1().StatefulSets(ns).List(ctx, o)
+			return kube.AppsV1().StatefulSets(ns).List(ctx, o)
 		}},
 		{"daemonsets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.AppsV1().DaemonSets(ns).List(ctx, o)
+			return kube.AppsV1().DaemonSets(ns).List(ctx, o)
 		}},
 		{"replicasets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.AppsV1().ReplicaSets(ns).List(ctx, o)
+			return kube.AppsV1().ReplicaSets(ns).List(ctx, o)
 		}},
 		{"jobs", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.BatchV1().Jobs(ns).List(ctx, o)
+			return kube.BatchV1().Jobs(ns).List(ctx, o)
 		}},
 		{"cronjobs", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.BatchV1().CronJobs(ns).List(ctx, o)
+			return kube.BatchV1().CronJobs(ns).List(ctx, o)
 		}},
 		{"resourcequotas", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.CoreV1().ResourceQuotas(ns).List(ctx, o)
+			return kube.CoreV1().ResourceQuotas(ns).List(ctx, o)
 		}},
 		{"limitranges", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.CoreV1().LimitRanges(ns).List(ctx, o)
+			return kube.CoreV1().LimitRanges(ns).List(ctx, o)
 		}},
 		{"poddisruptionbudgets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.PolicyV1().PodDisruptionBudgets(ns).List(ctx, o)
+			return kube.PolicyV1().PodDisruptionBudgets(ns).List(ctx, o)
 		}},
 		{"horizontalpodautoscalers", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
-			return c.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
+			return kube.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
 		}},
 	}
 	ctx, cancel := context.WithCancel(ctx)
