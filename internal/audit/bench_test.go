@@ -10,13 +10,15 @@ import (
 )
 
 // The target: a cluster of 5,000 nodes and 150,000 pods, dumped to files
-// as `kubectl get -A -o json` writes them, audited in 2 s or less on 2
-// cores. The corpus is generated once per size, outside the timing.
+// as `kubectl get -A -o json` (or -o yaml) writes them, audited in 2 s or
+// less on 2 cores. The corpus is generated once per size, outside the
+// timing.
 func BenchmarkAuditFiles(b *testing.B) {
 	for _, s := range []corpus.Spec{
 		{Nodes: 500, Pods: 15000},
 		{Nodes: 5000, Pods: 150000},
 		{Nodes: 500, Pods: 15000, YAML: true},
+		{Nodes: 5000, Pods: 150000, YAML: true},
 	} {
 		format := "json"
 		if s.YAML {

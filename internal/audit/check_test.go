@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
+	"berth.io/berth/internal/audit/corpus"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/export"
 	"berth.io/berth/internal/pools"
@@ -133,5 +136,29 @@ func TestREADMERules(t *testing.T) {
 		if !strings.Contains(string(readme), row) {
 			t.Errorf("README.md has no row starting %q", row)
 		}
+	}
+}
+
+// A dump read as JSON and as YAML gives the same report: the YAML reader
+// that splits Lists and peeks at pods agrees with a full conversion.
+func TestJSONAndYAMLAgree(t *testing.T) {
+	reports := map[bool]*Report{}
+	for _, asYAML := range []bool{false, true} {
+		dir := t.TempDir()
+		if _, err := corpus.Write(dir, corpus.Spec{Nodes: 40, Pods: 2000, PodsPerWorkload: 20, YAML: asYAML}); err != nil {
+			t.Fatal(err)
+		}
+		r := loadAndCheck(t, Options{}, dir)
+		for i := range r.Findings {
+			r.Findings[i].File, r.Findings[i].Line = "", 0
+		}
+		sortFindings(r.Findings)
+		reports[asYAML] = r
+	}
+	if diff := cmp.Diff(reports[false], reports[true]); diff != "" {
+		t.Errorf("JSON and YAML reports differ (-json +yaml):\n%s", diff)
+	}
+	if len(reports[false].Findings) == 0 || reports[false].Objects["Pod"] != 2000 {
+		t.Errorf("the corpus gave %d findings over %v; want some, and 2000 pods", len(reports[false].Findings), reports[false].Objects)
 	}
 }

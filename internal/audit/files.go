@@ -160,6 +160,18 @@ type doc struct {
 	line int
 	data []byte
 	yaml bool
+	// indent, for an item of a YAML List, is the indent of its keys; its
+	// data starts at the item's "- ".
+	indent int
+}
+
+// yamlData is the YAML document, an item of a List made a document of
+// its own.
+func (d doc) yamlData() []byte {
+	if d.indent > 0 {
+		return dedent(d.data, d.indent)
+	}
+	return d.data
 }
 
 // docs splits f into documents: JSON values, or YAML separated by ---.
@@ -225,15 +237,43 @@ func isSeparator(line []byte) bool {
 	return bytes.HasPrefix(line, []byte("---")) && (len(line) == 3 || line[3] == ' ' || line[3] == '\t' || line[3] == '#')
 }
 
-// appendYAML adds a YAML document unless it holds only comments.
+// appendYAML adds a YAML document unless it holds only comments. A List
+// (what `kubectl get -o yaml` writes) becomes its items, so that they are
+// decoded on every core.
 func appendYAML(docs []doc, f *file, data []byte, line int) []doc {
+	blank := true
 	for _, l := range bytes.Split(data, []byte("\n")) {
-		l = bytes.TrimSpace(l)
-		if len(l) > 0 && l[0] != '#' {
-			return append(docs, doc{file: f, line: line, data: data, yaml: true})
+		if !isBlank(l) {
+			blank = false
+			break
 		}
 	}
-	return docs
+	if blank {
+		return docs
+	}
+	if bytes.HasPrefix(data, []byte("items:")) || bytes.Contains(data, []byte("\nitems:")) {
+		if ents, ok := entries(data, 0); ok {
+			var kind string
+			var list *entry
+			for i := range ents {
+				switch ents[i].key {
+				case "kind":
+					kind, _ = scalar(ents[i].value)
+				case "items":
+					list = &ents[i]
+				}
+			}
+			if strings.HasSuffix(kind, "List") && list != nil && list.value == "" {
+				if its, lines, indent, ok := items(list.body); ok {
+					for i, it := range its {
+						docs = append(docs, doc{file: f, line: line + list.line + 1 + lines[i], data: it, yaml: true, indent: indent})
+					}
+					return docs
+				}
+			}
+		}
+	}
+	return append(docs, doc{file: f, line: line, data: data, yaml: true})
 }
 
 // decodeAll decodes docs on every core, each worker into an inventory
@@ -280,8 +320,14 @@ func (d doc) decode(inv *Inventory) error {
 	src := source{file: d.file, line: d.line, doc: d.data, yaml: d.yaml}
 	js := d.data
 	if d.yaml {
+		if p, ok := peekYAMLPod(d, src); ok {
+			inv.pending = append(inv.pending, p)
+			return nil
+		}
+		data := d.yamlData()
+		src.doc = data
 		var err error
-		if js, err = yaml.YAMLToJSON(d.data); err != nil {
+		if js, err = yaml.YAMLToJSON(data); err != nil {
 			// Report the line in the file, not in the document.
 			msg := yamlLine.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "), func(m string) string {
 				n, _ := strconv.Atoi(m[len("line "):])

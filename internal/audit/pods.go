@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/yaml"
 )
 
 // Pods are most of a cluster's objects, and a pod made by a Deployment
@@ -16,7 +17,10 @@ import (
 
 // rawPod is a pod document peeked at but not decoded.
 type rawPod struct {
+	// js is the pod as JSON; for a pod read from YAML it is nil until
+	// the pod must be decoded, and yaml holds the document.
 	js    []byte
+	yaml  doc
 	src   source
 	key   Object
 	owner Object // Kind and Name of the controller, if any
@@ -78,6 +82,16 @@ func (inv *Inventory) resolvePods() []string {
 	for w := range workers {
 		wg.Go(func() {
 			for i := w; i < len(need); i += workers {
+				if need[i].js == nil {
+					data := need[i].yaml.yamlData()
+					need[i].src.doc = data
+					js, err := yaml.YAMLToJSON(data)
+					if err != nil {
+						problems[w] = append(problems[w], fmt.Sprintf("%s: not valid YAML: %v", need[i].src, err))
+						continue
+					}
+					need[i].js = js
+				}
 				if err := json.Unmarshal(need[i].js, &pods[i]); err != nil {
 					problems[w] = append(problems[w], fmt.Sprintf("%s: Pod: %v", need[i].src, err))
 				}
@@ -94,4 +108,88 @@ func (inv *Inventory) resolvePods() []string {
 		all = append(all, p...)
 	}
 	return all
+}
+
+// peekYAMLPod is peekPod for a YAML document, read with the block reader:
+// false when the document is not a v1 Pod in the block style it reads.
+func peekYAMLPod(d doc, src source) (rawPod, bool) {
+	top, ok := entries(d.data, d.indent)
+	if !ok {
+		return rawPod{}, false
+	}
+	var apiVersion, kind string
+	var meta *entry
+	for i := range top {
+		switch top[i].key {
+		case "apiVersion":
+			apiVersion, _ = scalar(top[i].value)
+		case "kind":
+			kind, _ = scalar(top[i].value)
+		case "metadata":
+			meta = &top[i]
+		}
+	}
+	if apiVersion != "v1" || kind != "Pod" || meta == nil || meta.value != "" {
+		return rawPod{}, false
+	}
+	indent := d.indent + 2
+	fields, ok := entries(meta.body, indent)
+	if !ok {
+		return rawPod{}, false
+	}
+	p := rawPod{yaml: d, src: src, key: Object{Kind: "Pod"}}
+	var generateName string
+	for _, e := range fields {
+		switch e.key {
+		case "name":
+			p.key.Name, ok = scalar(e.value)
+		case "namespace":
+			p.key.Namespace, ok = scalar(e.value)
+		case "generateName":
+			generateName, ok = scalar(e.value)
+		case "ownerReferences":
+			ok = e.value == ""
+			if ok {
+				p.owner, ok = yamlController(e.body)
+			}
+		}
+		if !ok {
+			return rawPod{}, false
+		}
+	}
+	if p.key.Name == "" {
+		p.key.Name = generateName
+	}
+	p.owner.Namespace = p.key.Namespace
+	return p, p.key.Name != ""
+}
+
+// yamlController finds the controller among owner references.
+func yamlController(body []byte) (Object, bool) {
+	refs, _, indent, ok := items(body)
+	if !ok {
+		return Object{}, false
+	}
+	for _, ref := range refs {
+		fields, ok := entries(ref, indent)
+		if !ok {
+			return Object{}, false
+		}
+		var o Object
+		controller := false
+		for _, e := range fields {
+			switch e.key {
+			case "controller":
+				controller = e.value == "true"
+			case "kind":
+				o.Kind, _ = scalar(e.value)
+			case "name":
+				o.Name, _ = scalar(e.value)
+			}
+		}
+		if controller {
+			return o, true
+		}
+	}
+	return Object{}, true
 }

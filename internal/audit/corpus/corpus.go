@@ -7,6 +7,8 @@
 package corpus
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -23,7 +25,7 @@ type Spec struct {
 	// PodsPerWorkload is each Deployment's replicas and each Job's
 	// parallelism. Zero means 100.
 	PodsPerWorkload int
-	// YAML writes multi-document YAML instead of JSON Lists.
+	// YAML writes the Lists as YAML instead of JSON.
 	YAML bool
 }
 
@@ -80,7 +82,7 @@ func Write(dir string, s Spec) ([]string, error) {
 	return files, nil
 }
 
-// writeObjects writes objs as a v1 List, or as YAML documents.
+// writeObjects writes objs as a v1 List, in JSON or YAML.
 func writeObjects(path string, objs []any, asYAML bool) error {
 	f, err := os.Create(path)
 	if err != nil {
@@ -95,14 +97,27 @@ func writeObjects(path string, objs []any, asYAML bool) error {
 		}
 		return f.Close()
 	}
+	// As `kubectl get -o yaml` writes a List: items indented under "- ".
+	w := bufio.NewWriter(f)
+	w.WriteString("apiVersion: v1\nitems:\n")
 	for _, o := range objs {
 		b, err := yaml.Marshal(o)
 		if err != nil {
 			return err
 		}
-		if _, err := fmt.Fprintf(f, "---\n%s", b); err != nil {
-			return err
+		for i, line := range bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+			if i == 0 {
+				w.WriteString("- ")
+			} else {
+				w.WriteString("  ")
+			}
+			w.Write(line)
 		}
+		w.WriteString("\n")
+	}
+	w.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+	if err := w.Flush(); err != nil {
+		return err
 	}
 	return f.Close()
 }
