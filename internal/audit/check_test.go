@@ -60,7 +60,7 @@ func TestBrokenManifests(t *testing.T) {
 func TestFindingLines(t *testing.T) {
 	r := loadAndCheck(t, Options{}, "testdata/broken")
 	want := map[string]string{
-		RuleGPULimit:     "testdata/broken/training.yaml:19", // resources: under containers[0]; limits is absent
+		RuleGPULimit:     "testdata/broken/training.yaml:18", // resources: limits is absent
 		RuleGPUQuotaKey:  "testdata/broken/policy.yaml:11",
 		RuleModelInMain:  "testdata/broken/serving.yaml:16",
 		RuleGPUPoolTaint: "testdata/broken/nodes.yaml:3",

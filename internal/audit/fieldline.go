@@ -2,7 +2,6 @@ package audit
 
 import (
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -26,11 +25,11 @@ func (s source) lineOf(field string) int {
 	node := root.Content[0]
 	line := node.Line
 	for _, step := range pathSteps(field) {
-		next := child(node, step)
+		at, next := child(node, step)
 		if next == nil {
 			break
 		}
-		node, line = next, next.Line
+		node, line = next, at
 	}
 	return s.line + line - 1
 }
@@ -76,36 +75,21 @@ func pathSteps(path string) []string {
 	return out
 }
 
-// child is a mapping's value at key, or a sequence's element at "[N]".
-func child(n *goyaml.Node, step string) *goyaml.Node {
+// child is a mapping's value at key, or a sequence's element at "[N]",
+// and the line it is written on: the key's, for a mapping.
+func child(n *goyaml.Node, step string) (int, *goyaml.Node) {
 	switch n.Kind {
 	case goyaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			if n.Content[i].Value == step {
-				return n.Content[i+1]
+				return n.Content[i].Line, n.Content[i+1]
 			}
 		}
 	case goyaml.SequenceNode:
 		if i, err := strconv.Atoi(strings.Trim(step, "[]")); err == nil && strings.HasPrefix(step, "[") && i < len(n.Content) {
-			return n.Content[i]
+			return n.Content[i].Line, n.Content[i]
 		}
 	}
-	return nil
+	return 0, nil
 }
 
-// selectorText writes labels as a selector: "app=web,tier=api".
-func selectorText(l map[string]string) string {
-	keys := make([]string, 0, len(l))
-	for k := range l {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%s=%s", k, l[k])
-	}
-	if len(parts) == 0 {
-		return "its pods"
-	}
-	return strings.Join(parts, ",")
-}

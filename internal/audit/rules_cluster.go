@@ -346,3 +346,20 @@ func (v *view) checkHPAs() {
 			fmt.Sprintf("set stabilizationWindowSeconds to %d or more, or leave it unset (the default is %d)", inferenceWindow, inferenceWindow))
 	}
 }
+
+// selectorText writes labels as a selector: "app=web,tier=api".
+func selectorText(l map[string]string) string {
+	keys := make([]string, 0, len(l))
+	for k := range l {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s=%s", k, l[k])
+	}
+	if len(parts) == 0 {
+		return "its pods"
+	}
+	return strings.Join(parts, ",")
+}
