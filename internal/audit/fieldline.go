@@ -92,4 +92,3 @@ func child(n *goyaml.Node, step string) (int, *goyaml.Node) {
 	}
 	return 0, nil
 }
-
