@@ -177,7 +177,7 @@ func TestPoolCanGrowFromZero(t *testing.T) {
 	s.Local = true
 	v := Explain(s, makePod("ns", "p").nodeSelector("berth.io/pool", "burst").ptr())
 	wantTop(t, v, CausePoolCanGrow, []string{
-		"no node can hold the pod now, but pool burst could: it could grow from 0 to 3 nodes (autoscale 0-3), and a new node would hold the pod, but this local cluster has no autoscaler",
+		"no node can hold the pod now, but pool burst could grow from 0 to 3 nodes (autoscale 0-3), and a new node would hold the pod, but this local cluster has no autoscaler to add it",
 		"the closest existing pool, cpu: 2 nodes: nodeSelector berth.io/pool=burst not matched (berth.io/pool=cpu)",
 	}, []string{"raise pool burst's autoscale.min to 1 in the blueprint and run `berth apply`"})
 	var row *PoolFit
@@ -193,7 +193,7 @@ func TestPoolCanGrowFromZero(t *testing.T) {
 	// On a cloud cluster an autoscaler would do it.
 	s.Local = false
 	wantTop(t, Explain(s, makePod("ns", "p").nodeSelector("berth.io/pool", "burst").ptr()), CausePoolCanGrow,
-		[]string{"once an autoscaler adds it"}, []string{"a cluster autoscaler that manages pool burst adds a node (up to 3)"})
+		[]string{"if an autoscaler manages the pool"}, []string{"a cluster autoscaler that manages pool burst adds a node (up to 3)"})
 
 	// Too big even for a new node: no growth promised.
 	wantTop(t, Explain(s, makePod("ns", "p").nodeSelector("berth.io/pool", "burst").request("cpu", "12").ptr()), CauseNodeAffinity, nil, nil)
@@ -204,7 +204,7 @@ func TestPoolCanGrowWhenFull(t *testing.T) {
 	s.Blueprint = testBlueprint(t, "")
 	s.Blueprint.Spec.Pools[2].Autoscale.Max = 4
 	v := Explain(s, makePod("team-a", "t").request(gpu, "1").tolerate("gpu", "true").ptr())
-	wantTop(t, v, CauseResources, []string{"pool gpu is full", "it could grow from 2 to 4 nodes (autoscale 0-4)"},
+	wantTop(t, v, CauseResources, []string{"pool gpu is full", "pool gpu could grow from 2 to 4 nodes (autoscale 0-4)"},
 		[]string{"a cluster autoscaler that manages pool gpu adds a node (up to 4)"})
 }
 
@@ -219,4 +219,29 @@ func TestSchedulerAccountQuoted(t *testing.T) {
 	if d := cmp.Diff(want, v.Scheduler); d != "" {
 		t.Errorf("scheduler account (-want +got):\n%s", d)
 	}
+}
+
+func TestWorkloadWithPendingPod(t *testing.T) {
+	s := snapshotOf(cluster(),
+		makePod("ns", "web-1").owner("ReplicaSet", "web-1a2").on("cpu-0").obj(),
+		makePod("ns", "web-2").owner("ReplicaSet", "web-1a2").nodeSelector("agentpool", "nope").obj())
+	s.Events = []corev1.Event{event("ReplicaSet", "ns", "web-1a2", "FailedCreate", `pods "web-3" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2`)}
+	w := &Workload{Kind: "Deployment", Namespace: "ns", Name: "web", Desired: 3, Creators: []Ref{{Kind: "ReplicaSet", Name: "web-1a2", UID: "ReplicaSet/web-1a2"}}}
+	s.Workloads = []Workload{*w}
+	v := ExplainWorkload(s, w)
+	wantTop(t, v, CauseNodeAffinity, nil, nil)
+	if v.Pod != "ns/web-2" || v.Workload != "deployment/ns/web" {
+		t.Errorf("explained %s of %s, want ns/web-2 of deployment/ns/web", v.Pod, v.Workload)
+	}
+	if c := cause(v, CauseWorkload); c == nil || c.Message != "deployment/ns/web wants 3 pod(s) and has 2, 1 Pending; explaining web-2" {
+		t.Errorf("workload cause = %+v", c)
+	}
+	if c := cause(v, CauseOwnerEvents); c == nil || !strings.Contains(c.Message, "replicaset web-1a2 could not create more pods (FailedCreate x3, last 30s ago): pods \"web-3\" is forbidden: exceeded quota") {
+		t.Errorf("owner events cause = %+v", c)
+	}
+
+	// Once every pod is scheduled, there is nothing to explain.
+	s = snapshotOf(cluster(), makePod("ns", "web-1").owner("ReplicaSet", "web-1a2").on("cpu-0").obj())
+	w.Desired = 1
+	wantTop(t, ExplainWorkload(s, w), CauseNotPending, []string{"deployment/ns/web has 1 pod(s), 1 Running, none Pending"}, nil)
 }

@@ -2,9 +2,12 @@ package why
 
 import (
 	"fmt"
+	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"berth.io/berth/api/v1alpha1"
 )
@@ -31,9 +34,43 @@ func (e *explainer) full(results []*poolResult, growers, atMax []*poolResult) Ca
 	parts := make([]string, len(order))
 	for i, name := range order {
 		parts[i] = sums[name].String()
+		e.add(e.heldBy(best, name))
 	}
 	head := fmt.Sprintf("pool %s is full: %s", best.name, strings.Join(parts, "; "))
 	return e.resourceVerdict(tied(results), head, e.preemption(results), growers, atMax)
+}
+
+// heldBy says which pods hold a resource on the pool's full nodes, the
+// largest requests first: what would have to go for the pod to fit.
+func (e *explainer) heldBy(p *poolResult, name corev1.ResourceName) *Cause {
+	if name == corev1.ResourcePods {
+		return nil
+	}
+	type held struct {
+		pod *corev1.Pod
+		q   resource.Quantity
+	}
+	var hs []held
+	for i := range p.fits {
+		f := &p.fits[i]
+		if f.failures() != 1 || len(f.short) == 0 {
+			continue
+		}
+		for _, pod := range f.info.pods {
+			if q := podRequests(pod)[name]; q.Sign() > 0 {
+				hs = append(hs, held{pod, q})
+			}
+		}
+	}
+	if len(hs) == 0 {
+		return nil
+	}
+	sort.SliceStable(hs, func(i, j int) bool { return hs[i].q.Cmp(hs[j].q) > 0 })
+	names := make([]string, len(hs))
+	for i, h := range hs {
+		names[i] = fmt.Sprintf("%s/%s (%s, priority %d)", h.pod.Namespace, h.pod.Name, quantity(name, h.q), corev1helpers.PodPriority(h.pod))
+	}
+	return &Cause{Layer: LayerPools, Code: CauseHeldBy, Message: fmt.Sprintf("%s on pool %s is held by %s", name, p.name, list(names, 4))}
 }
 
 // resourceVerdict is an insufficient-resources verdict: head says what
@@ -63,16 +100,20 @@ func (e *explainer) resourceVerdict(pools []*poolResult, head, preempt string, g
 	if preempt != "" {
 		c.Message += "; " + preempt
 	}
+	var raise string
+	for _, m := range atMax {
+		if m.name == best.name {
+			c.Message += fmt.Sprintf("; pool %s is at its maximum of %s (%s)", m.name, plural(int(m.spec.MaxSize()), "node"), m.sizeWords())
+			raise = fmt.Sprintf("raise pool %s's %s in the blueprint", m.name, map[bool]string{true: "autoscale.max", false: "count"}[m.spec.Autoscale != nil])
+		}
+	}
 	if len(growers) > 0 {
 		g := growers[0]
 		c.Message += "; " + e.growText(g)
 		fixes = append(fixes, e.growFix(g))
 	}
-	for _, m := range atMax {
-		if m.name == best.name {
-			c.Message += fmt.Sprintf("; pool %s is at its maximum of %s (%s)", m.name, plural(int(m.spec.MaxSize()), "node"), m.sizeWords())
-			fixes = append(fixes, fmt.Sprintf("raise pool %s's %s in the blueprint", m.name, map[bool]string{true: "autoscale.max", false: "count"}[m.spec.Autoscale != nil]))
-		}
+	if raise != "" {
+		fixes = append(fixes, raise)
 	}
 	if !best.best.tooSmall() {
 		if e.c.neverPreempts() && e.c.preempt(e.resourceOnly([]*poolResult{best})) != nil {
@@ -148,7 +189,7 @@ func (e *explainer) preemption(results []*poolResult) string {
 // canGrow is the verdict when no node holds the pod but a pool could add
 // one that would.
 func (e *explainer) canGrow(g, closest *poolResult) Cause {
-	msg := fmt.Sprintf("no node can hold the pod now, but pool %s could: %s", g.name, e.growText(g))
+	msg := "no node can hold the pod now, but " + e.growText(g)
 	if closest != nil {
 		msg += fmt.Sprintf("; the closest existing pool, %s: %s", closest.name, strings.Join(reasons(closest.fits), "; "))
 	}
@@ -156,7 +197,7 @@ func (e *explainer) canGrow(g, closest *poolResult) Cause {
 }
 
 func (e *explainer) growCause(g *poolResult) *Cause {
-	return &Cause{Layer: LayerAutoscale, Code: CausePoolCanGrow, Message: fmt.Sprintf("pool %s: %s", g.name, e.growText(g)), Fix: e.growFix(g)}
+	return &Cause{Layer: LayerAutoscale, Code: CausePoolCanGrow, Message: e.growText(g), Fix: e.growFix(g)}
 }
 
 func atMaxCause(m *poolResult) *Cause {
@@ -167,11 +208,11 @@ func atMaxCause(m *poolResult) *Cause {
 
 // growText says how the pool could grow, and who would grow it.
 func (e *explainer) growText(g *poolResult) string {
-	s := fmt.Sprintf("it could grow from %d to %s (%s), and a new node would hold the pod", len(g.fits), plural(int(g.spec.MaxSize()), "node"), g.sizeWords())
+	s := fmt.Sprintf("pool %s could grow from %d to %s (%s), and a new node would hold the pod", g.name, len(g.fits), plural(int(g.spec.MaxSize()), "node"), g.sizeWords())
 	if e.s.Local {
-		return s + ", but this local cluster has no autoscaler: nothing adds the node by itself"
+		return s + ", but this local cluster has no autoscaler to add it"
 	}
-	return s + " once an autoscaler adds it"
+	return s + ", if an autoscaler manages the pool"
 }
 
 func (e *explainer) growFix(g *poolResult) string {

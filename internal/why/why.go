@@ -9,10 +9,10 @@
 // from a cluster.
 package why
 
-// Cause codes. A Verdict's top cause is one of the first group; the
-// supporting causes use all of them.
+// Cause codes. A verdict's cause is one of the first three groups; the
+// last group appears only among the supporting causes.
 const (
-	// The pod is not waiting on the scheduler.
+	// The pod is not waiting on the scheduler, or not yet.
 	CauseNotPending = "not-pending"
 	CauseGated      = "scheduling-gated"
 	CauseBound      = "bound"
@@ -20,21 +20,22 @@ const (
 	// The workload could not create its pods.
 	CauseQuotaExceeded = "quota-exceeded"
 	CauseCreateFailed  = "create-failed"
-	// No node fits, by the scheduler's filters in their order.
-	CauseNoNodes         = "no-nodes"
-	CauseCordoned        = "cordoned"
-	CauseTaint           = "untolerated-taint"
-	CauseNodeAffinity    = "node-affinity"
-	CauseResources       = "insufficient-resources"
-	CauseLimitRange      = "limitrange-defaults"
-	CauseSpread          = "topology-spread"
-	CausePodAffinity     = "pod-affinity"
-	CausePoolCanGrow     = "pool-can-grow"
-	CauseFits            = "fits"
-	CauseWorkloadFine    = "workload-ok"
-	CauseNotRederived    = "not-rederived"
-	CauseSchedulerSaid   = "scheduler"
+	// No node fits.
+	CauseNoNodes      = "no-nodes"
+	CauseCordoned     = "cordoned"
+	CauseTaint        = "untolerated-taint"
+	CauseNodeAffinity = "node-affinity"
+	CauseResources    = "insufficient-resources"
+	CauseLimitRange   = "limitrange-defaults"
+	CauseSpread       = "topology-spread"
+	CausePodAffinity  = "pod-affinity"
+	CausePoolCanGrow  = "pool-can-grow"
+	// Some node fits by berth's account: the scheduler has not retried,
+	// or a filter berth does not re-derive holds the pod.
+	CauseFits = "fits"
+	// Context for the verdict.
 	CauseQuota           = "quota"
+	CauseHeldBy          = "held-by"
 	CausePriority        = "priority"
 	CausePreemptNever    = "preemption-never"
 	CausePreemptPossible = "preemption-possible"
@@ -43,6 +44,7 @@ const (
 	CausePoolAtMax       = "pool-at-max"
 	CauseAutoscaler      = "autoscaler"
 	CauseOwnerEvents     = "owner-events"
+	CauseWorkload        = "workload"
 )
 
 // Layers, in the order the text output shows them.

@@ -22,7 +22,7 @@ func ExplainWorkload(s *Snapshot, w *Workload) Verdict {
 			if w.Desired >= 0 {
 				msg = fmt.Sprintf("%s wants %d pod(s) and has %d, %d Pending; explaining %s", w.String(), w.Desired, len(pods), countPending(pods), p.Name)
 			}
-			v.Causes = append([]Cause{{Layer: LayerWorkload, Code: CauseOwnerEvents, Message: msg}}, v.Causes...)
+			v.Causes = append([]Cause{{Layer: LayerWorkload, Code: CauseWorkload, Message: msg}}, v.Causes...)
 			return v
 		}
 	}

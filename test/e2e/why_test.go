@@ -351,6 +351,6 @@ func TestWhyPoolCouldGrow(t *testing.T) {
 		t.Fatal(err)
 	}
 	wantVerdict(t, v, why.CausePoolCanGrow, []string{
-		"pool why-grow could: it could grow from 0 to 3 nodes (autoscale 0-3), and a new node would hold the pod, but this local cluster has no autoscaler",
+		"no node can hold the pod now, but pool why-grow could grow from 0 to 3 nodes (autoscale 0-3), and a new node would hold the pod, but this local cluster has no autoscaler to add it",
 	}, []string{"raise pool why-grow's autoscale.min to 1 in the blueprint and run `berth apply`"})
 }
