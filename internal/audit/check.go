@@ -115,7 +115,7 @@ func (v *view) report() *Report {
 	if v.findings == nil {
 		v.findings = []Finding{}
 	}
-	return &Report{Findings: v.findings, Objects: v.inv.counts(), Source: v.opts.Source}
+	return &Report{Findings: v.findings, Objects: v.inv.counts(), Source: v.opts.Source, Unread: v.inv.Unread}
 }
 
 func errorsFirst(s Severity) int {

@@ -3,6 +3,7 @@ package audit
 import (
 	"context"
 	"fmt"
+	"sort"
 	"sync"
 
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -89,9 +90,15 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, namespaces []st
 					inv.add(obj)
 					return nil
 				})
-				if err != nil && !apierrors.IsNotFound(err) {
-					mu.Lock()
-					defer mu.Unlock()
+				mu.Lock()
+				defer mu.Unlock()
+				switch {
+				case err == nil, apierrors.IsNotFound(err):
+					// A kind the cluster does not serve has nothing to audit.
+				case apierrors.IsForbidden(err):
+					// Audit what may be read, and say what was not.
+					inv.Unread = append(inv.Unread, listScope(l.what, ns)+" (forbidden)")
+				default:
 					if firstErr == nil {
 						firstErr = listError(l.what, ns, err)
 						cancel()
@@ -104,17 +111,17 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, namespaces []st
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	sort.Strings(inv.Unread)
 	return inv, nil
 }
 
-// listError explains a failed list: most often RBAC.
+func listScope(what, ns string) string {
+	if ns == "" {
+		return what
+	}
+	return what + " in " + ns
+}
+
 func listError(what, ns string, err error) error {
-	where := "in all namespaces"
-	if ns != "" {
-		where = "in namespace " + ns
-	}
-	if apierrors.IsForbidden(err) {
-		return fmt.Errorf("listing %s %s: %w\nfix: audit needs list on %s (a ClusterRole like `view` bound to you), or limit it to namespaces you can read with -n", what, where, err, what)
-	}
-	return fmt.Errorf("listing %s %s: %w", what, where, err)
+	return fmt.Errorf("listing %s: %w", listScope(what, ns), err)
 }

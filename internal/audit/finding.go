@@ -85,6 +85,9 @@ type Report struct {
 	Objects map[string]int `json:"objects"`
 	// Source is what was audited: the files, or the cluster's context.
 	Source string `json:"source"`
+	// Unread are the kinds a cluster did not let audit list, so that the
+	// rules on them were not checked: "nodes (forbidden)".
+	Unread []string `json:"unread,omitempty"`
 }
 
 // Errors counts the error findings; any makes the audit fail.

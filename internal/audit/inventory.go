@@ -29,6 +29,8 @@ type Inventory struct {
 
 	// Ignored counts objects of other kinds, by kind.
 	Ignored map[string]int
+	// Unread are the kinds a cluster would not list: "nodes (forbidden)".
+	Unread []string
 
 	// sources says where each object was read from; nil for a cluster.
 	sources map[Object]source

@@ -167,10 +167,11 @@ type jsonReport struct {
 	} `json:"summary"`
 	// Findings is never nil, so that a clean audit reads [] and not null.
 	Findings []Finding `json:"findings"`
+	Unread   []string  `json:"unread,omitempty"`
 }
 
 func writeJSON(w io.Writer, r *Report) error {
-	out := jsonReport{Source: r.Source, Objects: r.Objects, Findings: r.Findings}
+	out := jsonReport{Source: r.Source, Objects: r.Objects, Findings: r.Findings, Unread: r.Unread}
 	if out.Objects == nil {
 		out.Objects = map[string]int{}
 	}

@@ -108,6 +108,9 @@ func (o *auditOptions) Run(ctx context.Context) error {
 	if err := audit.Write(o.Out, report, format); err != nil {
 		return err
 	}
+	if len(report.Unread) > 0 {
+		fmt.Fprintf(o.ErrOut, "warning: not checked, because the cluster would not let audit list them: %s\nfix: grant list on them (the view ClusterRole, plus nodes and priorityclasses cluster-wide), or audit with -n only the namespaces you can read\n", strings.Join(report.Unread, ", "))
+	}
 	if report.Errors() > 0 {
 		return &ExitError{Code: 1}
 	}
