@@ -52,6 +52,7 @@ func (e *explainer) explain() Verdict {
 	v.Quota = quotaUse(e.s, e.pod.Namespace)
 	e.add(quotaCause(v.Quota, e.pod.Namespace))
 	e.add(e.ownerEvents())
+	e.add(e.otherScheduler())
 	e.add(e.podAffinity())
 	e.add(e.priorityCause())
 	e.add(e.autoscalerEvents())
@@ -205,6 +206,18 @@ func (e *explainer) ownerEvents() *Cause {
 		}
 	}
 	return nil
+}
+
+// otherScheduler notes a pod that names a scheduler other than
+// kube-scheduler: the default one never looks at it.
+func (e *explainer) otherScheduler() *Cause {
+	name := e.pod.Spec.SchedulerName
+	if name == "" || name == corev1.DefaultSchedulerName {
+		return nil
+	}
+	return &Cause{Layer: LayerPod, Code: CauseOtherScheduler,
+		Message: fmt.Sprintf("the pod names spec.schedulerName %s: kube-scheduler ignores it, and berth's account below is what kube-scheduler would find", name),
+		Fix:     fmt.Sprintf("make sure scheduler %s runs, or drop spec.schedulerName", name)}
 }
 
 func (e *explainer) podAffinity() *Cause {

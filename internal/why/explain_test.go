@@ -177,3 +177,12 @@ func TestNotASchedulingProblem(t *testing.T) {
 	nominated.Status.NominatedNodeName = "gpu-0"
 	wantTop(t, Explain(snapshotOf(cluster(), victim), nominated), CausePreempting, []string{"nominated node gpu-0", "victims terminating: ns/victim"}, nil)
 }
+
+func TestOtherScheduler(t *testing.T) {
+	pod := makePod("ns", "p").ptr()
+	pod.Spec.SchedulerName = "volcano"
+	v := Explain(snapshotOf(cluster()), pod)
+	if c := cause(v, CauseOtherScheduler); c == nil || !strings.Contains(c.Message, "spec.schedulerName volcano") {
+		t.Errorf("no note of the other scheduler: %+v", v.Causes)
+	}
+}

@@ -45,6 +45,7 @@ const (
 	CauseAutoscaler      = "autoscaler"
 	CauseOwnerEvents     = "owner-events"
 	CauseWorkload        = "workload"
+	CauseOtherScheduler  = "other-scheduler"
 )
 
 // Layers, in the order the text output shows them.
