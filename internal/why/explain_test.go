@@ -186,3 +186,13 @@ func TestOtherScheduler(t *testing.T) {
 		t.Errorf("no note of the other scheduler: %+v", v.Causes)
 	}
 }
+
+func TestSeveralFiltersFail(t *testing.T) {
+	// No toleration, and the GPUs are taken anyway: the first filter
+	// leads, the rest follow.
+	s := snapshotOf(cluster(),
+		makePod("lab", "t0").request(gpu, "1").tolerate("gpu", "true").on("gpu-0").obj(),
+		makePod("lab", "t1").request(gpu, "1").tolerate("gpu", "true").on("gpu-1").obj())
+	v := Explain(s, makePod("demo", "notebook").request(gpu, "1").ptr())
+	wantTop(t, v, CauseTaint, []string{"no pool tolerates the pod: pool gpu has taint gpu=true:NoSchedule; and besides, pool gpu: insufficient nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes"}, nil)
+}

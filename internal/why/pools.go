@@ -151,13 +151,21 @@ func (p *poolResult) summary() PoolFit {
 
 // reasons groups nodes' failures, filter by filter, with node counts.
 func reasons(fits []nodeFit) []string {
+	return reasonsExcept(fits, 0)
+}
+
+// reasonsExcept is reasons without those of one filter.
+func reasonsExcept(fits []nodeFit, skip stage) []string {
 	type group struct {
 		text  string
 		nodes int
 	}
 	var order []string
 	groups := map[string]*group{}
-	add := func(key, text string) {
+	add := func(s stage, key, text string) {
+		if s == skip {
+			return
+		}
 		g, ok := groups[key]
 		if !ok {
 			g = &group{text: text}
@@ -167,11 +175,10 @@ func reasons(fits []nodeFit) []string {
 		g.nodes++
 	}
 	shorts := map[corev1.ResourceName]*shortSummary{}
-	var shortOrder []corev1.ResourceName
 	for i := range fits {
 		f := &fits[i]
 		if f.cordoned {
-			add("cordon", "cordoned (spec.unschedulable)")
+			add(stageCordoned, "cordon", "cordoned (spec.unschedulable)")
 		}
 		if len(f.taints) > 0 {
 			names := make([]string, len(f.taints))
@@ -182,26 +189,28 @@ func reasons(fits []nodeFit) []string {
 			if len(names) > 1 {
 				word = "taints"
 			}
-			add("taint "+strings.Join(names, ","), "untolerated "+word+" "+strings.Join(names, ", "))
+			add(stageTaints, "taint "+strings.Join(names, ","), "untolerated "+word+" "+strings.Join(names, ", "))
 		}
 		for _, u := range f.unmet {
-			add("unmet "+u.what, u.what+" not matched ("+labelOf(f.info.node, u.key)+")")
+			add(stageAffinity, "unmet "+u.what, u.what+" not matched ("+labelOf(f.info.node, u.key)+")")
 		}
-		for _, s := range f.short {
-			sum, ok := shorts[s.name]
-			if !ok {
-				sum = &shortSummary{name: s.name, requested: s.requested}
-				shorts[s.name] = sum
-				shortOrder = append(shortOrder, s.name)
-				order = append(order, "short "+string(s.name))
+		for _, sh := range f.short {
+			if skip == stageResources {
+				break
 			}
-			sum.add(f.info.node.Name, s)
+			sum, ok := shorts[sh.name]
+			if !ok {
+				sum = &shortSummary{name: sh.name, requested: sh.requested}
+				shorts[sh.name] = sum
+				order = append(order, "short "+string(sh.name))
+			}
+			sum.add(f.info.node.Name, sh)
 		}
 		for _, m := range f.spread {
 			if m.missing {
-				add("spread-missing "+m.key, m.String())
+				add(stageSpread, "spread-missing "+m.key, m.String())
 			} else {
-				add("spread "+m.key+" "+m.domain, m.String())
+				add(stageSpread, "spread "+m.key+" "+m.domain, m.String())
 			}
 		}
 	}

@@ -47,7 +47,7 @@ func (e *explainer) pools() Cause {
 		return e.resourceVerdict(results, e.tooSmallMessage(best), "", growers, atMax)
 	case f.failures() > 1:
 		c := e.stageVerdict(f.first(), tied(results))
-		c.Message = fmt.Sprintf("no pool fails on one count alone; the closest, pool %s: %s", best.name, strings.Join(reasons(best.fits), "; "))
+		c.Message += fmt.Sprintf("; and besides, pool %s: %s", best.name, strings.Join(reasonsExcept(best.fits, f.first()), "; "))
 		return c
 	}
 	return e.stageVerdict(f.first(), tied(results))
