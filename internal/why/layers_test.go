@@ -98,7 +98,7 @@ func TestQuotaRefusesWorkload(t *testing.T) {
 		Creators: []Ref{{Kind: "ReplicaSet", Name: "serve-7d9", UID: types.UID("ReplicaSet/serve-7d9")}}}
 	v := ExplainWorkload(s, w)
 	want := Cause{Layer: LayerQuota, Code: CauseQuotaExceeded,
-		Message: "replicaset serve-7d9 cannot create pods (0 of 2 exist): ResourceQuota team-quota in namespace team-a refuses them (FailedCreate x3, last 30s ago): requests.nvidia.com/gpu requested 1, used 4 of 4; requests.nvidia.com/gpu is held by hog-0 (Pending), hog-1 (Pending)",
+		Message: "replicaset serve-7d9 cannot create pods: ResourceQuota team-quota refuses them: requests.nvidia.com/gpu requested 1, used 4 of 4 (0 of 2 pods exist, FailedCreate x3, last 30s ago); requests.nvidia.com/gpu is held by hog-0 (Pending), hog-1 (Pending)",
 		Fix:     "lower the pods' requests; or free quota (delete or finish pods that hold it; Pending pods count too); or raise team team-a's quota.gpu in the blueprint and `berth apply`"}
 	if d := cmp.Diff(want, v.Top); d != "" {
 		t.Errorf("verdict (-want +got):\n%s", d)

@@ -102,17 +102,16 @@ func (s *Snapshot) createFailure(w *Workload, ev *corev1.Event, have int) Cause 
 	if l.Age != "" {
 		seen += ", last " + l.Age + " ago"
 	}
-	want := ""
 	if w.Desired >= 0 {
-		want = fmt.Sprintf(" (%d of %d exist)", have, w.Desired)
+		seen = fmt.Sprintf("%d of %d pods exist, %s", have, w.Desired, seen)
 	}
 	r := parseQuotaRefusal(ev.Message)
 	if r == nil {
 		return Cause{Layer: LayerWorkload, Code: CauseCreateFailed,
-			Message: fmt.Sprintf("%s cannot create pods%s (%s): %s", by, want, seen, ev.Message),
+			Message: fmt.Sprintf("%s cannot create pods: %s (%s)", by, ev.Message, seen),
 			Fix:     "fix what the refusal names; admission refused the pod before it existed, so no scheduler ever saw it"}
 	}
-	msg := fmt.Sprintf("%s cannot create pods%s: ResourceQuota %s in namespace %s refuses them (%s): %s", by, want, r.quota, w.Namespace, seen, r.String())
+	msg := fmt.Sprintf("%s cannot create pods: ResourceQuota %s refuses them: %s (%s)", by, r.quota, r.String(), seen)
 	var fixes []string
 	var held []string
 	for _, res := range r.resources {

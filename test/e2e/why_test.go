@@ -295,8 +295,7 @@ func TestWhyQuotaRefusesDeployment(t *testing.T) {
 
 	v := whyVerdict(t, "deployment/why-quota", "-n", ns)
 	wantVerdict(t, v, why.CauseQuotaExceeded, []string{
-		"cannot create pods (0 of 1 exist): ResourceQuota team-quota in namespace team-b refuses them",
-		"requests.nvidia.com/gpu requested 1, used 2 of 2",
+		"cannot create pods: ResourceQuota team-quota refuses them: requests.nvidia.com/gpu requested 1, used 2 of 2 (0 of 1 pods exist, FailedCreate x",
 		"held by why-hold-0 (Pending), why-hold-1 (Pending)",
 	}, []string{"raise team team-b's quota.gpu in the blueprint"})
 	if v.Workload != "deployment/team-b/why-quota" {
