@@ -33,9 +33,10 @@ type reader struct {
 	ctx context.Context
 }
 
+// newReader's calls all run to the end even when one fails: cancelling
+// the others would only make client-go log the cancelled reads.
 func newReader(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) *reader {
-	g, gctx := errgroup.WithContext(ctx)
-	return &reader{c: c, s: &Snapshot{Now: time.Now(), Blueprint: bp}, g: g, ctx: gctx}
+	return &reader{c: c, s: &Snapshot{Now: time.Now(), Blueprint: bp}, g: &errgroup.Group{}, ctx: ctx}
 }
 
 // cluster lists what every explanation needs: nodes, active pods,
