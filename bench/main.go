@@ -4,6 +4,7 @@
 //	go build -o bin/berth ./cmd/berth
 //	go run ./bench up    [-runs 5]                      # start-up, cold and resumed; idle memory
 //	go run ./bench scale [-nodes 5000 -pods 50000]      # time until every pod Runs; peak memory
+//	go run ./bench audit [-nodes 5000 -pods 150000]     # audit time and peak memory; kube-score on the same files
 //
 // It links only client-go, never the control plane, so it measures the
 // binary users run.
@@ -18,7 +19,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench up|scale [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench up|scale|audit [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -36,8 +37,16 @@ func main() {
 		fsync := fs.Bool("fsync", true, "keep etcd's fsync on")
 		fs.Parse(os.Args[2:])
 		err = benchScale(*berth, *nodes, *pods, *fsync)
+	case "audit":
+		nodes := fs.Int("nodes", 5000, "nodes in the full corpus")
+		pods := fs.Int("pods", 150000, "pods in the full corpus")
+		compareNodes := fs.Int("compare-nodes", 500, "nodes in the corpus kube-score also reads")
+		comparePods := fs.Int("compare-pods", 15000, "pods in the corpus kube-score also reads")
+		runs := fs.Int("runs", 3, "timed runs of each tool on each corpus")
+		fs.Parse(os.Args[2:])
+		err = benchAudit(*berth, *nodes, *pods, *compareNodes, *comparePods, *runs)
 	default:
-		err = fmt.Errorf("unknown benchmark %q: use up or scale", os.Args[1])
+		err = fmt.Errorf("unknown benchmark %q: use up, scale or audit", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
