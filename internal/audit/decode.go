@@ -70,7 +70,8 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 	case group == "" && kind == "Node":
 		inv.Nodes = append(inv.Nodes, corev1.Node{})
 		o := &inv.Nodes[len(inv.Nodes)-1]
-		err = into(o, &o.ObjectMeta)
+		meta = &o.ObjectMeta
+		err = decodeNode(js, o)
 	case group == "" && kind == "Namespace":
 		inv.Namespaces = append(inv.Namespaces, corev1.Namespace{})
 		o := &inv.Namespaces[len(inv.Namespaces)-1]
@@ -145,5 +146,41 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 		name = meta.GenerateName
 	}
 	inv.sources[Object{Kind: kind, Namespace: meta.Namespace, Name: name}] = src
+	return nil
+}
+
+// decodeNode reads what the rules read of a node: its metadata, spec,
+// capacity and allocatable. A node's status is mostly images, conditions
+// and addresses, and thousands of nodes are a large part of a dump.
+func decodeNode(js []byte, n *corev1.Node) error {
+	top, err := topLevel(js, "metadata", "spec", "status")
+	if err != nil {
+		return &badObject{"Node: " + err.Error()}
+	}
+	parts := []struct {
+		raw  []byte
+		into any
+	}{{top[0], &n.ObjectMeta}, {top[1], &n.Spec}}
+	if top[2] != nil {
+		st, err := topLevel(top[2], "capacity", "allocatable")
+		if err != nil {
+			return &badObject{"Node: status: " + err.Error()}
+		}
+		parts = append(parts, struct {
+			raw  []byte
+			into any
+		}{st[0], &n.Status.Capacity}, struct {
+			raw  []byte
+			into any
+		}{st[1], &n.Status.Allocatable})
+	}
+	for _, p := range parts {
+		if p.raw == nil {
+			continue
+		}
+		if err := json.Unmarshal(p.raw, p.into); err != nil {
+			return &badObject{fmt.Sprintf("Node: %v", err)}
+		}
+	}
 	return nil
 }

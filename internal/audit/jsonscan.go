@@ -1,7 +1,7 @@
 package audit
 
 import (
-	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 )
@@ -54,6 +54,44 @@ func topLevel(doc []byte, keys ...string) ([][]byte, error) {
 			}
 		}
 		i = skipSpace(doc, end)
+		if i < len(doc) && doc[i] == ',' {
+			i++
+		}
+	}
+}
+
+// valueAt is where the value of a top-level key of the JSON object doc
+// starts, found without reading the value itself; -1 when it is absent.
+// The value runs to its own end: a caller that reads it as an object
+// (topLevel stops at its closing brace) need not know where that is.
+func valueAt(doc []byte, key string) int {
+	i := skipSpace(doc, 0)
+	if i >= len(doc) || doc[i] != '{' {
+		return -1
+	}
+	i++
+	for {
+		i = skipSpace(doc, i)
+		if i >= len(doc) || doc[i] != '"' {
+			return -1
+		}
+		end, err := skipString(doc, i)
+		if err != nil {
+			return -1
+		}
+		k := doc[i+1 : end-1]
+		i = skipSpace(doc, end)
+		if i >= len(doc) || doc[i] != ':' {
+			return -1
+		}
+		i = skipSpace(doc, i+1)
+		if string(k) == key {
+			return i
+		}
+		if i, err = skipValue(doc, i); err != nil {
+			return -1
+		}
+		i = skipSpace(doc, i)
 		if i < len(doc) && doc[i] == ',' {
 			i++
 		}
@@ -147,6 +185,10 @@ func skipValue(b []byte, i int) (int, error) {
 	case '{', '[':
 		depth := 0
 		for j := i; j < len(b); j++ {
+			j = nextStructural(b, j)
+			if j == len(b) {
+				break
+			}
 			switch b[j] {
 			case '"':
 				end, err := skipString(b, j)
@@ -175,23 +217,56 @@ func skipValue(b []byte, i int) (int, error) {
 	}
 }
 
-// skipString returns the index just past the string starting at i.
+// structural marks the bytes skipValue stops at inside an object or array.
+var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
+
+// nextStructural is the index of the first structural byte at or after
+// j, or len(b). Outside strings, a dump is mostly indentation; eight
+// bytes are checked at a time. (x|0x20 maps '[' to '{' and ']' to '}'.)
+func nextStructural(b []byte, j int) int {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	has := func(x, c uint64) bool { v := x ^ (ones * c); return (v-ones)&^v&highs != 0 }
+	for ; j+8 <= len(b); j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		y := x | ones*0x20
+		if has(x, '"') || has(y, '{') || has(y, '}') {
+			break
+		}
+	}
+	for j < len(b) && !structural[b[j]] {
+		j++
+	}
+	return j
+}
+
+// skipString returns the index just past the string starting at i. Most
+// strings in a dump are short keys, so it checks eight bytes at a time
+// rather than calling out per string.
 func skipString(b []byte, i int) (int, error) {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	has := func(x, c uint64) bool { v := x ^ (ones * c); return (v-ones)&^v&highs != 0 }
 	j := i + 1
 	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
+		// Find the next eight bytes holding a quote or a backslash, then
+		// read those one by one.
+		for ; j+8 <= len(b); j += 8 {
+			x := binary.LittleEndian.Uint64(b[j:])
+			if has(x, '"') || has(x, '\\') {
+				break
+			}
+		}
+		end := min(j+8, len(b))
+		for ; j < end; j++ {
+			switch b[j] {
+			case '\\':
+				j++ // the escaped byte, wherever it is
+			case '"':
+				return j + 1, nil
+			}
+		}
+		if j >= len(b) {
 			return 0, fmt.Errorf("unterminated string at byte %d", i)
 		}
-		j += k
-		escapes := 0
-		for p := j - 1; p > i && b[p] == '\\'; p-- {
-			escapes++
-		}
-		if escapes%2 == 0 {
-			return j + 1, nil
-		}
-		j++
 	}
 }
 

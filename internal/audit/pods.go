@@ -31,11 +31,11 @@ type rawPod struct {
 // rest is not even scanned.
 func peekPod(js []byte, src source) (rawPod, error) {
 	p := rawPod{js: js, src: src, key: Object{Kind: "Pod"}}
-	top, err := topLevel(js, "metadata")
-	if err != nil || top[0] == nil {
+	at := valueAt(js, "metadata")
+	if at < 0 {
 		return p, &badObject{"Pod: no metadata"}
 	}
-	meta, err := topLevel(top[0], "name", "namespace", "generateName", "ownerReferences")
+	meta, err := topLevel(js[at:], "name", "namespace", "generateName", "ownerReferences")
 	if err != nil {
 		return p, &badObject{"Pod: metadata: " + err.Error()}
 	}
