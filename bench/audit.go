@@ -141,7 +141,7 @@ func (f *auditFigures) print() {
 		}
 		ratio := func(ks, b measured) float64 { return summarize(ks.secs).median / summarize(b.secs).median }
 		fmt.Printf("\nkube-score %s time / berth time on the same files (`kube-score score FILE...` vs `berth audit DIR -o json`):\n", kubeScoreVersion)
-		fmt.Printf("  %.1fx on JSON Lists, %.1fx on multi-document YAML\n", ratio(f.ksJSON, f.berthJSON), ratio(f.ksYAML, f.berthYAML))
+		fmt.Printf("  %.1fx on JSON Lists, %.1fx on YAML Lists (as kubectl get -o yaml writes)\n", ratio(f.ksJSON, f.berthJSON), ratio(f.ksYAML, f.berthYAML))
 		fmt.Println("The tools check different rules: kube-score generic best practices (probes, security contexts,")
 		fmt.Println("NetworkPolicies, limits, image tags) on workloads, berth the GPU design across every object")
 		fmt.Println("(nodes, quotas, LimitRanges, priorities, budgets). The ratio is throughput on the same input,")
