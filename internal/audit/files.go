@@ -241,15 +241,15 @@ func isSeparator(line []byte) bool {
 // (what `kubectl get -o yaml` writes) becomes its items, so that they are
 // decoded on every core.
 func appendYAML(docs []doc, f *file, data []byte, line int) []doc {
-	blank := true
-	for _, l := range bytes.Split(data, []byte("\n")) {
-		if !isBlank(l) {
-			blank = false
+	for rest := data; ; {
+		line, more, found := bytes.Cut(rest, []byte("\n"))
+		if !isBlank(line) {
 			break
 		}
-	}
-	if blank {
-		return docs
+		if !found {
+			return docs // only comments
+		}
+		rest = more
 	}
 	if bytes.HasPrefix(data, []byte("items:")) || bytes.Contains(data, []byte("\nitems:")) {
 		if ents, ok := entries(data, 0); ok {

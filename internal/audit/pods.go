@@ -113,7 +113,16 @@ func (inv *Inventory) resolvePods() []string {
 // peekYAMLPod is peekPod for a YAML document, read with the block reader:
 // false when the document is not a v1 Pod in the block style it reads.
 func peekYAMLPod(d doc, src source) (rawPod, bool) {
-	top, ok := entries(d.data, d.indent)
+	// The keys come in order (apiVersion, kind, metadata) from kubectl
+	// and Helm; in any other order, the whole pod is read.
+	seen := 0
+	top, ok := entriesUntil(d.data, d.indent, func(e entry) bool {
+		switch e.key {
+		case "apiVersion", "kind", "metadata":
+			seen++
+		}
+		return seen == 3
+	})
 	if !ok {
 		return rawPod{}, false
 	}

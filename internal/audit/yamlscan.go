@@ -30,6 +30,12 @@ type entry struct {
 // spaces. The first line may start with "- " in place of its indent (an
 // item of a block sequence). ok is false for anything else.
 func entries(block []byte, indent int) (out []entry, ok bool) {
+	return entriesUntil(block, indent, nil)
+}
+
+// entriesUntil is entries, stopping after the first entry done accepts,
+// so that a pod's spec and status need not be read to reach its metadata.
+func entriesUntil(block []byte, indent int, done func(entry) bool) (out []entry, ok bool) {
 	line := 0
 	for i := 0; i < len(block); line++ {
 		end := bytes.IndexByte(block[i:], '\n')
@@ -73,6 +79,9 @@ func entries(block []byte, indent int) (out []entry, ok bool) {
 		}
 		e.body = block[start:min(i, len(block))]
 		out = append(out, e)
+		if done != nil && done(e) {
+			return out, true
+		}
 	}
 	return out, true
 }
@@ -165,6 +174,14 @@ func leadingSpaces(b []byte) int {
 
 // isBlank reports whether a line holds only spaces or a comment.
 func isBlank(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r")
-	return len(b) == 0 || b[0] == '#'
+	for _, c := range b {
+		switch c {
+		case ' ', '\t', '\r':
+		case '#':
+			return true
+		default:
+			return false
+		}
+	}
+	return true
 }
