@@ -95,12 +95,13 @@ func (v *view) report() *Report {
 	for i := range v.findings {
 		f := &v.findings[i]
 		src, ok := v.inv.sources[f.Object]
+		field := f.Field
 		if !ok && f.Object.Kind == "Namespace" {
 			// A namespace the files use but do not declare: point at
 			// the first object in it.
 			for _, w := range v.byNS[f.Object.Name] {
 				if src, ok = v.inv.sources[w.obj]; ok {
-					src.doc = nil
+					field = "metadata.namespace"
 					break
 				}
 			}
@@ -109,7 +110,7 @@ func (v *view) report() *Report {
 			continue
 		}
 		f.File = src.file.name
-		f.Line = src.lineOf(f.Field)
+		f.Line = src.lineOf(field)
 	}
 	sortFindings(v.findings)
 	if v.findings == nil {
