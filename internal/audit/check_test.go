@@ -60,27 +60,31 @@ func TestBrokenManifests(t *testing.T) {
 func TestFindingLines(t *testing.T) {
 	r := loadAndCheck(t, Options{}, "testdata/broken")
 	want := map[string]string{
-		RuleGPULimit:     "testdata/broken/training.yaml:18", // resources: limits is absent
-		RuleGPUQuotaKey:  "testdata/broken/policy.yaml:11",
-		RuleModelInMain:  "testdata/broken/serving.yaml:16",
-		RuleGPUPoolTaint: "testdata/broken/nodes.yaml:3",
+		RuleGPULimit + " Job ml/finetune":               "testdata/broken/training.yaml:18", // resources: limits is absent
+		RuleGPUQuotaKey + " ResourceQuota ml/gpus":      "testdata/broken/policy.yaml:11",
+		RuleModelInMain + " Deployment ml/llm":          "testdata/broken/serving.yaml:16",
+		RuleGPUPoolTaint + " Node/gpu-1":                "testdata/broken/nodes.yaml:3",
+		RuleGPUPoolTaint + " NodePool/a100":             "testdata/broken/karpenter.yaml:8",
+		RuleGPUQuotaMissing + " Namespace/sandbox":      "testdata/broken/training.yaml:23", // the namespace: that names it
+		RuleSystemPoolTaint + " NodePool/addons-system": "testdata/broken/karpenter.yaml:20",
 	}
 	for _, f := range r.Findings {
-		if w, ok := want[f.Rule]; ok {
+		key := f.Rule + " " + f.Object.String()
+		if w, ok := want[key]; ok {
 			if f.Where() != w {
-				t.Errorf("%s on %s at %s, want %s", f.Rule, f.Object, f.Where(), w)
+				t.Errorf("%s at %s, want %s", key, f.Where(), w)
 			}
-			delete(want, f.Rule)
+			delete(want, key)
 		}
 	}
-	for rule := range want {
-		t.Errorf("no %s finding", rule)
+	for key := range want {
+		t.Errorf("no %s finding", key)
 	}
 }
 
 // What berth itself makes passes its own audit: the retail blueprint's
-// exported manifests, a node of each of its pools as berth simulates
-// them, and workloads written to the design.
+// exported manifests and Karpenter NodePools, nodes of each of its pools
+// as berth simulates them, and workloads written to the design.
 func TestRetailIsClean(t *testing.T) {
 	raw, err := blueprint.Template("retail")
 	if err != nil {
@@ -90,8 +94,11 @@ func TestRetailIsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var manifests bytes.Buffer
+	var manifests, nodePools bytes.Buffer
 	if err := export.Export(&manifests, bp, export.Manifests); err != nil {
+		t.Fatal(err)
+	}
+	if err := export.Export(&nodePools, bp, export.Karpenter); err != nil {
 		t.Fatal(err)
 	}
 	var nodes bytes.Buffer
@@ -106,13 +113,14 @@ func TestRetailIsClean(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, dir+"/manifests.yaml", manifests.Bytes())
 	writeFile(t, dir+"/nodes.json", nodes.Bytes())
+	writeFile(t, dir+"/karpenter.yaml", nodePools.Bytes())
 	o := Options{}
 	o.UseBlueprint(bp)
 	r := loadAndCheck(t, o, dir, "testdata/clean")
 	for _, f := range r.Findings {
 		t.Errorf("%s %s %s: %s", f.Where(), f.Rule, f.Field, f.Message)
 	}
-	if r.Objects["Node"] != 2*len(bp.Spec.Pools) || r.Objects["Deployment"] != 1 || r.Objects["ResourceQuota"] == 0 {
+	if r.Objects["Node"] != 2*len(bp.Spec.Pools) || r.Objects["NodePool"] != len(bp.Spec.Pools)-1 || r.Objects["Deployment"] != 1 || r.Objects["ResourceQuota"] == 0 {
 		t.Errorf("audited %v; the manifests, nodes or workloads were not all read", r.Objects)
 	}
 }

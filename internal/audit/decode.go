@@ -128,6 +128,10 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 		inv.HPAs = append(inv.HPAs, autoscalingv2.HorizontalPodAutoscaler{})
 		o := &inv.HPAs[len(inv.HPAs)-1]
 		err = into(o, &o.ObjectMeta)
+	case group == "karpenter.sh" && kind == "NodePool":
+		inv.NodePools = append(inv.NodePools, NodePool{})
+		o := &inv.NodePools[len(inv.NodePools)-1]
+		err = into(o, &o.ObjectMeta)
 	default:
 		if inv.Ignored == nil {
 			inv.Ignored = map[string]int{}

@@ -26,6 +26,8 @@ type Inventory struct {
 	PDBs            []policyv1.PodDisruptionBudget
 	PriorityClasses []schedulingv1.PriorityClass
 	HPAs            []autoscalingv2.HorizontalPodAutoscaler
+	// NodePools are Karpenter's, read from files only.
+	NodePools []NodePool
 
 	// Ignored counts objects of other kinds, by kind.
 	Ignored map[string]int
@@ -76,6 +78,7 @@ func (inv *Inventory) counts() map[string]int {
 	add("PodDisruptionBudget", len(inv.PDBs))
 	add("PriorityClass", len(inv.PriorityClasses))
 	add("HorizontalPodAutoscaler", len(inv.HPAs))
+	add("NodePool", len(inv.NodePools))
 	return c
 }
 
@@ -95,6 +98,7 @@ func (inv *Inventory) merge(other *Inventory) {
 	inv.PDBs = append(inv.PDBs, other.PDBs...)
 	inv.PriorityClasses = append(inv.PriorityClasses, other.PriorityClasses...)
 	inv.HPAs = append(inv.HPAs, other.HPAs...)
+	inv.NodePools = append(inv.NodePools, other.NodePools...)
 	inv.pending = append(inv.pending, other.pending...)
 	inv.represented += other.represented
 	for k, n := range other.Ignored {

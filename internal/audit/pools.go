@@ -28,11 +28,22 @@ var gpuNodeLabels = []string{"nvidia.com/gpu.product", "nvidia.com/gpu.present",
 // designGPUTaint is the taint berth's design puts on GPU pools.
 var designGPUTaint = corev1.Taint{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 
-// pool is the nodes sharing a pool label.
+// pool is the nodes sharing a pool label, and the Karpenter NodePool
+// that makes them, if audited.
 type pool struct {
 	name              string
 	nodes             []*corev1.Node
+	nodePool          *NodePool
+	template          *corev1.Node // the node nodePool would make
 	gpu, system, spot bool
+}
+
+// all is the pool's nodes and the node its NodePool would make.
+func (p *pool) all() []*corev1.Node {
+	if p.template == nil {
+		return p.nodes
+	}
+	return append([]*corev1.Node{p.template}, p.nodes...)
 }
 
 // isGPUResource reports whether a resource name is an accelerator.
@@ -69,8 +80,17 @@ func poolOf(n *corev1.Node) string {
 func (v *view) indexPools() {
 	byName := map[string]*pool{}
 	zones := map[string]bool{}
+	nodes := make([]*corev1.Node, 0, len(v.inv.Nodes)+len(v.inv.NodePools))
 	for i := range v.inv.Nodes {
-		n := &v.inv.Nodes[i]
+		nodes = append(nodes, &v.inv.Nodes[i])
+	}
+	templates := map[*corev1.Node]*NodePool{}
+	for i := range v.inv.NodePools {
+		n := v.inv.NodePools[i].templateNode()
+		templates[n] = &v.inv.NodePools[i]
+		nodes = append(nodes, n)
+	}
+	for _, n := range nodes {
 		name := poolOf(n)
 		if name == "" {
 			name = n.Name // a node of no pool is a pool of its own
@@ -81,7 +101,11 @@ func (v *view) indexPools() {
 			byName[name] = p
 			v.pools = append(v.pools, p)
 		}
-		p.nodes = append(p.nodes, n)
+		if np := templates[n]; np != nil {
+			p.nodePool, p.template = np, n
+		} else {
+			p.nodes = append(p.nodes, n)
+		}
 		if z := n.Labels[corev1.LabelTopologyZone]; z != "" {
 			zones[z] = true
 		}
@@ -117,7 +141,7 @@ func (v *view) indexPools() {
 	for _, p := range v.pools {
 		if p.gpu {
 			v.gpuPools[p.name] = true
-			for _, n := range p.nodes {
+			for _, n := range p.all() {
 				for _, t := range n.Spec.Taints {
 					if isGPUTaint(t) {
 						found = appendTaint(found, t)
@@ -127,7 +151,7 @@ func (v *view) indexPools() {
 		}
 		if p.spot {
 			v.spotPools[p.name] = true
-			for _, n := range p.nodes {
+			for _, n := range p.all() {
 				for _, t := range n.Spec.Taints {
 					if isSpotTaint(t) || (t.Effect == corev1.TaintEffectNoSchedule && strings.Contains(t.Key, "spot")) {
 						v.spotTaints = appendTaint(v.spotTaints, t)
@@ -163,7 +187,23 @@ func appendTaint(ts []corev1.Taint, t corev1.Taint) []corev1.Taint {
 // checkPools: GPU pools carry the GPU taint; system pools carry
 // CriticalAddonsOnly.
 func (v *view) checkPools() {
+	criticalAddonsOnly := func(t corev1.Taint) bool {
+		return t.Key == "CriticalAddonsOnly" && (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute)
+	}
 	for _, p := range v.pools {
+		if np := p.nodePool; np != nil {
+			obj := Object{Kind: "NodePool", Name: np.Name}
+			if p.gpu && !hasTaint(p.template, isGPUTaint) {
+				v.add(RuleGPUPoolTaint, obj, "spec.template.spec.taints",
+					fmt.Sprintf("Karpenter NodePool %s makes GPU nodes with no GPU taint (%s), so any pod may land on them and hold them", np.Name, strings.Join(taintStrings(v.gpuTaints), ", ")),
+					fmt.Sprintf("add {key: %s, value: %q, effect: %s} to spec.template.spec.taints (berth export -t karpenter writes it)", v.gpuTaints[0].Key, v.gpuTaints[0].Value, v.gpuTaints[0].Effect))
+			}
+			if p.system && !hasTaint(p.template, criticalAddonsOnly) {
+				v.add(RuleSystemPoolTaint, obj, "spec.template.spec.taints",
+					fmt.Sprintf("Karpenter NodePool %s makes system nodes with no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", np.Name),
+					`add {key: CriticalAddonsOnly, value: "true", effect: NoSchedule} to spec.template.spec.taints`)
+			}
+		}
 		if p.gpu {
 			var bare []string
 			for _, n := range p.nodes {
@@ -180,9 +220,7 @@ func (v *view) checkPools() {
 		if p.system {
 			var bare []string
 			for _, n := range p.nodes {
-				if !hasTaint(n, func(t corev1.Taint) bool {
-					return t.Key == "CriticalAddonsOnly" && (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute)
-				}) {
+				if !hasTaint(n, criticalAddonsOnly) {
 					bare = append(bare, n.Name)
 				}
 			}
