@@ -22,7 +22,14 @@ type Options struct {
 	GPUTaints []corev1.Taint
 	// Source names what was audited, for the report.
 	Source string
+	// Ignore are rule IDs to leave out everywhere.
+	Ignore []string
 }
+
+// IgnoreAnnotation on an object lists the rules (comma-separated IDs)
+// that audit leaves out for that object: the exemptions a team has
+// decided on, kept next to what they exempt.
+const IgnoreAnnotation = "audit.berth.io/ignore"
 
 // Check audits inv against the design.
 func Check(inv *Inventory, o Options) *Report {
@@ -60,6 +67,12 @@ type view struct {
 	defaultPC  *schedulingv1.PriorityClass
 	namespaces map[string]bool
 
+	// ignore are the rules left out everywhere, exempt those left out per
+	// object; suppressed counts the findings they drop.
+	ignore     map[string]bool
+	exempt     map[Object]map[string]bool
+	suppressed int
+
 	findings []Finding
 }
 
@@ -69,6 +82,11 @@ func newView(inv *Inventory, o Options) *view {
 	for _, ns := range o.SystemNamespaces {
 		v.system[ns] = true
 	}
+	v.ignore = map[string]bool{}
+	for _, id := range o.Ignore {
+		v.ignore[id] = true
+	}
+	v.exempt = inv.exemptions()
 	for i := range inv.PriorityClasses {
 		pc := &inv.PriorityClasses[i]
 		v.pcs[pc.Name] = pc
@@ -84,8 +102,12 @@ func newView(inv *Inventory, o Options) *view {
 	return v
 }
 
-// add records a finding of rule on obj.
+// add records a finding of rule on obj, unless it is ignored.
 func (v *view) add(rule string, obj Object, field, message, fix string) {
+	if v.ignore[rule] || v.exempt[obj][rule] {
+		v.suppressed++
+		return
+	}
 	r, _ := RuleByID(rule)
 	v.findings = append(v.findings, Finding{Rule: rule, Severity: r.Severity, Object: obj, Field: field, Message: message, Fix: fix})
 }
@@ -116,7 +138,7 @@ func (v *view) report() *Report {
 	if v.findings == nil {
 		v.findings = []Finding{}
 	}
-	return &Report{Findings: v.findings, Objects: v.inv.counts(), Source: v.opts.Source, Unread: v.inv.Unread}
+	return &Report{Findings: v.findings, Objects: v.inv.counts(), Source: v.opts.Source, Unread: v.inv.Unread, Suppressed: v.suppressed}
 }
 
 func errorsFirst(s Severity) int {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -168,5 +169,45 @@ func TestJSONAndYAMLAgree(t *testing.T) {
 	}
 	if len(reports[false].Findings) == 0 || reports[false].Objects["Pod"] != 2000 {
 		t.Errorf("the corpus gave %d findings over %v; want some, and 2000 pods", len(reports[false].Findings), reports[false].Objects)
+	}
+}
+
+// Exemptions: --ignore leaves a rule out everywhere, the annotation
+// leaves rules out for one object, and the report counts what was left.
+func TestIgnore(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "llm.yaml")
+	writeFile(t, path, []byte(`apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+  namespace: ml
+  annotations: {audit.berth.io/ignore: "berth/inference-replicas, berth/inference-pdb"}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: llm}}
+  template:
+    metadata: {labels: {app: llm}}
+    spec:
+      containers:
+      - {name: server, image: vllm/vllm-openai, resources: {limits: {nvidia.com/gpu: 1}}}
+`))
+	rules := func(r *Report) []string {
+		var out []string
+		for _, f := range r.Findings {
+			out = append(out, f.Rule)
+		}
+		return out
+	}
+	r := loadAndCheck(t, Options{}, path)
+	want := []string{RuleGPUQuotaMissing, RuleInferenceSpread, RuleLimitRangeMissing, RulePriorityClassMissing}
+	if diff := cmp.Diff(want, sortedCopy(rules(r))); diff != "" || r.Suppressed != 2 {
+		t.Errorf("with the annotation: %d suppressed, findings (-want +got):\n%s", r.Suppressed, diff)
+	}
+	r = loadAndCheck(t, Options{Ignore: []string{RuleLimitRangeMissing, RuleInferenceSpread}}, path)
+	if diff := cmp.Diff([]string{RuleGPUQuotaMissing, RulePriorityClassMissing}, sortedCopy(rules(r))); diff != "" || r.Suppressed != 4 {
+		t.Errorf("with --ignore too: %d suppressed, findings (-want +got):\n%s", r.Suppressed, diff)
+	}
+	if out := write(t, r, Table); !strings.Contains(out, "4 findings left out by --ignore or "+IgnoreAnnotation) {
+		t.Errorf("the table does not say what was left out:\n%s", out)
 	}
 }

@@ -88,6 +88,9 @@ type Report struct {
 	// Unread are the kinds a cluster did not let audit list, so that the
 	// rules on them were not checked: "nodes (forbidden)".
 	Unread []string `json:"unread,omitempty"`
+	// Suppressed counts the findings left out by --ignore or by an
+	// object's audit.berth.io/ignore annotation.
+	Suppressed int `json:"suppressed,omitempty"`
 }
 
 // Errors counts the error findings; any makes the audit fail.

@@ -1,12 +1,15 @@
 package audit
 
 import (
+	"strings"
+
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
 // Inventory is what an audit checks: the objects of a cluster, or of a
@@ -147,4 +150,66 @@ func (inv *Inventory) add(obj any) {
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		inv.HPAs = append(inv.HPAs, *o)
 	}
+}
+
+// exemptions reads the IgnoreAnnotation of every object that has one.
+func (inv *Inventory) exemptions() map[Object]map[string]bool {
+	out := map[Object]map[string]bool{}
+	note := func(kind string, m *metav1.ObjectMeta) {
+		list, ok := m.Annotations[IgnoreAnnotation]
+		if !ok {
+			return
+		}
+		rules := map[string]bool{}
+		for _, id := range strings.Split(list, ",") {
+			rules[strings.TrimSpace(id)] = true
+		}
+		out[Object{Kind: kind, Namespace: m.Namespace, Name: m.Name}] = rules
+	}
+	for i := range inv.Nodes {
+		note("Node", &inv.Nodes[i].ObjectMeta)
+	}
+	for i := range inv.Namespaces {
+		note("Namespace", &inv.Namespaces[i].ObjectMeta)
+	}
+	for i := range inv.Pods {
+		note("Pod", &inv.Pods[i].ObjectMeta)
+	}
+	for i := range inv.Deployments {
+		note("Deployment", &inv.Deployments[i].ObjectMeta)
+	}
+	for i := range inv.StatefulSets {
+		note("StatefulSet", &inv.StatefulSets[i].ObjectMeta)
+	}
+	for i := range inv.DaemonSets {
+		note("DaemonSet", &inv.DaemonSets[i].ObjectMeta)
+	}
+	for i := range inv.ReplicaSets {
+		note("ReplicaSet", &inv.ReplicaSets[i].ObjectMeta)
+	}
+	for i := range inv.Jobs {
+		note("Job", &inv.Jobs[i].ObjectMeta)
+	}
+	for i := range inv.CronJobs {
+		note("CronJob", &inv.CronJobs[i].ObjectMeta)
+	}
+	for i := range inv.ResourceQuotas {
+		note("ResourceQuota", &inv.ResourceQuotas[i].ObjectMeta)
+	}
+	for i := range inv.LimitRanges {
+		note("LimitRange", &inv.LimitRanges[i].ObjectMeta)
+	}
+	for i := range inv.PDBs {
+		note("PodDisruptionBudget", &inv.PDBs[i].ObjectMeta)
+	}
+	for i := range inv.PriorityClasses {
+		note("PriorityClass", &inv.PriorityClasses[i].ObjectMeta)
+	}
+	for i := range inv.HPAs {
+		note("HorizontalPodAutoscaler", &inv.HPAs[i].ObjectMeta)
+	}
+	for i := range inv.NodePools {
+		note("NodePool", &inv.NodePools[i].ObjectMeta)
+	}
+	return out
 }

@@ -126,6 +126,9 @@ func summary(r *Report) string {
 	if r.Source != "" {
 		s += " (" + r.Source + ")"
 	}
+	if r.Suppressed > 0 {
+		s += fmt.Sprintf("; %s left out by --ignore or %s", plural(r.Suppressed, "finding"), IgnoreAnnotation)
+	}
 	return s
 }
 
@@ -166,12 +169,13 @@ type jsonReport struct {
 		Warnings int `json:"warnings"`
 	} `json:"summary"`
 	// Findings is never nil, so that a clean audit reads [] and not null.
-	Findings []Finding `json:"findings"`
-	Unread   []string  `json:"unread,omitempty"`
+	Findings   []Finding `json:"findings"`
+	Unread     []string  `json:"unread,omitempty"`
+	Suppressed int       `json:"suppressed,omitempty"`
 }
 
 func writeJSON(w io.Writer, r *Report) error {
-	out := jsonReport{Source: r.Source, Objects: r.Objects, Findings: r.Findings, Unread: r.Unread}
+	out := jsonReport{Source: r.Source, Objects: r.Objects, Findings: r.Findings, Unread: r.Unread, Suppressed: r.Suppressed}
 	if out.Objects == nil {
 		out.Objects = map[string]int{}
 	}

@@ -22,6 +22,8 @@ type auditOptions struct {
 	file       string
 	namespaces []string
 	system     []string
+	ignore     []string
+	failOn     string
 }
 
 func newAuditCommand(s Streams, kube *kubeFlags) *cobra.Command {
@@ -48,7 +50,9 @@ With -f BLUEPRINT, system namespaces and GPU taints come from the
 blueprint, and on a cluster audit also reports drift from it.
 
 Exit status: 0 when no error-level finding remains, 1 otherwise, so it
-can gate CI.`,
+can gate CI (--fail-on warning fails on warnings too). Leave a rule out
+everywhere with --ignore RULE, or for one object with its annotation
+` + audit.IgnoreAnnotation + `: "RULE, RULE".`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.paths = args
 			return o.Run(cmd.Context())
@@ -59,6 +63,8 @@ can gate CI.`,
 	f.StringVarP(&o.file, "file", "f", "", "blueprint to take system namespaces and GPU taints from, and to report drift against")
 	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "audit only these namespaces of the cluster (repeatable)")
 	f.StringSliceVar(&o.system, "system-namespace", nil, "more namespaces that run cluster add-ons (kube-system, kube-public and kube-node-lease always do)")
+	f.StringSliceVar(&o.ignore, "ignore", nil, "rule IDs to leave out (repeatable)")
+	f.StringVar(&o.failOn, "fail-on", string(audit.Error), "lowest severity that fails the audit: error or warning")
 	return cmd
 }
 
@@ -67,7 +73,19 @@ func (o *auditOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	opts := audit.Options{SystemNamespaces: o.system}
+	for _, id := range o.ignore {
+		if _, ok := audit.RuleByID(id); !ok {
+			var ids []string
+			for _, r := range audit.Rules {
+				ids = append(ids, r.ID)
+			}
+			return fmt.Errorf("--ignore %s: no such rule\nfix: use one of %s", id, strings.Join(ids, ", "))
+		}
+	}
+	if o.failOn != string(audit.Error) && o.failOn != string(audit.Warning) {
+		return fmt.Errorf("--fail-on %s: use error or warning", o.failOn)
+	}
+	opts := audit.Options{SystemNamespaces: o.system, Ignore: o.ignore}
 	bp, err := o.blueprint()
 	if err != nil {
 		return err
@@ -111,7 +129,7 @@ func (o *auditOptions) Run(ctx context.Context) error {
 	if len(report.Unread) > 0 {
 		fmt.Fprintf(o.ErrOut, "warning: not checked, because the cluster would not let audit list them: %s\nfix: grant list on them (the view ClusterRole, plus nodes and priorityclasses cluster-wide), or audit with -n only the namespaces you can read\n", strings.Join(report.Unread, ", "))
 	}
-	if report.Errors() > 0 {
+	if report.Errors() > 0 || (o.failOn == string(audit.Warning) && len(report.Findings) > 0) {
 		return &ExitError{Code: 1}
 	}
 	return nil
