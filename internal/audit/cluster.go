@@ -9,14 +9,20 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/pager"
 )
 
+// nodePools is Karpenter's NodePool resource, listed where it is served.
+var nodePools = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+
 // LoadCluster lists what audit checks from a live cluster, every kind at
 // once, in pages. namespaces, when not empty, limits namespaced kinds to
-// those namespaces; nodes and PriorityClasses are always read whole.
-func LoadCluster(ctx context.Context, kube kubernetes.Interface, namespaces []string) (*Inventory, error) {
+// those namespaces; nodes, PriorityClasses and Karpenter NodePools (with
+// dyn, where the cluster serves them) are always read whole.
+func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, namespaces []string) (*Inventory, error) {
 	inv := &Inventory{}
 	scopes := namespaces
 	if len(scopes) == 0 {
@@ -70,6 +76,15 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, namespaces []st
 		{"horizontalpodautoscalers", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return kube.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
 		}},
+	}
+	if dyn != nil {
+		listers = append(listers, struct {
+			what       string
+			namespaced bool
+			list       func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error)
+		}{"nodepools.karpenter.sh", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
+			return dyn.Resource(nodePools).List(ctx, o)
+		}})
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()

@@ -8,8 +8,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	fakedynamic "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
@@ -26,7 +28,7 @@ func TestLoadClusterForbidden(t *testing.T) {
 	kube.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", nil)
 	})
-	inv, err := LoadCluster(context.Background(), kube, []string{"team-a"})
+	inv, err := LoadCluster(context.Background(), kube, nil, []string{"team-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,5 +40,29 @@ func TestLoadClusterForbidden(t *testing.T) {
 	}
 	if r := Check(inv, Options{}); !cmp.Equal(r.Unread, inv.Unread) {
 		t.Errorf("the report does not say what was not read: %v", r.Unread)
+	}
+}
+
+// Karpenter NodePools are read where the cluster serves them, and checked
+// as pools.
+func TestLoadClusterNodePools(t *testing.T) {
+	np := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "karpenter.sh/v1", "kind": "NodePool",
+		"metadata": map[string]any{"name": "gpu"},
+		"spec": map[string]any{
+			"template": map[string]any{"spec": map[string]any{"requirements": []any{
+				map[string]any{"key": "karpenter.k8s.aws/instance-gpu-count", "operator": "Gt", "values": []any{"0"}},
+			}}},
+			"limits": map[string]any{"nvidia.com/gpu": "8"},
+		},
+	}}
+	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{nodePools: "NodePoolList"}, np)
+	inv, err := LoadCluster(context.Background(), fake.NewClientset(), dyn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Check(inv, Options{})
+	if len(r.Findings) != 1 || r.Findings[0].Rule != RuleGPUPoolTaint || r.Findings[0].Object != (Object{Kind: "NodePool", Name: "gpu"}) {
+		t.Errorf("findings %+v, want the NodePool's missing GPU taint", r.Findings)
 	}
 }

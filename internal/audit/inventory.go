@@ -10,6 +10,8 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
 )
 
 // Inventory is what an audit checks: the objects of a cluster, or of a
@@ -149,6 +151,13 @@ func (inv *Inventory) add(obj any) {
 		inv.PriorityClasses = append(inv.PriorityClasses, *o)
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		inv.HPAs = append(inv.HPAs, *o)
+	case *unstructured.Unstructured:
+		if o.GetKind() == "NodePool" {
+			var np NodePool
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &np) == nil {
+				inv.NodePools = append(inv.NodePools, np)
+			}
+		}
 	}
 }
 

@@ -110,7 +110,7 @@ func (o *auditOptions) Run(ctx context.Context) error {
 			return err
 		}
 		opts.Source = t.String()
-		if inv, err = audit.LoadCluster(ctx, t.client.Kube, o.namespaces); err != nil {
+		if inv, err = audit.LoadCluster(ctx, t.client.Kube, t.client.Dynamic, o.namespaces); err != nil {
 			return err
 		}
 		if o.file != "" {
