@@ -68,6 +68,8 @@ func TestFindingLines(t *testing.T) {
 		RuleGPUPoolTaint + " NodePool/a100":             "testdata/broken/karpenter.yaml:8",
 		RuleGPUQuotaMissing + " Namespace/sandbox":      "testdata/broken/training.yaml:23", // the namespace: that names it
 		RuleSystemPoolTaint + " NodePool/addons-system": "testdata/broken/karpenter.yaml:20",
+		RuleGPUPoolTaint + " ClusterConfig/ml":          "testdata/broken/eksctl.yaml:8",
+		RuleSystemPoolTaint + " ClusterConfig/ml":       "testdata/broken/eksctl.yaml:15",
 	}
 	for _, f := range r.Findings {
 		key := f.Rule + " " + f.Object.String()
@@ -84,7 +86,8 @@ func TestFindingLines(t *testing.T) {
 }
 
 // What berth itself makes passes its own audit: the retail blueprint's
-// exported manifests and Karpenter NodePools, nodes of each of its pools
+// exported manifests, Karpenter NodePools and eksctl config, nodes of
+// each of its pools
 // as berth simulates them, and workloads written to the design.
 func TestRetailIsClean(t *testing.T) {
 	raw, err := blueprint.Template("retail")
@@ -95,11 +98,14 @@ func TestRetailIsClean(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var manifests, nodePools bytes.Buffer
+	var manifests, nodePools, eksctl bytes.Buffer
 	if err := export.Export(&manifests, bp, export.Manifests); err != nil {
 		t.Fatal(err)
 	}
 	if err := export.Export(&nodePools, bp, export.Karpenter); err != nil {
+		t.Fatal(err)
+	}
+	if err := export.Export(&eksctl, bp, export.EKS); err != nil {
 		t.Fatal(err)
 	}
 	var nodes bytes.Buffer
@@ -115,13 +121,14 @@ func TestRetailIsClean(t *testing.T) {
 	writeFile(t, dir+"/manifests.yaml", manifests.Bytes())
 	writeFile(t, dir+"/nodes.json", nodes.Bytes())
 	writeFile(t, dir+"/karpenter.yaml", nodePools.Bytes())
+	writeFile(t, dir+"/eksctl.yaml", eksctl.Bytes())
 	o := Options{}
 	o.UseBlueprint(bp)
 	r := loadAndCheck(t, o, dir, "testdata/clean")
 	for _, f := range r.Findings {
 		t.Errorf("%s %s %s: %s", f.Where(), f.Rule, f.Field, f.Message)
 	}
-	if r.Objects["Node"] != 2*len(bp.Spec.Pools) || r.Objects["NodePool"] != len(bp.Spec.Pools)-1 || r.Objects["Deployment"] != 1 || r.Objects["ResourceQuota"] == 0 {
+	if r.Objects["Node"] != 2*len(bp.Spec.Pools) || r.Objects["NodePool"] != len(bp.Spec.Pools)-1 || r.Objects["ClusterConfig"] != 1 || r.Objects["Deployment"] != 1 || r.Objects["ResourceQuota"] == 0 {
 		t.Errorf("audited %v; the manifests, nodes or workloads were not all read", r.Objects)
 	}
 }

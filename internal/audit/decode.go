@@ -132,6 +132,10 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 		inv.NodePools = append(inv.NodePools, NodePool{})
 		o := &inv.NodePools[len(inv.NodePools)-1]
 		err = into(o, &o.ObjectMeta)
+	case group == "eksctl.io" && kind == "ClusterConfig":
+		inv.ClusterConfigs = append(inv.ClusterConfigs, ClusterConfig{})
+		o := &inv.ClusterConfigs[len(inv.ClusterConfigs)-1]
+		err = into(o, &o.ObjectMeta)
 	default:
 		if inv.Ignored == nil {
 			inv.Ignored = map[string]int{}

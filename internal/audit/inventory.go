@@ -31,8 +31,9 @@ type Inventory struct {
 	PDBs            []policyv1.PodDisruptionBudget
 	PriorityClasses []schedulingv1.PriorityClass
 	HPAs            []autoscalingv2.HorizontalPodAutoscaler
-	// NodePools are Karpenter's, read from files only.
-	NodePools []NodePool
+	// NodePools are Karpenter's; ClusterConfigs eksctl's, from files.
+	NodePools      []NodePool
+	ClusterConfigs []ClusterConfig
 
 	// Ignored counts objects of other kinds, by kind.
 	Ignored map[string]int
@@ -84,6 +85,7 @@ func (inv *Inventory) counts() map[string]int {
 	add("PriorityClass", len(inv.PriorityClasses))
 	add("HorizontalPodAutoscaler", len(inv.HPAs))
 	add("NodePool", len(inv.NodePools))
+	add("ClusterConfig", len(inv.ClusterConfigs))
 	return c
 }
 
@@ -104,6 +106,7 @@ func (inv *Inventory) merge(other *Inventory) {
 	inv.PriorityClasses = append(inv.PriorityClasses, other.PriorityClasses...)
 	inv.HPAs = append(inv.HPAs, other.HPAs...)
 	inv.NodePools = append(inv.NodePools, other.NodePools...)
+	inv.ClusterConfigs = append(inv.ClusterConfigs, other.ClusterConfigs...)
 	inv.pending = append(inv.pending, other.pending...)
 	inv.represented += other.represented
 	for k, n := range other.Ignored {
@@ -219,6 +222,9 @@ func (inv *Inventory) exemptions() map[Object]map[string]bool {
 	}
 	for i := range inv.NodePools {
 		note("NodePool", &inv.NodePools[i].ObjectMeta)
+	}
+	for i := range inv.ClusterConfigs {
+		note("ClusterConfig", &inv.ClusterConfigs[i].ObjectMeta)
 	}
 	return out
 }

@@ -28,22 +28,21 @@ var gpuNodeLabels = []string{"nvidia.com/gpu.product", "nvidia.com/gpu.present",
 // designGPUTaint is the taint berth's design puts on GPU pools.
 var designGPUTaint = corev1.Taint{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 
-// pool is the nodes sharing a pool label, and the Karpenter NodePool
-// that makes them, if audited.
+// pool is the nodes sharing a pool label, and what defines them (a
+// Karpenter NodePool, an eksctl node group), if audited.
 type pool struct {
 	name              string
 	nodes             []*corev1.Node
-	nodePool          *NodePool
-	template          *corev1.Node // the node nodePool would make
+	def               *poolDef // what defines the pool, in files
 	gpu, system, spot bool
 }
 
-// all is the pool's nodes and the node its NodePool would make.
+// all is the pool's nodes and the node its definition would make.
 func (p *pool) all() []*corev1.Node {
-	if p.template == nil {
+	if p.def == nil {
 		return p.nodes
 	}
-	return append([]*corev1.Node{p.template}, p.nodes...)
+	return append([]*corev1.Node{p.def.node}, p.nodes...)
 }
 
 // isGPUResource reports whether a resource name is an accelerator.
@@ -80,15 +79,14 @@ func poolOf(n *corev1.Node) string {
 func (v *view) indexPools() {
 	byName := map[string]*pool{}
 	zones := map[string]bool{}
-	nodes := make([]*corev1.Node, 0, len(v.inv.Nodes)+len(v.inv.NodePools))
+	nodes := make([]*corev1.Node, 0, len(v.inv.Nodes))
 	for i := range v.inv.Nodes {
 		nodes = append(nodes, &v.inv.Nodes[i])
 	}
-	templates := map[*corev1.Node]*NodePool{}
-	for i := range v.inv.NodePools {
-		n := v.inv.NodePools[i].templateNode()
-		templates[n] = &v.inv.NodePools[i]
-		nodes = append(nodes, n)
+	defs := map[*corev1.Node]*poolDef{}
+	for _, d := range v.poolDefs() {
+		defs[d.node] = &d
+		nodes = append(nodes, d.node)
 	}
 	for _, n := range nodes {
 		name := poolOf(n)
@@ -101,8 +99,8 @@ func (v *view) indexPools() {
 			byName[name] = p
 			v.pools = append(v.pools, p)
 		}
-		if np := templates[n]; np != nil {
-			p.nodePool, p.template = np, n
+		if d := defs[n]; d != nil {
+			p.def = d
 		} else {
 			p.nodes = append(p.nodes, n)
 		}
@@ -191,17 +189,17 @@ func (v *view) checkPools() {
 		return t.Key == "CriticalAddonsOnly" && (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute)
 	}
 	for _, p := range v.pools {
-		if np := p.nodePool; np != nil {
-			obj := Object{Kind: "NodePool", Name: np.Name}
-			if p.gpu && !hasTaint(p.template, isGPUTaint) {
-				v.add(RuleGPUPoolTaint, obj, "spec.template.spec.taints",
-					fmt.Sprintf("Karpenter NodePool %s makes GPU nodes with no GPU taint (%s), so any pod may land on them and hold them", np.Name, strings.Join(taintStrings(v.gpuTaints), ", ")),
-					fmt.Sprintf("add {key: %s, value: %q, effect: %s} to spec.template.spec.taints (berth export -t karpenter writes it)", v.gpuTaints[0].Key, v.gpuTaints[0].Value, v.gpuTaints[0].Effect))
+		if d := p.def; d != nil {
+			if p.gpu && !hasTaint(d.node, isGPUTaint) {
+				t := v.gpuTaints[0]
+				v.add(RuleGPUPoolTaint, d.obj, d.field,
+					fmt.Sprintf("%s makes GPU nodes with no GPU taint (%s), so any pod may land on them and hold them", d.what, strings.Join(taintStrings(v.gpuTaints), ", ")),
+					fmt.Sprintf("add {key: %s, value: %q, effect: %s} to %s (berth export writes it)", t.Key, t.Value, t.Effect, d.field))
 			}
-			if p.system && !hasTaint(p.template, criticalAddonsOnly) {
-				v.add(RuleSystemPoolTaint, obj, "spec.template.spec.taints",
-					fmt.Sprintf("Karpenter NodePool %s makes system nodes with no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", np.Name),
-					`add {key: CriticalAddonsOnly, value: "true", effect: NoSchedule} to spec.template.spec.taints`)
+			if p.system && !hasTaint(d.node, criticalAddonsOnly) {
+				v.add(RuleSystemPoolTaint, d.obj, d.field,
+					fmt.Sprintf("%s makes system nodes with no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", d.what),
+					`add {key: CriticalAddonsOnly, value: "true", effect: NoSchedule} to `+d.field)
 			}
 		}
 		if p.gpu {
