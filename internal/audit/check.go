@@ -6,6 +6,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	"k8s.io/apimachinery/pkg/labels"
 
 	"berth.io/berth/api/v1alpha1"
 )
@@ -63,6 +64,7 @@ type view struct {
 
 	workloads  []*workload
 	byNS       map[string][]*workload
+	budgets    map[string][]labels.Selector // PDB selectors by namespace
 	pcs        map[string]*schedulingv1.PriorityClass
 	defaultPC  *schedulingv1.PriorityClass
 	namespaces map[string]bool
@@ -87,6 +89,7 @@ func newView(inv *Inventory, o Options) *view {
 		v.ignore[id] = true
 	}
 	v.exempt = inv.exemptions()
+	v.budgets = budgetSelectors(inv)
 	for i := range inv.PriorityClasses {
 		pc := &inv.PriorityClasses[i]
 		v.pcs[pc.Name] = pc
@@ -141,13 +144,6 @@ func (v *view) report() *Report {
 	return &Report{Findings: v.findings, Objects: v.inv.counts(), Source: v.opts.Source, Unread: v.inv.Unread, Suppressed: v.suppressed}
 }
 
-func errorsFirst(s Severity) int {
-	if s == Error {
-		return 0
-	}
-	return 1
-}
-
 // Merge adds findings made elsewhere (drift) to the report, in order.
 func (r *Report) Merge(fs []Finding) {
 	r.Findings = append(r.Findings, fs...)
@@ -157,7 +153,7 @@ func (r *Report) Merge(fs []Finding) {
 func sortFindings(fs []Finding) {
 	slices.SortFunc(fs, func(a, b Finding) int {
 		return cmp.Or(
-			cmp.Compare(errorsFirst(a.Severity), errorsFirst(b.Severity)),
+			cmp.Compare(severityRank(a.Severity), severityRank(b.Severity)),
 			cmp.Compare(a.File, b.File),
 			cmp.Compare(a.Line, b.Line),
 			cmp.Compare(a.Object.Namespace, b.Object.Namespace),

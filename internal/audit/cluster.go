@@ -29,11 +29,12 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 		scopes = []string{metav1.NamespaceAll}
 	}
 	var mu sync.Mutex
-	listers := []struct {
+	type lister struct {
 		what       string
 		namespaced bool
 		list       func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error)
-	}{
+	}
+	listers := []lister{
 		{"nodes", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
 			return kube.CoreV1().Nodes().List(ctx, o)
 		}},
@@ -78,11 +79,7 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 		}},
 	}
 	if dyn != nil {
-		listers = append(listers, struct {
-			what       string
-			namespaced bool
-			list       func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error)
-		}{"nodepools.karpenter.sh", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
+		listers = append(listers, lister{"nodepools.karpenter.sh", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
 			return dyn.Resource(nodePools).List(ctx, o)
 		}})
 	}

@@ -20,6 +20,14 @@ const (
 	Warning Severity = "warning"
 )
 
+// severityRank orders findings: errors first.
+func severityRank(s Severity) int {
+	if s == Error {
+		return 0
+	}
+	return 1
+}
+
 // Rule is one check of the catalogue.
 type Rule struct {
 	// ID is stable across releases: "berth/gpu-limit".

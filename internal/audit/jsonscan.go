@@ -217,6 +217,14 @@ func skipValue(b []byte, i int) (int, error) {
 	}
 }
 
+const ones, highs = 0x0101010101010101, 0x8080808080808080
+
+// hasByte reports whether any of the eight bytes in x is c.
+func hasByte(x uint64, c byte) bool {
+	v := x ^ (ones * uint64(c))
+	return (v-ones)&^v&highs != 0
+}
+
 // structural marks the bytes skipValue stops at inside an object or array.
 var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true}
 
@@ -224,12 +232,10 @@ var structural = [256]bool{'"': true, '{': true, '}': true, '[': true, ']': true
 // j, or len(b). Outside strings, a dump is mostly indentation; eight
 // bytes are checked at a time. (x|0x20 maps '[' to '{' and ']' to '}'.)
 func nextStructural(b []byte, j int) int {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	has := func(x, c uint64) bool { v := x ^ (ones * c); return (v-ones)&^v&highs != 0 }
 	for ; j+8 <= len(b); j += 8 {
 		x := binary.LittleEndian.Uint64(b[j:])
 		y := x | ones*0x20
-		if has(x, '"') || has(y, '{') || has(y, '}') {
+		if hasByte(x, '"') || hasByte(y, '{') || hasByte(y, '}') {
 			break
 		}
 	}
@@ -243,15 +249,13 @@ func nextStructural(b []byte, j int) int {
 // strings in a dump are short keys, so it checks eight bytes at a time
 // rather than calling out per string.
 func skipString(b []byte, i int) (int, error) {
-	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	has := func(x, c uint64) bool { v := x ^ (ones * c); return (v-ones)&^v&highs != 0 }
 	j := i + 1
 	for {
 		// Find the next eight bytes holding a quote or a backslash, then
 		// read those one by one.
 		for ; j+8 <= len(b); j += 8 {
 			x := binary.LittleEndian.Uint64(b[j:])
-			if has(x, '"') || has(x, '\\') {
+			if hasByte(x, '"') || hasByte(x, '\\') {
 				break
 			}
 		}

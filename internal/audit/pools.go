@@ -6,10 +6,9 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
-)
 
-// poolLabels name a node's pool, on berth, AKS, EKS, GKE and Karpenter.
-var poolLabels = []string{"berth.io/pool", "agentpool", "kubernetes.azure.com/agentpool", "eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "karpenter.sh/nodepool"}
+	"berth.io/berth/internal/pools"
+)
 
 // spotLabels mark spot (or preemptible) nodes on each platform.
 var spotLabels = map[string]string{
@@ -67,15 +66,6 @@ func isSpotTaint(t corev1.Taint) bool {
 	return ok && strings.EqualFold(v, t.Value)
 }
 
-func poolOf(n *corev1.Node) string {
-	for _, l := range poolLabels {
-		if p := n.Labels[l]; p != "" {
-			return p
-		}
-	}
-	return ""
-}
-
 func (v *view) indexPools() {
 	byName := map[string]*pool{}
 	zones := map[string]bool{}
@@ -89,7 +79,7 @@ func (v *view) indexPools() {
 		nodes = append(nodes, d.node)
 	}
 	for _, n := range nodes {
-		name := poolOf(n)
+		name := pools.PoolOf(n)
 		if name == "" {
 			name = n.Name // a node of no pool is a pool of its own
 		}
@@ -203,32 +193,31 @@ func (v *view) checkPools() {
 			}
 		}
 		if p.gpu {
-			var bare []string
-			for _, n := range p.nodes {
-				if !hasTaint(n, isGPUTaint) {
-					bare = append(bare, n.Name)
-				}
-			}
-			if len(bare) > 0 {
+			if bare := p.without(isGPUTaint); len(bare) > 0 {
 				v.add(RuleGPUPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
 					fmt.Sprintf("GPU pool %s: %s of %d node(s) have no GPU taint (%s), so any pod may land on them and hold them", p.name, nodeList(bare), len(p.nodes), strings.Join(taintStrings(v.gpuTaints), ", ")),
-					fmt.Sprintf("taint pool %s %s (blueprint: pools[].taints; kubectl taint nodes %s %s)", p.name, taintString(v.gpuTaints[0]), bare[0], taintString(v.gpuTaints[0])))
+					fmt.Sprintf("taint pool %s %s (blueprint: pools[].taints; kubectl taint nodes %s %s)", p.name, v.gpuTaints[0].ToString(), bare[0], v.gpuTaints[0].ToString()))
 			}
 		}
 		if p.system {
-			var bare []string
-			for _, n := range p.nodes {
-				if !hasTaint(n, criticalAddonsOnly) {
-					bare = append(bare, n.Name)
-				}
-			}
-			if len(bare) > 0 {
+			if bare := p.without(criticalAddonsOnly); len(bare) > 0 {
 				v.add(RuleSystemPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
 					fmt.Sprintf("system pool %s: %s of %d node(s) have no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", p.name, nodeList(bare), len(p.nodes)),
 					fmt.Sprintf("taint pool %s CriticalAddonsOnly=true:NoSchedule (blueprint: pools[].taints; on AKS: --node-taints CriticalAddonsOnly=true:NoSchedule)", p.name))
 			}
 		}
 	}
+}
+
+// without names the pool's nodes that carry no taint match accepts.
+func (p *pool) without(match func(corev1.Taint) bool) []string {
+	var bare []string
+	for _, n := range p.nodes {
+		if !hasTaint(n, match) {
+			bare = append(bare, n.Name)
+		}
+	}
+	return bare
 }
 
 func hasTaint(n *corev1.Node, match func(corev1.Taint) bool) bool {
@@ -247,17 +236,10 @@ func nodeList(names []string) string {
 	return strings.Join(names, ", ")
 }
 
-func taintString(t corev1.Taint) string {
-	if t.Value == "" {
-		return t.Key + ":" + string(t.Effect)
-	}
-	return t.Key + "=" + t.Value + ":" + string(t.Effect)
-}
-
 func taintStrings(ts []corev1.Taint) []string {
 	out := make([]string, len(ts))
-	for i, t := range ts {
-		out[i] = taintString(t)
+	for i := range ts {
+		out[i] = ts[i].ToString()
 	}
 	return out
 }

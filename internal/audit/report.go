@@ -152,13 +152,6 @@ func severityCounts(r *Report) (errors, warnings int) {
 	return errors, warnings
 }
 
-func severityRank(s Severity) int {
-	if s == Error {
-		return 0
-	}
-	return 1
-}
-
 // jsonReport is the JSON form: the Report with a summary, its keys in a
 // fixed order.
 type jsonReport struct {

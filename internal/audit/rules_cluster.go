@@ -22,7 +22,7 @@ func (v *view) checkInference(w *workload) {
 	if w.replicas == nil {
 		return
 	}
-	if len(v.pdbsFor(w)) == 0 {
+	if !v.budgeted(w) {
 		v.add(RuleInferencePDB, w.obj, "",
 			"no PodDisruptionBudget selects its pods, so a drain or pool upgrade may evict every replica at once",
 			fmt.Sprintf("add a PodDisruptionBudget in %s selecting %s with minAvailable below the replica count (berth: a class with disruption)", w.obj.Namespace, selectorText(w.labels)))
@@ -67,7 +67,7 @@ func spreadsZones(w *workload) bool {
 // devicePlugin names the GPU device plugins audit knows.
 func devicePlugin(w *workload) bool {
 	for _, c := range w.spec.Containers {
-		if strings.Contains(c.Image, "k8s-device-plugin") || strings.Contains(c.Image, "nvidia-device-plugin") || strings.Contains(c.Image, "amdgpu-device-plugin") || strings.Contains(c.Image, "k8s-device-plugin") {
+		if strings.Contains(c.Image, "k8s-device-plugin") || strings.Contains(c.Image, "nvidia-device-plugin") || strings.Contains(c.Image, "amdgpu-device-plugin") {
 			return true
 		}
 	}
@@ -82,7 +82,7 @@ func (v *view) checkDevicePlugin(w *workload) {
 	var missing []string
 	for i := range v.gpuTaints {
 		if _, ok := tolerates(w.spec, v.gpuTaints[i:i+1]); !ok {
-			missing = append(missing, taintString(v.gpuTaints[i]))
+			missing = append(missing, v.gpuTaints[i].ToString())
 		}
 	}
 	if len(missing) > 0 {
@@ -209,23 +209,41 @@ func sortedResources(list corev1.ResourceList) []corev1.ResourceName {
 	return out
 }
 
-// pdbsFor are the PDBs in the workload's namespace that select its pods.
-func (v *view) pdbsFor(w *workload) []int {
-	var out []int
-	for i := range v.inv.PDBs {
-		p := &v.inv.PDBs[i]
-		if p.Namespace != w.obj.Namespace || p.Spec.Selector == nil {
-			continue
-		}
-		sel, err := metav1.LabelSelectorAsSelector(p.Spec.Selector)
-		if err != nil || sel.Empty() {
-			continue
-		}
-		if sel.Matches(labels.Set(w.labels)) {
-			out = append(out, i)
+// budgetSelectors are each namespace's PDB selectors, worked out once:
+// the PDB rules ask of every inference workload.
+func budgetSelectors(inv *Inventory) map[string][]labels.Selector {
+	out := map[string][]labels.Selector{}
+	for i := range inv.PDBs {
+		p := &inv.PDBs[i]
+		if sel := pdbSelector(p.Spec.Selector); sel != nil {
+			out[p.Namespace] = append(out[p.Namespace], sel)
 		}
 	}
 	return out
+}
+
+// pdbSelector is a PDB's selector, or nil for one that selects nothing
+// (absent, empty or invalid).
+func pdbSelector(s *metav1.LabelSelector) labels.Selector {
+	if s == nil {
+		return nil
+	}
+	sel, err := metav1.LabelSelectorAsSelector(s)
+	if err != nil || sel.Empty() {
+		return nil
+	}
+	return sel
+}
+
+// budgeted reports whether a PDB in the workload's namespace selects its
+// pods.
+func (v *view) budgeted(w *workload) bool {
+	for _, sel := range v.budgets[w.obj.Namespace] {
+		if sel.Matches(labels.Set(w.labels)) {
+			return true
+		}
+	}
+	return false
 }
 
 // checkPDBs: a budget must allow at least one eviction.
@@ -265,8 +283,8 @@ func (v *view) checkPDBs() {
 
 // replicasUnder sums the replicas of the workloads a selector covers.
 func (v *view) replicasUnder(ns string, s *metav1.LabelSelector) (int32, string) {
-	sel, err := metav1.LabelSelectorAsSelector(s)
-	if err != nil || sel.Empty() {
+	sel := pdbSelector(s)
+	if sel == nil {
 		return 0, ""
 	}
 	var n int32

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/internal/pools"
 )
 
 // checkWorkload runs the pod-template rules on one workload.
@@ -69,7 +71,7 @@ func (v *view) selectsGPU(spec *corev1.PodSpec) (string, bool) {
 		return field, true
 	}
 	if len(v.gpuPools) > 0 {
-		return selects(spec, poolLabels, v.gpuPools)
+		return selects(spec, pools.PoolLabels, v.gpuPools)
 	}
 	return "", false
 }
@@ -158,7 +160,7 @@ func (v *view) onSpot(w *workload) bool {
 		}
 	}
 	if len(v.spotPools) > 0 {
-		_, ok := selects(w.spec, poolLabels, v.spotPools)
+		_, ok := selects(w.spec, pools.PoolLabels, v.spotPools)
 		return ok
 	}
 	return false

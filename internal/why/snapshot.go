@@ -153,23 +153,10 @@ func addList(into, l corev1.ResourceList) {
 // NoPool is the pool of nodes that carry no pool label.
 const NoPool = "(no pool)"
 
-// poolLabels name a node's pool: berth's own, then those AKS, EKS, GKE
-// and Karpenter set.
-var poolLabels = []string{
-	pools.LabelPool,
-	pools.LabelAgentPool,
-	"kubernetes.azure.com/agentpool",
-	"eks.amazonaws.com/nodegroup",
-	"cloud.google.com/gke-nodepool",
-	"karpenter.sh/nodepool",
-}
-
 // PoolOf is the pool a node belongs to, or NoPool.
 func PoolOf(n *corev1.Node) string {
-	for _, l := range poolLabels {
-		if v := n.Labels[l]; v != "" {
-			return v
-		}
+	if p := pools.PoolOf(n); p != "" {
+		return p
 	}
 	return NoPool
 }

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"berth.io/berth/internal/pools"
 )
 
 // pools fills the pools layer and returns the verdict it leads to. The
@@ -150,7 +152,7 @@ func (e *explainer) affinityVerdict(p *poolResult) Cause {
 	poolKey := false
 	for _, u := range p.best.unmet {
 		parts = append(parts, fmt.Sprintf("%s: nodes have %s", u.what, e.valuesOf(u.key)))
-		poolKey = poolKey || contains(poolLabels, u.key)
+		poolKey = poolKey || contains(pools.PoolLabels, u.key)
 	}
 	c := Cause{Layer: LayerPools, Code: CauseNodeAffinity,
 		Message: "no node matches the pod's node selector or required node affinity: " + strings.Join(parts, "; ")}

@@ -1,0 +1,25 @@
+package pools
+
+import corev1 "k8s.io/api/core/v1"
+
+// PoolLabels name a node's pool: berth's own, then those AKS, EKS, GKE
+// and Karpenter set. Audit and why group any cluster's nodes by them.
+var PoolLabels = []string{
+	LabelPool,
+	LabelAgentPool,
+	"kubernetes.azure.com/agentpool",
+	"eks.amazonaws.com/nodegroup",
+	"cloud.google.com/gke-nodepool",
+	"karpenter.sh/nodepool",
+}
+
+// PoolOf is the pool a node belongs to by the first of PoolLabels it
+// carries, or "" when it carries none.
+func PoolOf(n *corev1.Node) string {
+	for _, l := range PoolLabels {
+		if v := n.Labels[l]; v != "" {
+			return v
+		}
+	}
+	return ""
+}
