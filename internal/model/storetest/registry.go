@@ -79,20 +79,21 @@ func RunRegistry(t *testing.T, c Config) {
 		if _, err := r.Promote(ctx, "reco", 1, "production", "first"); err != nil {
 			t.Fatal(err)
 		}
-		start := make(chan struct{})
+		// Both read the alias before either writes its move: the store
+		// holds each move's write until both have arrived.
+		gate := &GateStore{Store: r.Store, Match: "/aliases/production/0", N: 2}
 		errs := make([]error, 2)
 		var wg sync.WaitGroup
 		for i, v := range []int{2, 3} {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				<-start
 				rr := *r
+				rr.Store = gate
 				rr.User = fmt.Sprintf("engineer-%d", v)
 				_, errs[i] = rr.Promote(ctx, "reco", v, "production", "")
 			}()
 		}
-		close(start)
 		wg.Wait()
 		var wins, losses int
 		var conflict *model.ConflictError
@@ -488,3 +489,35 @@ func (c *cutReader) Read(p []byte) (int, error) {
 }
 
 func (c *cutReader) Close() error { return c.rc.Close() }
+
+// GateStore holds the first N Creates of keys containing Match until all N
+// have arrived, then lets them race.
+type GateStore struct {
+	store.Store
+	Match string
+	N     int
+	mu    sync.Mutex
+	n     int
+	open  chan struct{}
+}
+
+func (g *GateStore) Create(ctx context.Context, key string, data []byte) (string, error) {
+	if strings.Contains(key, g.Match) {
+		g.mu.Lock()
+		if g.open == nil {
+			g.open = make(chan struct{})
+		}
+		g.n++
+		open := g.open
+		if g.n == g.N {
+			close(open)
+		}
+		g.mu.Unlock()
+		select {
+		case <-open:
+		case <-time.After(10 * time.Second):
+			return "", errors.New("gate: the other writer never came")
+		}
+	}
+	return g.Store.Create(ctx, key, data)
+}
