@@ -30,6 +30,7 @@ func SetDefaults(bp *Blueprint) {
 	if s.Guardrails == "" {
 		s.Guardrails = GuardrailsEnforce
 	}
+	setModelDefaults(s.Models)
 	for i := range s.Pools {
 		p := &s.Pools[i]
 		if p.Mode == "" {
@@ -133,6 +134,28 @@ func (p *Pool) GPUResource() string {
 		return DefaultGPUResource
 	}
 	return p.Machine.GPU.Resource
+}
+
+// EffectiveRole is the class's role, its default worked out: Serving for
+// priority high, Training for preemption Never, General otherwise.
+func (c *Class) EffectiveRole() ClassRole {
+	switch {
+	case c.Role != "":
+		return c.Role
+	case c.Priority == PriorityHigh:
+		return RoleServing
+	case c.Preemption == PreemptNever:
+		return RoleTraining
+	}
+	return RoleGeneral
+}
+
+// EffectiveIsolation is the class's isolation, Required when unset.
+func (c *Class) EffectiveIsolation() Isolation {
+	if c.Isolation == "" {
+		return IsolationRequired
+	}
+	return c.Isolation
 }
 
 // PriorityClassName is the PriorityClass the class compiles to, or "" when

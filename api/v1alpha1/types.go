@@ -51,6 +51,8 @@ type Spec struct {
 	// pod must pass every policy in a cluster, so at most one blueprint
 	// per cluster may have guardrails.
 	Guardrails GuardrailMode `json:"guardrails,omitempty"`
+	// Models, when set, wires model artifacts into workloads (models.go).
+	Models *Models `json:"models,omitempty"`
 }
 
 // GuardrailMode is what berth's admission policies do with a violation.
@@ -263,7 +265,36 @@ type Class struct {
 	// that name none. At most one class may set it, and only with a
 	// priority.
 	GlobalDefault bool `json:"globalDefault,omitempty"`
+	// Role is Serving, Training or General. Serving and Training pods that
+	// ask for GPUs keep off each other's nodes (seed 000: inference
+	// servers avoid sharing nodes with training jobs using the same GPU).
+	// Empty means Serving for a class with priority high, Training for a
+	// class with preemption Never, General otherwise.
+	Role ClassRole `json:"role,omitempty"`
+	// Isolation is how strictly a Serving or Training class's GPU pods
+	// keep off the other role's nodes: Required (a pod anti-affinity the
+	// scheduler must honour), Preferred (one it weighs), or None. Empty
+	// means Required.
+	Isolation Isolation `json:"isolation,omitempty"`
 }
+
+// ClassRole says what a class's workloads do.
+type ClassRole string
+
+const (
+	RoleServing  ClassRole = "Serving"
+	RoleTraining ClassRole = "Training"
+	RoleGeneral  ClassRole = "General"
+)
+
+// Isolation is how strictly serving and training GPU pods keep apart.
+type Isolation string
+
+const (
+	IsolationRequired  Isolation = "Required"
+	IsolationPreferred Isolation = "Preferred"
+	IsolationNone      Isolation = "None"
+)
 
 // Disruption becomes a PodDisruptionBudget. Set one of the two.
 type Disruption struct {

@@ -60,6 +60,7 @@ func Validate(bp *Blueprint) (errs, warnings field.ErrorList) {
 	errs, warnings = append(errs, e...), append(warnings, w...)
 	errs = append(errs, validateClasses(spec.Child("classes"), s.Classes, pools)...)
 	errs = append(errs, oneOf(spec.Child("guardrails"), string(s.Guardrails), GuardrailsEnforce, GuardrailsWarn, GuardrailsAudit, GuardrailsOff)...)
+	errs = append(errs, validateModels(spec.Child("models"), s.Models)...)
 	teamNamespaces := sets.New[string]()
 	for _, t := range s.Teams {
 		teamNamespaces.Insert(t.Namespaces...)
@@ -114,6 +115,16 @@ func validatePools(path *field.Path, pools []Pool, zones sets.Set[string], byNam
 			if !zones.Has(z) {
 				errs = append(errs, notFound(pp.Child("zones").Index(j), z, fmt.Sprintf("zone %q is not declared in spec.zones\nfix: add it to spec.zones or use one of %s", z, strings.Join(sets.List(zones), ", "))))
 			}
+		}
+		// The guardrails keep pods off System and GPU pools by their
+		// taints: an untainted one takes any pod the scheduler sends.
+		if len(p.Taints) == 0 && (p.Mode == ModeSystem || p.GPUResource() != "") {
+			what := "a GPU pool"
+			fix := "add a taint such as \"gpu=true:NoSchedule\""
+			if p.Mode == ModeSystem {
+				what, fix = "a System pool", "add the taint \"CriticalAddonsOnly=true:NoSchedule\""
+			}
+			warnings = append(warnings, field.Invalid(pp.Child("taints"), p.Taints, what+" without taints takes any pod, and the guardrails can keep pods off it only when they select it\nfix: "+fix))
 		}
 		if p.Capacity == Spot && len(p.Taints) == 0 {
 			warnings = append(warnings, field.Invalid(pp.Child("taints"), p.Taints, "a Spot pool without taints takes any pod, including ones that cannot survive losing their node\nfix: add a taint such as \"berth.io/capacity=spot:NoSchedule\""))
@@ -318,6 +329,12 @@ func validateClasses(path *field.Path, classes []Class, pools map[string]*Pool) 
 		}
 		errs = append(errs, oneOf(cp.Child("preemption"), string(c.Preemption), PreemptLowerPriority, PreemptNever)...)
 		errs = append(errs, oneOf(cp.Child("spread"), string(c.Spread), SpreadNone, SpreadZone)...)
+		if c.Role != "" {
+			errs = append(errs, oneOf(cp.Child("role"), string(c.Role), RoleServing, RoleTraining, RoleGeneral)...)
+		}
+		if c.Isolation != "" {
+			errs = append(errs, oneOf(cp.Child("isolation"), string(c.Isolation), IsolationRequired, IsolationPreferred, IsolationNone)...)
+		}
 		if len(c.Pools) == 0 {
 			errs = append(errs, field.Required(cp.Child("pools"), fmt.Sprintf("a class must name the pools it runs on\nfix: list some of %s, in preference order", strings.Join(sets.List(poolNames), ", "))))
 		}

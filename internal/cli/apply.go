@@ -3,14 +3,18 @@ package cli
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/blueprint"
 )
 
@@ -74,8 +78,9 @@ func (o *applyOptions) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.Out, "Applying blueprint %s (%s) to %s%s\n\n", bp.Blueprint.Metadata.Name, bp.source, t, mode)
 	plan.Render(o.Out)
+	guardrailNote(o.Out, bp.Blueprint)
 	if plan.Empty() {
-		return nil
+		return o.budgets(ctx, t.client.Kube, bp.Blueprint)
 	}
 	fmt.Fprintln(o.Out)
 	err = apply.Execute(ctx, t.client, plan, apply.ExecOptions{
@@ -90,6 +95,37 @@ func (o *applyOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if err := o.budgets(ctx, t.client.Kube, bp.Blueprint); err != nil {
+		return err
+	}
 	fmt.Fprintf(o.Out, "\nDone in %.1fs.\n", time.Since(start).Seconds())
 	return nil
+}
+
+// budgets gives the workloads already in the team namespaces their
+// per-workload disruption budgets. On the local cluster a controller
+// keeps them so; on any other cluster this is when they are made, so a
+// workload created later gets its budget at the next apply.
+func (o *applyOptions) budgets(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) error {
+	if o.dryRun {
+		return nil
+	}
+	for _, t := range bp.Spec.Teams {
+		for _, ns := range t.Namespaces {
+			if err := budgets.Reconcile(ctx, c, ns); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// guardrailNote says what a blueprint whose guardrails only warn or audit
+// leaves open: the policies are then advice, and only what Kubernetes
+// enforces natively (quotas, including the team's class quota) refuses.
+func guardrailNote(w io.Writer, bp *v1alpha1.Blueprint) {
+	switch bp.Spec.Guardrails {
+	case v1alpha1.GuardrailsWarn, v1alpha1.GuardrailsAudit:
+		fmt.Fprintf(w, "\nnote: guardrails are %s: the admission policies admit what breaks the design (with a warning or an audit record). Still refused natively: team quotas, and each team namespace's class quota (classes it may not use, and system-cluster-critical and system-node-critical). Not refused: namespaces outside the blueprint running at any priority (system-* and the blueprint's classes included), GPU tolerations from namespaces without GPUs, pods on the System pool, spec.nodeName. Set spec.guardrails: Enforce to refuse them.\n", bp.Spec.Guardrails)
+	}
 }

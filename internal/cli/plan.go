@@ -67,6 +67,7 @@ func (o *planOptions) Run(ctx context.Context) error {
 	}
 	fmt.Fprintf(o.Out, "Plan for blueprint %s (%s) on %s\n\n", bp.Blueprint.Metadata.Name, bp.source, t)
 	plan.Render(o.Out)
+	guardrailNote(o.Out, bp.Blueprint)
 	switch {
 	case len(plan.Problems()) > 0:
 		return &ExitError{Code: planError, Err: fmt.Errorf("apply would stop on %d problem(s), shown above", len(plan.Problems()))}

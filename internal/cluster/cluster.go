@@ -33,6 +33,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/pools"
 	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
 )
@@ -205,6 +206,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig) })
 	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })
 	c.run(runCtx, "allocatable", func(ctx context.Context) error { runAllocatable(ctx, client); return nil })
+	c.run(runCtx, "budgets", budgets.NewController(client).Run)
 
 	if err := markLocal(waitCtx, client, m.Name); err != nil {
 		return nil, err

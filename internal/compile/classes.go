@@ -7,7 +7,6 @@ import (
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
@@ -81,13 +80,27 @@ func classPolicies(bp *v1alpha1.Blueprint) []Object {
 
 func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.MutatingAdmissionPolicy {
 	var names []string
+	pcClass := map[string]string{}
 	for _, c := range bp.Spec.Classes {
 		names = append(names, c.Name)
+		if pc := c.PriorityClassName(); pc != "" {
+			pcClass[pc] = c.Name
+		}
 	}
-	// The policy matches by label selector, which the API server checks
-	// without building a CEL view of the object: objects without a class
-	// pay nothing.
-	classOf := "object.metadata.labels['" + LabelClass + "']"
+	// An object is of a class by the label on itself, else by the label
+	// on its pod template (charts label the template), else by its
+	// priority class: leaving the label off exempts nothing.
+	label := strconv.Quote(LabelClass)
+	classes := celList(names)
+	objLabels := "(has(object.metadata.labels) ? object.metadata.labels : {})"
+	podLabels := "(has(" + t.labels + ") ? " + t.labels + " : {})"
+	if t.template {
+		podLabels = "(has(" + strings.TrimSuffix(t.labels, ".labels") + ") && has(" + t.labels + ") ? " + t.labels + " : {})"
+	}
+	pc := "(has(" + t.spec + ".priorityClassName) ? " + t.spec + ".priorityClassName : '')"
+	classOf := "(" + label + " in " + objLabels + " && " + objLabels + "[" + label + "] in " + classes + ") ? " + objLabels + "[" + label + "]" +
+		" : (" + label + " in " + podLabels + " && " + podLabels + "[" + label + "] in " + classes + ") ? " + podLabels + "[" + label + "]" +
+		" : " + pc + " in " + celStringMap(pcClass) + " ? " + celStringMap(pcClass) + "[" + pc + "] : ''"
 	gpus := celList(gpuResources(bp))
 	vars := []admissionv1.Variable{
 		{Name: "class", Expression: classOf},
@@ -101,22 +114,26 @@ func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutating
 		parts = append(parts, classPatches(bp, &bp.Spec.Classes[i], t)...)
 	}
 	mutations := []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeJSONPatch, JSONPatch: &admissionv1.JSONPatch{Expression: strings.Join(parts, " +\n")}}}
+	// A pod's placement cannot change once it exists, so pods are
+	// mutated when created; templates on every change.
+	ops := []admissionv1.OperationType{admissionv1.Create}
+	if t.template {
+		ops = append(ops, admissionv1.Update)
+	}
 	return &admissionv1.MutatingAdmissionPolicy{
 		TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "MutatingAdmissionPolicy"),
 		ObjectMeta: meta(bp, "", t.policy, nil),
 		Spec: admissionv1.MutatingAdmissionPolicySpec{
 			FailurePolicy: ptrTo(admissionv1.Fail),
 			MatchConstraints: &admissionv1.MatchResources{
-				ObjectSelector: &metav1.LabelSelector{MatchExpressions: []metav1.LabelSelectorRequirement{{
-					Key: LabelClass, Operator: metav1.LabelSelectorOpIn, Values: names,
-				}}},
 				ResourceRules: []admissionv1.NamedRuleWithOperations{{
 					RuleWithOperations: admissionv1.RuleWithOperations{
-						Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
+						Operations: ops,
 						Rule:       admissionv1.Rule{APIGroups: []string{t.group}, APIVersions: []string{"v1"}, Resources: t.resources},
 					},
 				}},
 			},
+			MatchConditions:    []admissionv1.MatchCondition{{Name: "of-a-class", Expression: "(" + classOf + ") != ''"}},
 			Variables:          vars,
 			Mutations:          mutations,
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
@@ -178,28 +195,36 @@ func classPatches(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) [
 	}
 	add(is, byGPU(tols(gpuPools), tols(otherPools)))
 
+	// Affinity: an empty one first when the pod has none and the class
+	// adds node affinity or GPU isolation to it.
+	anti := antiAffinity(bp, c, t)
+	needsNode := "(variables.asksGPU ? " + strconv.FormatBool(len(gpuPools) > 0) + " : " + strconv.FormatBool(len(otherPools) > 0) + ")"
+	if anti != "" {
+		needsNode = "(" + needsNode + " || variables.asksGPU)"
+	}
+	add(is+" || has("+t.spec+".affinity) || !"+needsNode, "[JSONPatch{op: \"add\", path: \""+t.path+"/affinity\", value: "+t.object+".affinity{}}]")
+
 	// Node affinity: the class's pools required, in preference order
 	// preferred; only when the pod says nothing about node affinity.
-	affinity := func(pools []*v1alpha1.Pool, whole bool) string {
+	affinity := func(pools []*v1alpha1.Pool) string {
 		if len(pools) == 0 {
 			return ""
 		}
-		na := nodeAffinity(pools, t.object+".affinity.nodeAffinity")
-		if whole {
-			return "[JSONPatch{op: \"add\", path: \"" + t.path + "/affinity\", value: " + t.object + ".affinity{nodeAffinity: " + na + "}}]"
-		}
-		return "[JSONPatch{op: \"add\", path: \"" + t.path + "/affinity/nodeAffinity\", value: " + na + "}]"
+		return "[JSONPatch{op: \"add\", path: \"" + t.path + "/affinity/nodeAffinity\", value: " + nodeAffinity(pools, t.object+".affinity.nodeAffinity") + "}]"
 	}
-	add(is+" || has("+t.spec+".affinity)", byGPU(affinity(gpuPools, true), affinity(otherPools, true)))
-	add(is+" || !has("+t.spec+".affinity) || has("+t.spec+".affinity.nodeAffinity)", byGPU(affinity(gpuPools, false), affinity(otherPools, false)))
+	add(is+" || (has("+t.spec+".affinity) && has("+t.spec+".affinity.nodeAffinity))", byGPU(affinity(gpuPools), affinity(otherPools)))
+	if anti != "" {
+		add(is+" || !variables.asksGPU", anti)
+	}
 
+	// The pods carry the class, so that budgets and the other role's
+	// isolation select them.
+	add(is+" || !has("+t.labels+") || \""+LabelClass+"\" in "+t.labels, "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"/\" + jsonpatch.escapeKey(\""+LabelClass+"\"), value: "+strconv.Quote(c.Name)+"}]")
+	add(is+" || has("+t.labels+")", "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"\", value: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}]")
 	if t.template {
 		if pc := c.PriorityClassName(); pc != "" {
 			add(is+" || has("+t.spec+".priorityClassName)", "[JSONPatch{op: \"add\", path: \""+t.path+"/priorityClassName\", value: "+strconv.Quote(pc)+"}]")
 		}
-		// The pods carry the class too, so that its budget selects them.
-		add(is+" || !has("+t.labels+") || \""+LabelClass+"\" in "+t.labels, "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"/\" + jsonpatch.escapeKey(\""+LabelClass+"\"), value: "+strconv.Quote(c.Name)+"}]")
-		add(is+" || has("+t.labels+")", "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"\", value: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}]")
 	}
 	if c.Spread == v1alpha1.SpreadZone {
 		// The selector is the class plus, through matchLabelKeys, the
@@ -263,4 +288,48 @@ func nodeAffinity(members []*v1alpha1.Pool, typ string) string {
 		out += ", preferredDuringSchedulingIgnoredDuringExecution: [" + strings.Join(prefs, ", ") + "]"
 	}
 	return out + "}"
+}
+
+// antiAffinity is the JSON patch list, as CEL, that keeps a Serving or
+// Training class's GPU pods off nodes running the other role's pods
+// (kubernetes.io/hostname), or "" when the class has no such isolation.
+// Each side carries the term, so the isolation holds whichever pod comes
+// first; with Required the scheduler must honour it, with Preferred it
+// weighs it. A term already there (the object was mutated before) is not
+// added again.
+func antiAffinity(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) string {
+	other := map[v1alpha1.ClassRole]v1alpha1.ClassRole{v1alpha1.RoleServing: v1alpha1.RoleTraining, v1alpha1.RoleTraining: v1alpha1.RoleServing}[c.EffectiveRole()]
+	if other == "" || c.EffectiveIsolation() == v1alpha1.IsolationNone {
+		return ""
+	}
+	var avoid []string
+	for i := range bp.Spec.Classes {
+		if bp.Spec.Classes[i].EffectiveRole() == other {
+			avoid = append(avoid, bp.Spec.Classes[i].Name)
+		}
+	}
+	if len(avoid) == 0 {
+		return ""
+	}
+	paa := t.object + ".affinity.podAntiAffinity"
+	field := "requiredDuringSchedulingIgnoredDuringExecution"
+	termType := paa + "." + field
+	termOf := "n"
+	if c.EffectiveIsolation() == v1alpha1.IsolationPreferred {
+		field = "preferredDuringSchedulingIgnoredDuringExecution"
+		termType = paa + "." + field + ".podAffinityTerm"
+		termOf = "n.podAffinityTerm"
+	}
+	term := termType + "{topologyKey: \"" + corev1.LabelHostname + "\", labelSelector: " + termType + ".labelSelector{matchExpressions: [" +
+		termType + ".labelSelector.matchExpressions{key: \"" + LabelClass + "\", operator: \"In\", values: " + celList(avoid) + "}]}}"
+	if c.EffectiveIsolation() == v1alpha1.IsolationPreferred {
+		term = paa + "." + field + "{weight: 100, podAffinityTerm: " + term + "}"
+	}
+	has := "has(" + t.spec + ".affinity) && has(" + t.spec + ".affinity.podAntiAffinity)"
+	list := t.spec + ".affinity.podAntiAffinity." + field
+	present := "(" + has + " && has(" + list + ") && " + list + ".exists(n, " + termOf + ".topologyKey == \"" + corev1.LabelHostname + "\" && has(" + termOf + ".labelSelector) && has(" + termOf + ".labelSelector.matchExpressions) && " +
+		termOf + ".labelSelector.matchExpressions.exists(e, e.key == \"" + LabelClass + "\")))"
+	path := t.path + "/affinity/podAntiAffinity"
+	return "(" + present + " ? [] : !(" + has + ") ? [JSONPatch{op: \"add\", path: \"" + path + "\", value: " + paa + "{" + field + ": [" + term + "]}}]" +
+		" : (!has(" + list + ") ? [JSONPatch{op: \"add\", path: \"" + path + "/" + field + "\", value: []}] : []) + [JSONPatch{op: \"add\", path: \"" + path + "/" + field + "/-\", value: " + term + "}])"
 }

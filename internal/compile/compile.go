@@ -1,7 +1,9 @@
 // Package compile turns a blueprint into the Kubernetes objects that make
 // it true on a cluster: per team a Namespace, a ResourceQuota and a
 // LimitRange; per class a PriorityClass and, where the class has a
-// disruption budget, a PodDisruptionBudget in each team namespace; and,
+// disruption budget, the budget each of its workloads gets in each team
+// namespace (an annotation on the namespace, read by internal/budgets);
+// and,
 // where a team may use only some classes, a priority-scoped quota that
 // refuses the others.
 //
@@ -15,6 +17,7 @@
 package compile
 
 import (
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -48,7 +51,6 @@ const (
 	QuotaName        = "team-quota"
 	ClassQuotaName   = "team-classes"
 	LimitRangeName   = "team-defaults"
-	budgetNameSuffix = "-budget"
 )
 
 // Priority values of the three levels. System-critical classes sit far
@@ -90,15 +92,11 @@ func Objects(bp *v1alpha1.Blueprint) []Object {
 				out = append(out, q)
 			}
 			out = append(out, limitRange(bp, t, ns))
-			for j := range bp.Spec.Classes {
-				if b := budget(bp, &bp.Spec.Classes[j], ns); b != nil {
-					out = append(out, b)
-				}
-			}
 		}
 	}
 	out = append(out, guardrails(bp)...)
-	return append(out, classPolicies(bp)...)
+	out = append(out, classPolicies(bp)...)
+	return append(out, gpuLimitPolicies(bp)...)
 }
 
 // Labels are the ownership labels of a blueprint's objects.
@@ -124,10 +122,14 @@ func typeMeta(gv schema.GroupVersion, kind string) metav1.TypeMeta {
 }
 
 func namespace(bp *v1alpha1.Blueprint, t *v1alpha1.Team, name string) *corev1.Namespace {
-	return &corev1.Namespace{
+	ns := &corev1.Namespace{
 		TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "Namespace"),
 		ObjectMeta: meta(bp, "", name, map[string]string{LabelTeam: t.Name}),
 	}
+	if b := budgets(bp); b != "" {
+		ns.Annotations = map[string]string{AnnotationBudgets: b}
+	}
+	return ns
 }
 
 func priorityClass(bp *v1alpha1.Blueprint, c *v1alpha1.Class) *schedulingv1.PriorityClass {
@@ -199,24 +201,20 @@ func gpuResources(bp *v1alpha1.Blueprint) []string {
 }
 
 // classQuota refuses, natively, pods of the priority classes a team may
-// not use: a quota of zero pods scoped to those classes.
+// not use, and of the system classes: a quota of zero pods scoped to
+// those classes. Unlike the guardrails it holds whatever the guardrails'
+// mode, so a team cannot run above its station even under Warn or Audit.
 func classQuota(bp *v1alpha1.Blueprint, t *v1alpha1.Team, ns string) *corev1.ResourceQuota {
-	if len(t.Classes) == 0 {
-		return nil
-	}
 	allowed := map[string]bool{}
 	for _, c := range t.Classes {
 		allowed[c] = true
 	}
-	var denied []string
+	denied := append([]string(nil), systemPriorityClasses...)
 	for i := range bp.Spec.Classes {
 		c := &bp.Spec.Classes[i]
-		if pc := c.PriorityClassName(); pc != "" && !allowed[c.Name] {
+		if pc := c.PriorityClassName(); pc != "" && len(t.Classes) > 0 && !allowed[c.Name] {
 			denied = append(denied, pc)
 		}
-	}
-	if len(denied) == 0 {
-		return nil
 	}
 	return &corev1.ResourceQuota{
 		TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "ResourceQuota"),
@@ -264,22 +262,28 @@ func limitRange(bp *v1alpha1.Blueprint, t *v1alpha1.Team, ns string) *corev1.Lim
 	}
 }
 
-// budget is a class's PodDisruptionBudget in one namespace. It covers all
-// of the class's pods there together (pods labelled berth.io/class=NAME).
-func budget(bp *v1alpha1.Blueprint, c *v1alpha1.Class, ns string) *policyv1.PodDisruptionBudget {
-	d := c.Disruption
-	if d == nil {
-		return nil
+// AnnotationBudgets, on a team namespace, holds the disruption budget of
+// each class that has one, as JSON: {"inference": {"minAvailable": 1}}.
+// Every workload of such a class in the namespace gets a budget of its
+// own (internal/budgets): one budget over a whole class would let one
+// service lose every replica while another keeps the class's minimum.
+const AnnotationBudgets = "berth.io/budgets"
+
+// Budgets is what AnnotationBudgets holds.
+type Budgets map[string]v1alpha1.Disruption
+
+func budgets(bp *v1alpha1.Blueprint) string {
+	b := Budgets{}
+	for _, c := range bp.Spec.Classes {
+		if c.Disruption != nil {
+			b[c.Name] = *c.Disruption
+		}
 	}
-	return &policyv1.PodDisruptionBudget{
-		TypeMeta:   typeMeta(policyv1.SchemeGroupVersion, "PodDisruptionBudget"),
-		ObjectMeta: meta(bp, ns, c.Name+budgetNameSuffix, map[string]string{LabelClass: c.Name}),
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable:   d.MinAvailable,
-			MaxUnavailable: d.MaxUnavailable,
-			Selector:       &metav1.LabelSelector{MatchLabels: map[string]string{LabelClass: c.Name}},
-		},
+	if len(b) == 0 {
+		return ""
 	}
+	raw, _ := json.Marshal(b) // map keys are sorted: the same blueprint gives the same text
+	return string(raw)
 }
 
 // Kind is a kind of object berth creates. Prune looks for leftovers of

@@ -46,17 +46,23 @@ func TestRetailObjectsInApplyOrder(t *testing.T) {
 	want := []string{
 		"Namespace team-a", "Namespace team-b",
 		"PriorityClass inference-high", "PriorityClass training-low",
-		"ResourceQuota team-a/team-quota", "LimitRange team-a/team-defaults", "PodDisruptionBudget team-a/inference-budget",
-		"ResourceQuota team-b/team-quota", "LimitRange team-b/team-defaults", "PodDisruptionBudget team-b/inference-budget",
+		"ResourceQuota team-a/team-quota", "ResourceQuota team-a/team-classes", "LimitRange team-a/team-defaults",
+		"ResourceQuota team-b/team-quota", "ResourceQuota team-b/team-classes", "LimitRange team-b/team-defaults",
 		"ValidatingAdmissionPolicy berth-pods", "ValidatingAdmissionPolicyBinding berth-pods",
 		"ValidatingAdmissionPolicy berth-workloads", "ValidatingAdmissionPolicyBinding berth-workloads",
 		"ValidatingAdmissionPolicy berth-cronjobs", "ValidatingAdmissionPolicyBinding berth-cronjobs",
 		"ValidatingAdmissionPolicy berth-namespaces", "ValidatingAdmissionPolicyBinding berth-namespaces",
+		"ValidatingAdmissionPolicy berth-priorityclasses", "ValidatingAdmissionPolicyBinding berth-priorityclasses",
 		"MutatingAdmissionPolicy berth-class-pods", "MutatingAdmissionPolicyBinding berth-class-pods",
 		"MutatingAdmissionPolicy berth-class-deployments", "MutatingAdmissionPolicyBinding berth-class-deployments",
 		"MutatingAdmissionPolicy berth-class-statefulsets", "MutatingAdmissionPolicyBinding berth-class-statefulsets",
 		"MutatingAdmissionPolicy berth-class-jobs", "MutatingAdmissionPolicyBinding berth-class-jobs",
 		"MutatingAdmissionPolicy berth-class-cronjobs", "MutatingAdmissionPolicyBinding berth-class-cronjobs",
+		"MutatingAdmissionPolicy berth-gpu-limits-pods", "MutatingAdmissionPolicyBinding berth-gpu-limits-pods",
+		"MutatingAdmissionPolicy berth-gpu-limits-deployments", "MutatingAdmissionPolicyBinding berth-gpu-limits-deployments",
+		"MutatingAdmissionPolicy berth-gpu-limits-statefulsets", "MutatingAdmissionPolicyBinding berth-gpu-limits-statefulsets",
+		"MutatingAdmissionPolicy berth-gpu-limits-jobs", "MutatingAdmissionPolicyBinding berth-gpu-limits-jobs",
+		"MutatingAdmissionPolicy berth-gpu-limits-cronjobs", "MutatingAdmissionPolicyBinding berth-gpu-limits-cronjobs",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("objects (-want +got):\n%s", d)
@@ -67,7 +73,7 @@ func TestRetailSemantics(t *testing.T) {
 	for _, o := range retail(t) {
 		switch o := o.(type) {
 		case *corev1.ResourceQuota:
-			if o.Namespace == "team-a" {
+			if o.Namespace == "team-a" && o.Name == QuotaName {
 				want := corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("4"), "requests.cpu": resource.MustParse("64"), "requests.memory": resource.MustParse("256Gi")}
 				if d := cmp.Diff(want, o.Spec.Hard); d != "" {
 					t.Errorf("team-a quota (-want +got):\n%s", d)
@@ -95,8 +101,10 @@ func TestRetailSemantics(t *testing.T) {
 				t.Errorf("training-low preemptionPolicy = %s, want Never", *o.PreemptionPolicy)
 			}
 		case *policyv1.PodDisruptionBudget:
-			if o.Spec.MinAvailable.IntValue() != 1 || o.Spec.Selector.MatchLabels[LabelClass] != "inference" {
-				t.Errorf("budget %s/%s = %+v, want minAvailable 1 over berth.io/class=inference", o.Namespace, o.Name, o.Spec)
+			t.Errorf("budget %s/%s: budgets are per workload (internal/budgets), not per class", o.Namespace, o.Name)
+		case *corev1.Namespace:
+			if got := o.Annotations[AnnotationBudgets]; got != `{"inference":{"minAvailable":1}}` {
+				t.Errorf("namespace %s budgets annotation = %q, want inference's minAvailable 1", o.Name, got)
 			}
 		}
 	}
@@ -141,7 +149,7 @@ spec:
 	if found == nil {
 		t.Fatal("no priority-scoped quota for a team limited to some classes")
 	}
-	want := []corev1.ScopedResourceSelectorRequirement{{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{"inference-high"}}}
+	want := []corev1.ScopedResourceSelectorRequirement{{ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{"system-cluster-critical", "system-node-critical", "inference-high"}}}
 	if d := cmp.Diff(want, found.Spec.ScopeSelector.MatchExpressions); d != "" {
 		t.Errorf("scope (-want +got):\n%s", d)
 	}

@@ -2,6 +2,7 @@ package compile
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -30,6 +31,8 @@ const (
 	RuleNodeName        = "berth/node-name"
 	RulePriorityClass   = "berth/priority-class"
 	RulePriorityValue   = "berth/priority-value"
+	RulePriorityCeiling = "berth/priority-ceiling"
+	RuleGlobalDefault   = "berth/priority-global-default"
 	RuleNeverPreempt    = "berth/class-preemption"
 	RuleClassPriority   = "berth/class-priority"
 	RuleNamespaceLabels = "berth/namespace-labels"
@@ -42,7 +45,20 @@ const (
 	WorkloadPolicy  = "berth-workloads"
 	CronJobPolicy   = "berth-cronjobs"
 	NamespacePolicy = "berth-namespaces"
+	PriorityPolicy  = "berth-priorityclasses"
 )
+
+// AnnotationGPULimitMissing marks a pod or template whose containers asked
+// for GPUs in requests only. The API server's own validation refuses such
+// a container before any validating policy runs, with a message that has
+// no fix in it; so a mutating policy (gpulimits.go) completes the limit
+// and sets this annotation, and the berth/gpu-limit rule refuses the
+// object with berth's message. Its value names the containers.
+const AnnotationGPULimitMissing = "berth.io/gpu-limit-missing"
+
+// System PriorityClasses every cluster has. Only system namespaces may
+// use them.
+var systemPriorityClasses = []string{"system-cluster-critical", "system-node-critical"}
 
 // guardrails returns the policies and their bindings, or nothing when the
 // blueprint turns guardrails off.
@@ -53,10 +69,11 @@ func guardrails(bp *v1alpha1.Blueprint) []Object {
 	f := newFacts(bp)
 	var out []Object
 	for _, p := range []*admissionv1.ValidatingAdmissionPolicy{
-		podPolicy(bp, f, PodPolicy, "object.spec", podRules(), true),
-		podPolicy(bp, f, WorkloadPolicy, "object.spec.template.spec", workloadRules(), false),
-		podPolicy(bp, f, CronJobPolicy, "object.spec.jobTemplate.spec.template.spec", cronJobRules(), false),
+		podPolicy(bp, f, PodPolicy, "object", podRules(), true),
+		podPolicy(bp, f, WorkloadPolicy, "object.spec.template", workloadRules(), false),
+		podPolicy(bp, f, CronJobPolicy, "object.spec.jobTemplate.spec.template", cronJobRules(), false),
 		namespacePolicy(bp, f),
+		priorityClassPolicy(bp, f),
 	} {
 		out = append(out, p, binding(bp, p.Name))
 	}
@@ -77,6 +94,17 @@ type facts struct {
 	neverPCs       map[string]string
 	classPCs       map[string]string // class → its PriorityClass, for classes that have one
 	teamNamespaces map[string]string // namespace → team
+	// shapes are the pools as a selection sees them; gpuIdx and
+	// systemIdx index the GPU and System pools among them.
+	shapes            []poolShape
+	gpuIdx, systemIdx []int
+	// defaultPriority is what a pod that names no class gets: the
+	// blueprint's globalDefault class, or 0. It is the ceiling of every
+	// namespace outside the blueprint.
+	defaultPriority int32
+	ceilings        string // {'team-a': 100000, ...}: each team namespace's ceiling
+	otherClasses    string // the classes namespaces outside the blueprint may name
+	pcClass         string // {'inference-high': 'inference', ...}
 }
 
 func newFacts(bp *v1alpha1.Blueprint) *facts {
@@ -134,6 +162,37 @@ func newFacts(bp *v1alpha1.Blueprint) *facts {
 	f.gpuNamespaces = celList(gpuNS)
 	f.systemNS = celList(bp.Spec.SystemNamespaces)
 	f.teamClasses = celMap(teamPCs)
+	f.shapes = poolShapes(bp)
+	f.gpuIdx = poolIndexes(f.shapes, func(name string) bool { return slices.Contains(gpuPools, name) })
+	f.systemIdx = poolIndexes(f.shapes, func(name string) bool { return slices.Contains(systemPools, name) })
+	values := map[string]int32{}
+	pcClass := map[string]string{}
+	for i := range bp.Spec.Classes {
+		c := &bp.Spec.Classes[i]
+		if pc := c.PriorityClassName(); pc != "" {
+			values[pc] = priorityValues[c.Priority]
+			pcClass[pc] = c.Name
+			if c.GlobalDefault {
+				f.defaultPriority = priorityValues[c.Priority]
+			}
+		}
+	}
+	f.pcClass = celStringMap(pcClass)
+	var others []string
+	for _, pc := range allPCs {
+		if values[pc] <= f.defaultPriority {
+			others = append(others, pc)
+		}
+	}
+	f.otherClasses = celList(others)
+	ceilings := map[string]int32{}
+	for ns, pcs := range teamPCs {
+		ceilings[ns] = f.defaultPriority
+		for _, pc := range pcs {
+			ceilings[ns] = max(ceilings[ns], values[pc])
+		}
+	}
+	f.ceilings = celIntMap(ceilings)
 	var never []string
 	for c := range f.neverPCs {
 		never = append(never, c)
@@ -152,45 +211,63 @@ type rule struct {
 }
 
 // The rules each kind of object gets, the most telling first: the API
-// server reports the first that fails. Pods get all that make sense for a
-// running pod; workload templates also may not carry spec.priority, which
-// for a pod the Priority admission plugin refuses itself.
+// server reports the first that fails. Pods are held to their resolved
+// priority (the Priority admission plugin has set spec.priority from the
+// class before validation); templates carry only a class name, checked
+// against the classes the namespace's ceiling allows, and may not carry
+// spec.priority, which for a pod the Priority plugin refuses itself.
 func podRules() []string {
-	return []string{RuleNodeName, RuleSystemPool, RuleGPUNamespace, RuleGPUWithoutGPU, RuleGPULimit, RulePriorityClass, RuleNeverPreempt, RuleClassPriority}
+	return []string{RuleNodeName, RuleSystemPool, RuleGPUNamespace, RuleGPUWithoutGPU, RuleGPULimit, RulePriorityClass, RulePriorityCeiling, RuleNeverPreempt, RuleClassPriority}
 }
 
 func workloadRules() []string {
-	return []string{RuleNodeName, RuleSystemPool, RuleGPUNamespace, RuleGPUWithoutGPU, RuleGPULimit, RulePriorityClass, RulePriorityValue}
+	return []string{RuleNodeName, RuleSystemPool, RuleGPUNamespace, RuleGPUWithoutGPU, RuleGPULimit, RulePriorityClass, RulePriorityValue, RuleClassPriority}
 }
 
 func cronJobRules() []string { return workloadRules() }
 
-// podVariables are the CEL variables every pod rule reads.
-func podVariables(f *facts, spec string, pods bool) []admissionv1.Variable {
+// podVariables are the CEL variables every pod rule reads; pod is the
+// pod, or the pod template, as CEL.
+func podVariables(f *facts, pod string, pods bool) []admissionv1.Variable {
 	v := func(name, expr string) admissionv1.Variable {
 		return admissionv1.Variable{Name: name, Expression: expr}
 	}
-	checked := "true"
+	checked, meta := "true", "has("+pod+".metadata) && "
 	if pods {
-		checked = "request.operation == 'CREATE' || (has(object.spec.tolerations) ? object.spec.tolerations : []) != (has(oldObject.spec.tolerations) ? oldObject.spec.tolerations : [])"
+		checked = "request.operation == 'CREATE' || " + changed("tolerations") + " || " + changed("nodeSelector") + " || " + changed("affinity")
+		meta = ""
 	}
 	return []admissionv1.Variable{
 		v("checked", checked),
-		v("spec", spec),
+		v("spec", pod+".spec"),
 		v("ns", "request.namespace"),
+		v("podLabels", meta+"has("+pod+".metadata.labels) ? "+pod+".metadata.labels : {}"),
+		v("podAnnotations", meta+"has("+pod+".metadata.annotations) ? "+pod+".metadata.annotations : {}"),
+		v("classLabel", "'"+LabelClass+"' in variables.podLabels ? variables.podLabels['"+LabelClass+"'] : ''"),
 		v("containers", "variables.spec.containers + (has(variables.spec.initContainers) ? variables.spec.initContainers : [])"),
 		v("tolerations", "has(variables.spec.tolerations) ? variables.spec.tolerations : []"),
 		v("nodeSelector", "has(variables.spec.nodeSelector) ? variables.spec.nodeSelector : {}"),
 		v("requiredTerms", "has(variables.spec.affinity) && has(variables.spec.affinity.nodeAffinity) && has(variables.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution) ? variables.spec.affinity.nodeAffinity.requiredDuringSchedulingIgnoredDuringExecution.nodeSelectorTerms : []"),
 		v("gpuContainers", "variables.containers.filter(c, has(c.resources) && ((has(c.resources.limits) && "+f.gpuResources+".exists(r, r in c.resources.limits)) || (has(c.resources.requests) && "+f.gpuResources+".exists(r, r in c.resources.requests))))"),
-		v("gpuWithoutLimit", "variables.containers.filter(c, has(c.resources) && has(c.resources.requests) && "+f.gpuResources+".exists(r, r in c.resources.requests) && !(has(c.resources.limits) && "+f.gpuResources+".exists(r, r in c.resources.limits)))"),
 		v("toleratesGPU", tolerates(f.gpuTaints)),
 		v("toleratesSystem", tolerates(f.systemTaints)),
-		v("selectsGPUPool", selects(f.gpuPools, true)),
-		v("selectsSystemPool", selects(f.systemPools, false)),
+		v("openPools", openPools(f.shapes)),
+		v("selectsGPUPool", confinedTo(f.shapes, f.gpuIdx)),
+		v("selectsSystemPool", confinedTo(f.shapes, f.systemIdx)),
 		v("isSystemNS", "variables.ns in "+f.systemNS),
 		v("priorityClass", "has(variables.spec.priorityClassName) ? variables.spec.priorityClassName : ''"),
+		v("priority", "has(variables.spec.priority) ? variables.spec.priority : 0"),
+		v("ceiling", "variables.ns in "+f.ceilings+" ? "+f.ceilings+"[variables.ns] : "+fmt.Sprint(f.defaultPriority)),
+		v("allowedClasses", "variables.ns in "+f.teamClasses+" ? "+f.teamClasses+"[variables.ns] : "+f.otherClasses),
 	}
+}
+
+// changed is a CEL expression: the pod's spec.FIELD differs from the old
+// pod's. Kubernetes lets an update add tolerations, and add node
+// selectors and affinity to a pod that still has scheduling gates.
+func changed(field string) string {
+	n, o := "object.spec."+field, "oldObject.spec."+field
+	return "has(" + n + ") != has(" + o + ") || (has(" + n + ") && " + n + " != " + o + ")"
 }
 
 // tolerates is a CEL expression: some toleration tolerates one of taints
@@ -208,23 +285,6 @@ func tolerates(taints []corev1.Taint) string {
 	return "variables.tolerations.exists(t, (!has(t.key) || t.key == '') ? (has(t.operator) && t.operator == 'Exists') : (" + strings.Join(each, " || ") + "))"
 }
 
-// selects is a CEL expression: the pod's node selector or required node
-// affinity picks one of pools (by berth.io/pool or AKS's agentpool), or,
-// for GPU pools, asks for a GPU product.
-func selects(pools string, gpu bool) string {
-	if pools == "[]" {
-		return "false"
-	}
-	keys := "['berth.io/pool', 'agentpool']"
-	bySelector := "(('berth.io/pool' in variables.nodeSelector && variables.nodeSelector['berth.io/pool'] in " + pools + ") || ('agentpool' in variables.nodeSelector && variables.nodeSelector['agentpool'] in " + pools + "))"
-	byAffinity := "variables.requiredTerms.exists(term, has(term.matchExpressions) && term.matchExpressions.exists(e, e.key in " + keys + " && e.operator == 'In' && has(e.values) && e.values.exists(v, v in " + pools + ")))"
-	if gpu {
-		bySelector = "(" + bySelector + " || 'nvidia.com/gpu.product' in variables.nodeSelector)"
-		byAffinity = "(" + byAffinity + " || variables.requiredTerms.exists(term, has(term.matchExpressions) && term.matchExpressions.exists(e, e.key == 'nvidia.com/gpu.product' && e.operator in ['In', 'Exists'])))"
-	}
-	return bySelector + " || " + byAffinity
-}
-
 // rules are the validations by ID, for the objects at spec. Messages are
 // CEL string expressions: lit quotes text, the rest is CEL.
 func rules(f *facts, workload bool) map[string]rule {
@@ -233,53 +293,80 @@ func rules(f *facts, workload bool) map[string]rule {
 		what = "this workload's pod template"
 	}
 	msg := func(parts ...string) string { return strings.Join(parts, " + ") }
+	or := func(list, none string) string { return "(size(" + list + ") == 0 ? '" + none + "' : " + list + ".join(', '))" }
+	inTeam := "variables.ns in " + f.teamClasses
+	classPCs := celStringMap(f.classPCs)
+	bare := ""
+	if !workload {
+		bare = " A pod created directly cannot be given its class's priority on admission (priority is settled before mutation); a Deployment, StatefulSet, Job or CronJob of the class gets it by itself."
+	}
 	return map[string]rule{
 		RuleGPULimit: {
-			"size(variables.gpuWithoutLimit) == 0",
-			msg(lit(RuleGPULimit+": container "), "variables.gpuWithoutLimit[0].name",
+			"!('" + AnnotationGPULimitMissing + "' in variables.podAnnotations)",
+			msg(lit(RuleGPULimit+": container "), "variables.podAnnotations['"+AnnotationGPULimitMissing+"']",
 				lit(` asks for GPUs in resources.requests without a limit. GPUs are whole devices and are not shared, so a GPU must be a limit. Fix: set resources.limits["nvidia.com/gpu"] to the number of GPUs.`))},
 		RuleGPUWithoutGPU: {
 			"variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || size(variables.gpuContainers) > 0",
-			lit(RuleGPUWithoutGPU + ": " + what + " tolerates a GPU pool's taint or selects a GPU pool (" + listText(f.gpuPools) + `) but no container asks for a GPU, so it would hold a GPU node without using it. Fix: set resources.limits["nvidia.com/gpu"] on the container that uses the GPU, or remove the toleration and node selector.`)},
+			lit(RuleGPUWithoutGPU + ": " + what + " tolerates a GPU pool's taint or selects only GPU pools (" + listText(f.gpuPools) + `) but no container asks for a GPU, so it would hold a GPU node without using it. Fix: set resources.limits["nvidia.com/gpu"] on the container that uses the GPU, or remove the toleration and the node selection.`)},
 		RuleGPUNamespace: {
 			"variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || variables.ns in " + f.gpuNamespaces,
 			msg(lit(RuleGPUNamespace+": namespace "), "variables.ns",
-				lit(" has no GPU quota, so it may not tolerate the GPU pools' taints or select them; namespaces with GPUs: "+listText(f.gpuNamespaces)+". Fix: run it in one of those, or give the team a quota.gpu in the blueprint."))},
+				lit(" has no GPU quota, so it may not tolerate the GPU pools' taints or select them ("+listText(f.gpuPools)+", by any label or node name); namespaces with GPUs: "+listText(f.gpuNamespaces)+". Fix: run it in one of those, or give the team a quota.gpu in the blueprint."))},
 		RuleSystemPool: {
 			"variables.isSystemNS || !(variables.toleratesSystem || variables.selectsSystemPool)",
-			lit(RuleSystemPool + ": " + what + " tolerates the System pools' taints or selects a System pool (" + listText(f.systemPools) + "), which only system namespaces (" + listText(f.systemNS) + ") may do. Fix: remove the toleration (a toleration with no key tolerates every taint) and the node selector; cluster add-ons go in a system namespace.")},
+			lit(RuleSystemPool + ": " + what + " tolerates the System pools' taints or selects only System pools (" + listText(f.systemPools) + ", by any label or node name), which only system namespaces (" + listText(f.systemNS) + ") may do. Fix: remove the toleration (a toleration with no key tolerates every taint) and the node selection; cluster add-ons go in a system namespace.")},
 		RuleNodeName: {
 			"variables.isSystemNS || !has(variables.spec.nodeName) || variables.spec.nodeName == ''",
 			lit(RuleNodeName + ": " + what + " sets spec.nodeName, which skips the scheduler and every taint, quota and priority check; only system namespaces (" + listText(f.systemNS) + ") may. Fix: remove spec.nodeName and select the pool with nodeSelector berth.io/pool.")},
+		// Pods: a team namespace's pods name only the team's classes
+		// (the ceiling below holds every namespace to a number).
+		// Templates: every namespace but the system ones names only the
+		// classes its ceiling allows; the number is not known yet.
 		RulePriorityClass: {
-			"!(variables.ns in " + f.teamClasses + ") || variables.priorityClass == '' || variables.priorityClass in " + f.teamClasses + "[variables.ns]",
+			func() string {
+				if workload {
+					return "variables.isSystemNS || variables.priorityClass == '' || variables.priorityClass in variables.allowedClasses"
+				}
+				return "!(" + inTeam + ") || variables.priorityClass == '' || variables.priorityClass in " + f.teamClasses + "[variables.ns]"
+			}(),
 			msg(lit(RulePriorityClass+": namespace "), "variables.ns", lit(" may not use priorityClassName "), "variables.priorityClass",
-				lit("; its team may use "), "(size("+f.teamClasses+"[variables.ns]) == 0 ? 'none' : "+f.teamClasses+"[variables.ns].join(', '))",
-				lit(". Fix: use one of those, or add the class to the team's classes in the blueprint."))},
+				"("+inTeam+" ? ('; its team may use '+"+or("variables.allowedClasses", "none")+"+' (priority at most '+string(variables.ceiling)+')') : ('; it is outside the blueprint, so it runs at most at the default priority '+string(variables.ceiling)+' and may name '+"+or("variables.allowedClasses", "no class")+"))",
+				lit(". System classes ("+strings.Join(systemPriorityClasses, ", ")+") are for system namespaces ("+listText(f.systemNS)+"). Fix: use one of those, or run it in a team namespace whose team may use the class (the team's classes in the blueprint)."))},
+		RulePriorityCeiling: {
+			"variables.isSystemNS || variables.priority <= variables.ceiling",
+			msg(lit(RulePriorityCeiling+": namespace "), "variables.ns", lit(" runs at most at priority "), "string(variables.ceiling)",
+				"("+inTeam+" ? ' (the highest class its team may use)' : ' (the priority of a pod that names no class: namespaces outside the blueprint run no higher)')",
+				lit(", but priorityClassName "), "variables.priorityClass", lit(" gives this pod priority "), "string(variables.priority)",
+				"("+inTeam+" ? '. Fix: use one of its team\\'s classes ('+"+or("variables.allowedClasses", "none")+"+'), or add the class to the team in the blueprint.' : '. Fix: drop priorityClassName, or run it in a team namespace whose team may use the class; system classes are for system namespaces ("+listText(f.systemNS)+").')")},
 		RulePriorityValue: {
 			"!has(variables.spec.priority)",
 			lit(RulePriorityValue + ": " + what + " sets spec.priority to a number; priority comes only from a PriorityClass. Fix: remove spec.priority and set spec.priorityClassName.")},
 		RuleNeverPreempt: {
-			"!(has(object.metadata.labels) && 'berth.io/class' in object.metadata.labels && object.metadata.labels['berth.io/class'] in " + f.neverClasses + ") || (has(variables.spec.preemptionPolicy) && variables.spec.preemptionPolicy == 'Never')",
-			msg(lit(RuleNeverPreempt+": pods of class "), "object.metadata.labels['berth.io/class']",
+			"!(variables.classLabel in " + f.neverClasses + ") || (has(variables.spec.preemptionPolicy) && variables.spec.preemptionPolicy == 'Never')",
+			msg(lit(RuleNeverPreempt+": pods of class "), "variables.classLabel",
 				lit(" run with preemptionPolicy Never, so that they wait for room rather than evict anything; this pod has "),
 				"(has(variables.spec.preemptionPolicy) ? variables.spec.preemptionPolicy : 'none')",
-				lit(". Fix: set priorityClassName "), celStringMap(f.neverPCs)+"[object.metadata.labels['berth.io/class']]",
+				lit(". Fix: set priorityClassName "), celStringMap(f.neverPCs)+"[variables.classLabel]",
 				lit(" (it carries preemptionPolicy Never)."))},
-		// The Priority admission plugin runs before mutating policies, so
-		// a bare pod's class cannot be given its priority: it must name it.
+		// The class label and the priority class say the same thing, in
+		// both directions: a class's pods run at its priority, and a pod
+		// at a class's priority is of that class (the class policies
+		// give it the label when it has none), so that leaving the label
+		// off exempts no pod from its class's placement, isolation and
+		// budget.
 		RuleClassPriority: {
-			"!(has(object.metadata.labels) && 'berth.io/class' in object.metadata.labels && object.metadata.labels['berth.io/class'] in " + celStringMap(f.classPCs) + ") || variables.priorityClass == " + celStringMap(f.classPCs) + "[object.metadata.labels['berth.io/class']]",
-			msg(lit(RuleClassPriority+": pods of class "), "object.metadata.labels['berth.io/class']", lit(" run at priorityClassName "),
-				celStringMap(f.classPCs)+"[object.metadata.labels['berth.io/class']]", lit("; this pod has "), "(variables.priorityClass == '' ? 'none' : variables.priorityClass)",
-				lit(". A pod created directly cannot be given it on admission (priority is settled before mutation); a Deployment, StatefulSet, Job or CronJob of the class gets it by itself. Fix: set spec.priorityClassName, or run the pod from a workload."))},
+			"(variables.classLabel in " + classPCs + " ? variables.priorityClass == " + classPCs + "[variables.classLabel] : true) && (variables.priorityClass in " + f.pcClass + " ? variables.classLabel == " + f.pcClass + "[variables.priorityClass] : true)",
+			msg(lit(RuleClassPriority+": "+what+" has class label "+LabelClass+"="), "(variables.classLabel == '' ? '(none)' : variables.classLabel)",
+				lit(" and priorityClassName "), "(variables.priorityClass == '' ? '(none)' : variables.priorityClass)",
+				"(variables.classLabel in "+classPCs+" ? '; pods of class '+variables.classLabel+' run at priorityClassName '+"+classPCs+"[variables.classLabel] : '; priorityClassName '+variables.priorityClass+' is class '+"+f.pcClass+"[variables.priorityClass]+'\\'s')",
+				lit("."+bare+" Fix: make the class label and spec.priorityClassName name the same class."))},
 	}
 }
 
 // lit is text as a CEL string literal.
 func lit(s string) string { return strconv.Quote(s) }
 
-func podPolicy(bp *v1alpha1.Blueprint, f *facts, name, spec string, ids []string, pods bool) *admissionv1.ValidatingAdmissionPolicy {
+func podPolicy(bp *v1alpha1.Blueprint, f *facts, name, pod string, ids []string, pods bool) *admissionv1.ValidatingAdmissionPolicy {
 	all := rules(f, !pods)
 	var validations []admissionv1.Validation
 	for _, id := range ids {
@@ -291,10 +378,10 @@ func podPolicy(bp *v1alpha1.Blueprint, f *facts, name, spec string, ids []string
 	case PodPolicy:
 		resources = append(resources, ruleFor("", "v1", "pods"))
 		// A running pod is updated by controllers all the time; only a
-		// new pod, or one whose tolerations change (the one scheduling
-		// field a pod update may touch), is checked. This is a guard on
-		// each validation rather than a match condition, which would
-		// build a second CEL view of every pod.
+		// new pod, or an update that changes where it may run
+		// (tolerations, or a gated pod's node selection), is checked.
+		// This is a guard on each validation rather than a match
+		// condition, which would build a second CEL view of every pod.
 		for i := range validations {
 			validations[i].Expression = "!variables.checked || (" + validations[i].Expression + ")"
 		}
@@ -309,8 +396,31 @@ func podPolicy(bp *v1alpha1.Blueprint, f *facts, name, spec string, ids []string
 		Spec: admissionv1.ValidatingAdmissionPolicySpec{
 			FailurePolicy:    ptrTo(admissionv1.Fail),
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: resources},
-			Variables:        podVariables(f, spec, pods),
+			Variables:        podVariables(f, pod, pods),
 			Validations:      validations,
+		},
+	}
+}
+
+// priorityClassPolicy refuses a new default PriorityClass above the
+// blueprint's default priority: every pod that names no class would get
+// it, and namespaces outside the blueprint run no higher than that.
+func priorityClassPolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.ValidatingAdmissionPolicy {
+	d := fmt.Sprint(f.defaultPriority)
+	return &admissionv1.ValidatingAdmissionPolicy{
+		TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "ValidatingAdmissionPolicy"),
+		ObjectMeta: meta(bp, "", PriorityPolicy, nil),
+		Spec: admissionv1.ValidatingAdmissionPolicySpec{
+			FailurePolicy: ptrTo(admissionv1.Fail),
+			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{
+				ruleFor("scheduling.k8s.io", "v1", "priorityclasses"),
+			}},
+			Validations: []admissionv1.Validation{{
+				Expression: "!(has(object.globalDefault) && object.globalDefault) || object.value <= " + d,
+				MessageExpression: lit(RuleGlobalDefault+": PriorityClass ") + " + object.metadata.name + " + lit(" would be the default for every pod that names no class, at priority ") + " + string(object.value) + " +
+					lit(", above "+d+", the ceiling of every namespace outside the blueprint "+bp.Metadata.Name+" (and the lowest a class may sit); its pods would be refused or run above their station. Fix: drop globalDefault, set its value to at most "+d+", or make a class the default in the blueprint (globalDefault: true)."),
+				Reason: ptrTo(metav1.StatusReasonForbidden),
+			}},
 		},
 	}
 }
@@ -324,12 +434,16 @@ func namespacePolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.ValidatingAd
 	}
 	mine := celMap(teams)
 	labels := "(has(object.metadata.labels) ? object.metadata.labels : {})"
+	old := "(request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})"
+	team, blueprint := strconv.Quote(LabelTeam), strconv.Quote(LabelBlueprint)
+	// A blueprint's namespace carries berth's labels exactly as berth set
+	// them, once it has them; before the first apply it may be created
+	// bare, and apply adopts it. Any other namespace may not claim one of
+	// the blueprint's teams, whether it is created with the label or
+	// given it later.
 	expr := "object.metadata.name in " + mine +
-		" ? (" + labels + "['berth.io/team'] == " + mine + "[object.metadata.name][0] && " + labels + "['berth.io/blueprint'] == " + strconv.Quote(bp.Metadata.Name) + ")" +
-		" : !(" + labels + ".exists(k, k == 'berth.io/team') && " + labels + "['berth.io/team'] in " + celList(teamNames(bp)) + ")"
-	// Namespaces are created before berth labels them only by berth
-	// itself, in one apply; a namespace created bare by someone else is
-	// adopted by the next apply, which sets the labels.
+		" ? ((" + team + " in " + labels + " || " + team + " in " + old + ") ? (" + team + " in " + labels + " && " + labels + "[" + team + "] == " + mine + "[object.metadata.name][0] && " + blueprint + " in " + labels + " && " + labels + "[" + blueprint + "] == " + strconv.Quote(bp.Metadata.Name) + ") : true)" +
+		" : !(" + team + " in " + labels + " && " + labels + "[" + team + "] in " + celList(teamNames(bp)) + ")"
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "ValidatingAdmissionPolicy"),
 		ObjectMeta: meta(bp, "", NamespacePolicy, nil),
@@ -337,7 +451,7 @@ func namespacePolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.ValidatingAd
 			FailurePolicy: ptrTo(admissionv1.Fail),
 			MatchConstraints: &admissionv1.MatchResources{ResourceRules: []admissionv1.NamedRuleWithOperations{{
 				RuleWithOperations: admissionv1.RuleWithOperations{
-					Operations: []admissionv1.OperationType{admissionv1.Update},
+					Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
 					Rule:       admissionv1.Rule{APIGroups: []string{""}, APIVersions: []string{"v1"}, Resources: []string{"namespaces"}},
 				},
 			}}},
@@ -420,6 +534,20 @@ func celMap(m map[string][]string) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
 		parts[i] = strconv.Quote(k) + ": " + celList(m[k])
+	}
+	return "{" + strings.Join(parts, ", ") + "}"
+}
+
+// celIntMap writes a map of integers as a CEL map literal, keys sorted.
+func celIntMap(m map[string]int32) string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%q: %d", k, m[k])
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

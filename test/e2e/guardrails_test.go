@@ -137,18 +137,21 @@ func TestGuardrailsRefuseBypasses(t *testing.T) {
 		{"inference-high from a team not allowed it", "web", func(p *corev1.Pod) {
 			p.Spec.PriorityClassName = "inference-high"
 		}, compile.RulePriorityClass},
+		{"system-cluster-critical from a team", "team-a", func(p *corev1.Pod) {
+			p.Spec.PriorityClassName = "system-cluster-critical"
+		}, compile.RulePriorityClass},
 		{"a training pod that could preempt", "gpu-lab", func(p *corev1.Pod) {
 			p.Labels = map[string]string{compile.LabelClass: "training"}
 		}, compile.RuleNeverPreempt},
-		// Kubernetes itself refuses these before the policies see them;
-		// they are here so that the design's promise is tested, whoever
-		// keeps it.
+		// Kubernetes' own validation would refuse these with no fix; the
+		// gpu-limits policies complete the limit and mark them, so that
+		// berth's rule refuses them with its fix.
 		{"GPUs in requests without a limit", "team-a", func(p *corev1.Pod) {
 			p.Spec.Containers[0].Resources.Requests = gpuLimits("1")
-		}, "Limit must be set"},
+		}, compile.RuleGPULimit},
 		{"GPUs asked for by an init container without a limit", "team-a", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "fetch", Image: "x", Resources: corev1.ResourceRequirements{Requests: gpuLimits("1")}}}
-		}, "Limit must be set"},
+		}, compile.RuleGPULimit},
 		{"spec.priority set by hand", "team-a", func(p *corev1.Pod) {
 			p.Spec.Priority = ptr(int32(1000000))
 		}, "must not be provided in pod spec"},
@@ -225,8 +228,8 @@ func ptr[T any](v T) *T { return &v }
 // never fires.
 func TestGuardrailsTypeCheck(t *testing.T) {
 	ctx := context.Background()
-	for _, name := range []string{compile.PodPolicy, compile.WorkloadPolicy, compile.CronJobPolicy, compile.NamespacePolicy} {
-		eventually(t, 30*time.Second, "type checking of "+name, func() (bool, error) {
+	for _, name := range []string{compile.PodPolicy, compile.WorkloadPolicy, compile.CronJobPolicy, compile.NamespacePolicy, compile.PriorityPolicy} {
+		eventually(t, 2*time.Minute, "type checking of "+name, func() (bool, error) {
 			p, err := client.AdmissionregistrationV1().ValidatingAdmissionPolicies().Get(ctx, name, metav1.GetOptions{})
 			if err != nil {
 				return false, err

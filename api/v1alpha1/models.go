@@ -1,0 +1,99 @@
+package v1alpha1
+
+import (
+	"fmt"
+	"path"
+	"strings"
+
+	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/util/validation/field"
+)
+
+// Models wires model artifacts into workloads: a Deployment or
+// StatefulSet annotated berth.io/model: NAME@ALIAS (or NAME:VERSION)
+// gets an init container that pulls the model from Store into an
+// emptyDir, mounted read-only in its containers at MountPath.
+type Models struct {
+	// Store is the artifact store, s3://BUCKET/PREFIX or file://DIR, as
+	// `berth model --store` takes it. Required.
+	Store string `json:"store"`
+	// Endpoint is the S3 endpoint pods reach the store at (S3_ENDPOINT),
+	// for stores other than AWS S3. Empty means AWS.
+	Endpoint string `json:"endpoint,omitempty"`
+	// Region is the bucket's region (AWS_REGION). Empty lets the client
+	// discover it.
+	Region string `json:"region,omitempty"`
+	// PullerImage runs `berth model pull`. Empty means DefaultPullerImage.
+	PullerImage string `json:"pullerImage,omitempty"`
+	// MountPath is where containers find the model; the version pulled is
+	// MountPath/current. Empty means /models.
+	MountPath string `json:"mountPath,omitempty"`
+	// Secret names a Secret, in each workload's namespace, whose keys
+	// (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, ...) become the puller's
+	// environment. Empty means none: the pod's own identity reaches the
+	// store.
+	Secret string `json:"secret,omitempty"`
+	// SizeLimit caps the model's emptyDir when the workload does not
+	// carry berth.io/model-size (which `berth model promote` pins from
+	// the version's size). Nil means 20Gi.
+	SizeLimit *resource.Quantity `json:"sizeLimit,omitempty"`
+}
+
+// Model wiring defaults and the annotations it reads and writes.
+const (
+	DefaultPullerImage = "ghcr.io/berth-io/berth:latest"
+	DefaultModelMount  = "/models"
+	// AnnotationModel, on a Deployment or StatefulSet, is the model it
+	// follows: NAME@ALIAS or NAME:VERSION.
+	AnnotationModel = "berth.io/model"
+	// AnnotationModelRef, on a pod template, is the version its pods
+	// pull: NAME:VERSION once pinned (by `berth model promote`), else
+	// the followed NAME@ALIAS. The init container reads it through the
+	// downward API, so all pods of one ReplicaSet pull the same version.
+	AnnotationModelRef = "berth.io/model-ref"
+	// AnnotationModelSize, on a pod template, sizes the model's emptyDir.
+	AnnotationModelSize = "berth.io/model-size"
+)
+
+// DefaultModelSizeLimit is the emptyDir limit when nothing says more.
+var DefaultModelSizeLimit = resource.MustParse("20Gi")
+
+// setModelDefaults fills the model wiring's defaults.
+func setModelDefaults(m *Models) {
+	if m == nil {
+		return
+	}
+	if m.PullerImage == "" {
+		m.PullerImage = DefaultPullerImage
+	}
+	if m.MountPath == "" {
+		m.MountPath = DefaultModelMount
+	}
+	setQuantity(&m.SizeLimit, DefaultModelSizeLimit)
+}
+
+// validateModels checks spec.models.
+func validateModels(p *field.Path, m *Models) field.ErrorList {
+	if m == nil {
+		return nil
+	}
+	var errs field.ErrorList
+	switch {
+	case m.Store == "":
+		errs = append(errs, field.Required(p.Child("store"), "the store pods pull models from\nfix: set it to s3://BUCKET/PREFIX, or file://DIR for a local rehearsal"))
+	case !strings.HasPrefix(m.Store, "s3://") && !strings.HasPrefix(m.Store, "file://"):
+		errs = append(errs, field.Invalid(p.Child("store"), m.Store, "is not an s3:// or file:// URL\nfix: write s3://BUCKET/PREFIX (R2, MinIO and GCS are s3:// with endpoint set), or file://DIR"))
+	case strings.HasPrefix(m.Store, "s3://") && strings.TrimPrefix(m.Store, "s3://") == "":
+		errs = append(errs, field.Invalid(p.Child("store"), m.Store, "names no bucket\nfix: write s3://BUCKET/PREFIX"))
+	}
+	if !path.IsAbs(m.MountPath) || path.Clean(m.MountPath) != m.MountPath || m.MountPath == "/" {
+		errs = append(errs, field.Invalid(p.Child("mountPath"), m.MountPath, "must be a clean absolute path other than /\nfix: use a directory such as /models"))
+	}
+	if m.Secret != "" {
+		errs = append(errs, dnsLabel(p.Child("secret"), m.Secret)...)
+	}
+	if m.SizeLimit != nil && m.SizeLimit.Sign() <= 0 {
+		errs = append(errs, field.Invalid(p.Child("sizeLimit"), m.SizeLimit.String(), fmt.Sprintf("must be positive\nfix: give the largest model's size with room to spare, such as %s", DefaultModelSizeLimit.String())))
+	}
+	return errs
+}

@@ -1,0 +1,174 @@
+// Package budgets gives every workload of a class with a disruption budget
+// a PodDisruptionBudget of its own. One budget over a whole class (all of
+// its pods in a namespace) lets one service lose every replica in a drain
+// while another keeps the class's minimum; the seed's promise is per
+// service.
+//
+// The classes' budgets come from the team namespace's berth.io/budgets
+// annotation, which berth apply sets from the blueprint. A workload's
+// class is its pod template's berth.io/class label, which the class
+// policies set from the object's label, the template's or its priority
+// class. Each budget selects exactly the workload's pods (its selector),
+// is owned by the workload (garbage-collected with it), and is written by
+// the field manager berth-budgets, so berth apply --prune leaves it alone.
+//
+// Reconcile does one namespace once (berth apply runs it on any
+// cluster); Controller keeps every namespace reconciled (berth up runs it
+// on the local cluster).
+package budgets
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/types"
+	policyac "k8s.io/client-go/applyconfigurations/policy/v1"
+	metaac "k8s.io/client-go/applyconfigurations/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/internal/compile"
+)
+
+// FieldManager writes the budgets.
+const FieldManager = "berth-budgets"
+
+const annotation = compile.AnnotationBudgets
+
+// LabelWorkload, on a budget, names the workload it protects, as
+// KIND.NAME (deployment.reco).
+const LabelWorkload = "berth.io/budget-for"
+
+// Workload is what a budget is derived from.
+type Workload struct {
+	Kind     string // Deployment or StatefulSet
+	Name     string
+	UID      string
+	Selector *metav1.LabelSelector
+	Class    string // the pod template's berth.io/class
+}
+
+// Name is the budget's name for a workload: KIND-NAME-budget.
+func Name(kind, workload string) string {
+	return strings.ToLower(kind) + "-" + workload + "-budget"
+}
+
+// Desired is the budget each workload of a class with a budget should
+// have in a namespace whose annotation holds classes' budgets.
+func Desired(ns *corev1.Namespace, workloads []Workload) ([]*policyac.PodDisruptionBudgetApplyConfiguration, error) {
+	raw := ns.Annotations[compile.AnnotationBudgets]
+	if raw == "" {
+		return nil, nil
+	}
+	var classes compile.Budgets
+	if err := json.Unmarshal([]byte(raw), &classes); err != nil {
+		return nil, fmt.Errorf("namespace %s: annotation %s is not a class-to-budget map (%v); fix: run berth apply to rewrite it", ns.Name, compile.AnnotationBudgets, err)
+	}
+	var out []*policyac.PodDisruptionBudgetApplyConfiguration
+	for _, w := range workloads {
+		d, ok := classes[w.Class]
+		if !ok || w.Selector == nil {
+			continue
+		}
+		spec := policyac.PodDisruptionBudgetSpec().WithSelector(selector(w.Selector))
+		if d.MinAvailable != nil {
+			spec.WithMinAvailable(*d.MinAvailable)
+		}
+		if d.MaxUnavailable != nil {
+			spec.WithMaxUnavailable(*d.MaxUnavailable)
+		}
+		out = append(out, policyac.PodDisruptionBudget(Name(w.Kind, w.Name), ns.Name).
+			WithLabels(map[string]string{
+				compile.LabelManagedBy: compile.ManagedBy,
+				compile.LabelClass:     w.Class,
+				LabelWorkload:          strings.ToLower(w.Kind) + "." + w.Name,
+			}).
+			WithOwnerReferences(metaac.OwnerReference().
+				WithAPIVersion(appsv1.SchemeGroupVersion.String()).WithKind(w.Kind).
+				WithName(w.Name).WithUID(types.UID(w.UID))).
+			WithSpec(spec))
+	}
+	sort.Slice(out, func(i, j int) bool { return *out[i].Name < *out[j].Name })
+	return out, nil
+}
+
+func selector(s *metav1.LabelSelector) *metaac.LabelSelectorApplyConfiguration {
+	out := metaac.LabelSelector().WithMatchLabels(s.MatchLabels)
+	for _, e := range s.MatchExpressions {
+		out.WithMatchExpressions(metaac.LabelSelectorRequirement().WithKey(e.Key).WithOperator(e.Operator).WithValues(e.Values...))
+	}
+	return out
+}
+
+// Reconcile makes the budgets of one namespace what its workloads and
+// classes ask for: it applies each workload's budget, deletes the budgets
+// it made for workloads that no longer need one, and deletes a budget
+// berth apply made over a whole class, which the per-workload ones
+// replace (a pod under two budgets cannot be evicted at all).
+func Reconcile(ctx context.Context, c kubernetes.Interface, namespace string) error {
+	ns, err := c.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("reading namespace %s: %w", namespace, err)
+	}
+	var workloads []Workload
+	deps, err := c.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing Deployments in %s: %w", namespace, err)
+	}
+	for _, d := range deps.Items {
+		workloads = append(workloads, Workload{"Deployment", d.Name, string(d.UID), d.Spec.Selector, d.Spec.Template.Labels[compile.LabelClass]})
+	}
+	sets, err := c.AppsV1().StatefulSets(namespace).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		return fmt.Errorf("listing StatefulSets in %s: %w", namespace, err)
+	}
+	for _, s := range sets.Items {
+		workloads = append(workloads, Workload{"StatefulSet", s.Name, string(s.UID), s.Spec.Selector, s.Spec.Template.Labels[compile.LabelClass]})
+	}
+	want, err := Desired(ns, workloads)
+	if err != nil {
+		return err
+	}
+	keep := map[string]bool{}
+	for _, b := range want {
+		keep[*b.Name] = true
+		if _, err := c.PolicyV1().PodDisruptionBudgets(namespace).Apply(ctx, b, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+			return fmt.Errorf("applying budget %s/%s: %w", namespace, *b.Name, err)
+		}
+	}
+	have, err := c.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, metav1.ListOptions{
+		LabelSelector: labels.Set{compile.LabelManagedBy: compile.ManagedBy}.String(),
+	})
+	if err != nil {
+		return fmt.Errorf("listing budgets in %s: %w", namespace, err)
+	}
+	for _, b := range have.Items {
+		_, mine := b.Labels[LabelWorkload]
+		if (mine && !keep[b.Name]) || (len(want) > 0 && classWide(&b)) {
+			err := c.PolicyV1().PodDisruptionBudgets(namespace).Delete(ctx, b.Name, metav1.DeleteOptions{})
+			if err != nil && !apierrors.IsNotFound(err) {
+				return fmt.Errorf("deleting budget %s/%s: %w", namespace, b.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// classWide reports whether b is a budget earlier versions of berth apply
+// made over all of a class's pods.
+func classWide(b *policyv1.PodDisruptionBudget) bool {
+	s := b.Spec.Selector
+	return b.Labels[compile.LabelBlueprint] != "" && s != nil && len(s.MatchExpressions) == 0 &&
+		len(s.MatchLabels) == 1 && s.MatchLabels[compile.LabelClass] != "" && b.Name == s.MatchLabels[compile.LabelClass]+"-budget"
+}
