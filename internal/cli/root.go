@@ -82,6 +82,7 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newExportCommand(s),
 		newWhyCommand(s, kube),
 		newAuditCommand(s, kube),
+		newModelCommand(s, kube),
 	)
 	return root
 }

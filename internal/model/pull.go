@@ -146,6 +146,7 @@ func (r *Registry) fetch(ctx context.Context, v *Version, dir string, o PullOpti
 		}
 		return err
 	}
+	os.Remove(filepath.Join(dir, ".partial")) // only if no other pull is under way
 	return syncDir(filepath.Join(dir, "versions"))
 }
 
