@@ -31,7 +31,6 @@ func SetDefaults(bp *Blueprint) {
 		s.Guardrails = GuardrailsEnforce
 	}
 	setModelDefaults(s.Models)
-	setModelDefaults(s.Models)
 	for i := range s.Pools {
 		p := &s.Pools[i]
 		if p.Mode == "" {

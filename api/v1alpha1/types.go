@@ -53,8 +53,6 @@ type Spec struct {
 	Guardrails GuardrailMode `json:"guardrails,omitempty"`
 	// Models, when set, wires model artifacts into workloads (models.go).
 	Models *Models `json:"models,omitempty"`
-	// Models, when set, wires model artifacts into workloads (models.go).
-	Models *Models `json:"models,omitempty"`
 }
 
 // GuardrailMode is what berth's admission policies do with a violation.

@@ -61,7 +61,6 @@ func Validate(bp *Blueprint) (errs, warnings field.ErrorList) {
 	errs = append(errs, validateClasses(spec.Child("classes"), s.Classes, pools)...)
 	errs = append(errs, oneOf(spec.Child("guardrails"), string(s.Guardrails), GuardrailsEnforce, GuardrailsWarn, GuardrailsAudit, GuardrailsOff)...)
 	errs = append(errs, validateModels(spec.Child("models"), s.Models)...)
-	errs = append(errs, validateModels(spec.Child("models"), s.Models)...)
 	teamNamespaces := sets.New[string]()
 	for _, t := range s.Teams {
 		teamNamespaces.Insert(t.Namespaces...)
