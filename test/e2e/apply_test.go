@@ -2,16 +2,20 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -33,23 +37,66 @@ func loadBlueprint(t *testing.T, text string) *v1alpha1.Blueprint {
 	return b
 }
 
-// resourceVersions records the resourceVersion of every object berth
-// owns for a blueprint, and of every node, so that a test can tell
-// whether anything was written.
-func resourceVersions(t *testing.T, name string) map[string]string {
+// ownedObjects lists every object berth owns for a blueprint, by
+// "KIND NAMESPACE/NAME", so that a test can tell whether anything was
+// written. (Writes to nodes are caught by writeCounter.)
+func ownedObjects(t *testing.T, name string) map[string]*unstructured.Unstructured {
 	t.Helper()
 	ctx := context.Background()
-	out := map[string]string{}
+	out := map[string]*unstructured.Unstructured{}
 	for _, kind := range compile.Kinds {
 		l, err := clients.Dynamic.Resource(kind.Resource).List(ctx, metav1.ListOptions{LabelSelector: compile.Selector(name)})
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, o := range l.Items {
-			out[kind.Kind+" "+o.GetNamespace()+"/"+o.GetName()] = o.GetResourceVersion()
+		for i := range l.Items {
+			o := &l.Items[i]
+			out[kind.Kind+" "+o.GetNamespace()+"/"+o.GetName()] = o
 		}
 	}
 	return out
+}
+
+// changedOwned lists the objects that were added, removed or written
+// between two ownedObjects listings. A new resourceVersion is a write
+// unless all that changed is the status, which the quota, disruption and
+// policy controllers keep up to date on their own.
+func changedOwned(before, after map[string]*unstructured.Unstructured) []string {
+	var out []string
+	for key, b := range before {
+		a, ok := after[key]
+		switch {
+		case !ok:
+			out = append(out, key+" deleted")
+		case a.GetResourceVersion() != b.GetResourceVersion():
+			if d := cmp.Diff(withoutStatus(b), withoutStatus(a)); d != "" {
+				out = append(out, fmt.Sprintf("%s written (resourceVersion %s → %s):\n%s", key, b.GetResourceVersion(), a.GetResourceVersion(), d))
+			}
+		}
+	}
+	for key := range after {
+		if _, ok := before[key]; !ok {
+			out = append(out, key+" created")
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// withoutStatus is o less its status, resourceVersion and the
+// managedFields entries of status writes.
+func withoutStatus(o *unstructured.Unstructured) map[string]any {
+	c := o.DeepCopy()
+	unstructured.RemoveNestedField(c.Object, "status")
+	c.SetResourceVersion("")
+	var fields []metav1.ManagedFieldsEntry
+	for _, f := range c.GetManagedFields() {
+		if f.Subresource != "status" {
+			fields = append(fields, f)
+		}
+	}
+	c.SetManagedFields(fields)
+	return c.Object
 }
 
 // A second apply of the same blueprint finds nothing to do and writes
@@ -59,7 +106,7 @@ func resourceVersions(t *testing.T, name string) map[string]string {
 // changes anything.
 func TestSecondApplyWritesNothing(t *testing.T) {
 	ctx := context.Background()
-	owned := resourceVersions(t, bp.Metadata.Name)
+	owned := ownedObjects(t, bp.Metadata.Name)
 	if len(owned) < 10 {
 		t.Fatalf("the applied e2e blueprint owns only %d objects: %v", len(owned), owned)
 	}
@@ -85,6 +132,9 @@ func TestSecondApplyWritesNothing(t *testing.T) {
 	}
 	if w := writes.list(); len(w) > 0 {
 		t.Errorf("the second apply wrote: %v", w)
+	}
+	if changed := changedOwned(owned, ownedObjects(t, bp.Metadata.Name)); len(changed) > 0 {
+		t.Errorf("after the second apply, objects berth owns changed:\n%s", strings.Join(changed, "\n"))
 	}
 
 	home := t.TempDir()
