@@ -69,7 +69,13 @@ func TestKilledApplyConverges(t *testing.T) {
 	if code != 0 {
 		t.Errorf("plan after the second apply exited %d, want 0:\n%s", code, out3)
 	}
-	for _, p := range readyPods(t, ns, "serve") {
+	// apply returns once the drained pods run again: both replicas are
+	// ready now, and only on the new generation's nodes.
+	ready := readyPods(t, ns, "serve")
+	if len(ready) != 2 {
+		t.Errorf("%d serve pods ready after the finished replacement, want 2", len(ready))
+	}
+	for _, p := range ready {
 		if !strings.HasPrefix(p.Spec.NodeName, "killed-gpu-g2-") {
 			t.Errorf("pod %s runs on %s after the finished replacement", p.Name, p.Spec.NodeName)
 		}
