@@ -42,13 +42,19 @@ func clearPods(t *testing.T, ns string) {
 }
 
 // Behaviour 4: team A, with a quota of four GPUs, cannot run a fifth GPU
-// pod, and the quota error is what its user sees; team B is unaffected.
+// pod, and the quota error is what its user sees; team B is unaffected:
+// while team A is at its limit, team B runs GPU pods up to its own quota.
 func TestTeamGPUQuota(t *testing.T) {
 	ctx := context.Background()
 	clearPods(t, "team-a")
 	clearPods(t, "team-b")
+	// Team A's four pods select pool gpu, whose two GPUs run two of them;
+	// the other two wait, and count against the quota all the same. That
+	// leaves the spot pool's two GPUs for team B.
 	for i := range 4 {
-		if _, err := client.CoreV1().Pods("team-a").Create(ctx, anyGPUPod("team-a", fmt.Sprintf("train-%d", i), ""), metav1.CreateOptions{}); err != nil {
+		p := anyGPUPod("team-a", fmt.Sprintf("train-%d", i), "")
+		p.Spec.NodeSelector = map[string]string{poolLabel: "gpu"}
+		if _, err := client.CoreV1().Pods("team-a").Create(ctx, p, metav1.CreateOptions{}); err != nil {
 			t.Fatalf("GPU pod %d of 4 in team-a refused: %v", i+1, err)
 		}
 	}
@@ -61,16 +67,33 @@ func TestTeamGPUQuota(t *testing.T) {
 			t.Errorf("quota error %q does not say %q", err, want)
 		}
 	}
-	q, err := client.CoreV1().ResourceQuotas("team-b").Get(ctx, "team-quota", metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
+
+	for i := range 2 {
+		p := anyGPUPod("team-b", fmt.Sprintf("serve-%d", i), "")
+		p.Labels = map[string]string{"app": "serve"}
+		p.Spec.NodeSelector = map[string]string{poolLabel: "spot-gpu"}
+		if _, err := client.CoreV1().Pods("team-b").Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("team-b's GPU pod %d of 2 refused while team-a is at its quota: %v", i+1, err)
+		}
 	}
-	if used := q.Status.Used["requests.nvidia.com/gpu"]; !used.IsZero() {
-		t.Errorf("team-b's quota shows %s GPUs used by team-a's pods", used.String())
+	running := runningPods(t, "team-b", "app=serve", 2)
+	if by := countBy(t, running, poolLabel); by["spot-gpu"] != 2 {
+		t.Errorf("team-b's GPU pods by pool = %v, want both running on spot-gpu", by)
 	}
-	// Team B's own quota still admits its pods while team A is full.
-	if _, err := client.CoreV1().Pods("team-b").Create(ctx, anyGPUPod("team-b", "serve-0", ""), metav1.CreateOptions{}); err != nil {
-		t.Errorf("team-b's GPU pod refused while team-a is at its quota: %v", err)
+	// Each quota counts its own namespace's pods: team A's four, team B's two.
+	for ns, want := range map[string]string{"team-a": "4", "team-b": "2"} {
+		eventually(t, 30*time.Second, ns+"'s quota to count its own GPU pods", func() (bool, error) {
+			q, err := client.CoreV1().ResourceQuotas(ns).Get(ctx, "team-quota", metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			used := q.Status.Used["requests.nvidia.com/gpu"]
+			return used.Cmp(resource.MustParse(want)) == 0, nil
+		})
+	}
+	// Team B's quota, like team A's, refuses one more.
+	if _, err := client.CoreV1().Pods("team-b").Create(ctx, anyGPUPod("team-b", "serve-2", ""), metav1.CreateOptions{}); err == nil || !strings.Contains(err.Error(), "limited: requests.nvidia.com/gpu=2") {
+		t.Errorf("a third GPU pod in team-b: %v, want its own quota of 2 to refuse it", err)
 	}
 }
 
