@@ -2,8 +2,9 @@ package e2e
 
 import (
 	"context"
+	"maps"
 	"strings"
-	"sync/atomic"
+	"sync"
 	"testing"
 	"time"
 
@@ -13,6 +14,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/watch"
+	"k8s.io/client-go/tools/cache"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/pools"
@@ -150,38 +154,15 @@ func TestTaintChangeReplacesPool(t *testing.T) {
 	})
 
 	// Watch the ready count through the replacement: the budget says 2.
-	var fewest atomic.Int32
-	fewest.Store(3)
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case <-done:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-			l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=serve"})
-			if err != nil {
-				continue
-			}
-			n := int32(0)
-			for i := range l.Items {
-				if l.Items[i].DeletionTimestamp == nil && isPodReady(&l.Items[i]) {
-					n++
-				}
-			}
-			if n < fewest.Load() {
-				fewest.Store(n)
-			}
-		}
-	}()
-	err = applyBlueprint(ctx, next, apply.Options{})
-	close(done)
-	if err != nil {
+	// A watch sees every change to every pod in order, so no dip between
+	// two looks can go unseen.
+	ready := watchReady(t, ns, "serve")
+	if err := applyBlueprint(ctx, next, apply.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	if f := fewest.Load(); f < 2 {
-		t.Errorf("during the replacement only %d pods were ready; the budget asks for 2", f)
+	final := readyPods(t, ns, "serve")
+	if fewest := ready.until(t, final); fewest < 2 {
+		t.Errorf("during the replacement only %d pods were ready; the budget asks for 2", fewest)
 	}
 	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool + "=bluegreen-gpu"})
 	if err != nil {
@@ -197,11 +178,10 @@ func TestTaintChangeReplacesPool(t *testing.T) {
 	if strings.Join(names, ",") != "bluegreen-gpu-g2-0,bluegreen-gpu-g2-1" {
 		t.Errorf("pool nodes after the replacement = %v, want the two of generation 2", names)
 	}
-	ready := readyPods(t, ns, "serve")
-	if len(ready) != 3 {
-		t.Fatalf("%d serve pods ready after the replacement, want 3", len(ready))
+	if len(final) != 3 {
+		t.Fatalf("%d serve pods ready after the replacement, want 3", len(final))
 	}
-	for _, p := range ready {
+	for _, p := range final {
 		if !strings.HasPrefix(p.Spec.NodeName, "bluegreen-gpu-g2-") {
 			t.Errorf("pod %s runs on %s, not on the new nodes", p.Name, p.Spec.NodeName)
 		}
@@ -261,4 +241,85 @@ func TestBlockedDrainStopsAndResumes(t *testing.T) {
 	if n := len(readyPods(t, ns, "serve")); n != 2 {
 		t.Errorf("%d serve pods ready after the resumed replacement, want 2", n)
 	}
+}
+
+// readyWatch follows an app's ready pods through a watch and keeps the
+// fewest it saw ready at once.
+type readyWatch struct {
+	mu sync.Mutex
+	// ready are the pods ready in the last event seen; fewest is the
+	// smallest len(ready) since the watch began; err ends the watch.
+	ready  map[string]bool
+	fewest int
+	err    error
+}
+
+// watchReady lists the app's pods and, until the test ends, follows
+// every change to them from that list on.
+func watchReady(t *testing.T, ns, app string) *readyWatch {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	sel := metav1.ListOptions{LabelSelector: "app=" + app}
+	l, err := client.CoreV1().Pods(ns).List(ctx, sel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		o.LabelSelector = sel.LabelSelector
+		return client.CoreV1().Pods(ns).Watch(ctx, o)
+	}}
+	// A RetryWatcher resumes from the last event it delivered when the
+	// API server closes the stream, so no event is lost.
+	w, err := watchtools.NewRetryWatcherWithContext(ctx, l.ResourceVersion, lw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cancel(); w.Stop() })
+	r := &readyWatch{ready: map[string]bool{}}
+	for i := range l.Items {
+		r.see(&l.Items[i], false)
+	}
+	r.fewest = len(r.ready)
+	go func() {
+		for ev := range w.ResultChan() {
+			r.mu.Lock()
+			switch ev.Type {
+			case watch.Added, watch.Modified, watch.Deleted:
+				r.see(ev.Object.(*corev1.Pod), ev.Type == watch.Deleted)
+			case watch.Error:
+				r.err = apierrors.FromObject(ev.Object)
+			}
+			r.mu.Unlock()
+		}
+	}()
+	return r
+}
+
+func (r *readyWatch) see(p *corev1.Pod, deleted bool) {
+	if !deleted && p.DeletionTimestamp == nil && isPodReady(p) {
+		r.ready[p.Name] = true
+	} else {
+		delete(r.ready, p.Name)
+	}
+	r.fewest = min(r.fewest, len(r.ready))
+}
+
+// until waits until the pods the watch has seen ready are exactly final,
+// the pods ready now, and returns the fewest ready at any moment before.
+// Each of final became ready after the eviction that made room for it,
+// so by then the watch has seen every dip.
+func (r *readyWatch) until(t *testing.T, final []corev1.Pod) int {
+	t.Helper()
+	want := map[string]bool{}
+	for _, p := range final {
+		want[p.Name] = true
+	}
+	eventually(t, time.Minute, "the watch to see the ready pods", func() (bool, error) {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		return maps.Equal(r.ready, want), r.err
+	})
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.fewest
 }
