@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -42,32 +43,45 @@ func TestInferencePreemptsTrainingWhichNeverPreempts(t *testing.T) {
 		return len(running()) == 4, nil
 	})
 
-	late, err := client.CoreV1().Pods(ns).Create(ctx, anyGPUPod(ns, "preempt-late", "training-low"), metav1.CreateOptions{})
+	created, err := client.CoreV1().Pods(ns).Create(ctx, anyGPUPod(ns, "preempt-late", "training-low"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if late.Spec.PreemptionPolicy == nil || *late.Spec.PreemptionPolicy != corev1.PreemptNever {
-		t.Fatalf("training-low pod has preemptionPolicy %v, want Never from its PriorityClass", late.Spec.PreemptionPolicy)
+	if created.Spec.PreemptionPolicy == nil || *created.Spec.PreemptionPolicy != corev1.PreemptNever {
+		t.Fatalf("training-low pod has preemptionPolicy %v, want Never from its PriorityClass", created.Spec.PreemptionPolicy)
 	}
-	eventually(t, 30*time.Second, "the scheduler to find no room for the late training pod", func() (bool, error) {
-		p, err := client.CoreV1().Pods(ns).Get(ctx, "preempt-late", metav1.GetOptions{})
+	// The scheduler writes its verdict on the late pod in one status
+	// update: the Unschedulable condition, whose message ends with what
+	// preemption said, and a nominatedNodeName had it preempted. So the
+	// condition that quotes preemption refusing is the proof that nothing
+	// was preempted for it; no waiting for a preemption that might come.
+	var late *corev1.Pod
+	eventually(t, 30*time.Second, "the scheduler to refuse preemption for the late training pod", func() (bool, error) {
+		late, err = client.CoreV1().Pods(ns).Get(ctx, "preempt-late", metav1.GetOptions{})
 		if err != nil {
 			return false, err
 		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodScheduled && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable {
-				return true, nil
-			}
-		}
-		return false, nil
+		c := scheduledCondition(late)
+		return c != nil && c.Status == corev1.ConditionFalse && c.Reason == corev1.PodReasonUnschedulable &&
+			strings.Contains(c.Message, "preemption: not eligible due to preemptionPolicy=Never"), nil
 	})
-	// Give a wrongful preemption time to show before checking for one.
-	time.Sleep(2 * time.Second)
-	if r := running(); len(r) != 4 || r["preempt-late"] {
-		t.Fatalf("a training pod with preemptionPolicy Never displaced another: running %v", r)
+	if late.Status.NominatedNodeName != "" {
+		t.Errorf("the late training pod was nominated to %s, which only preemption does", late.Status.NominatedNodeName)
 	}
-	if p, _ := client.CoreV1().Pods(ns).Get(ctx, "preempt-late", metav1.GetOptions{}); p.Status.NominatedNodeName != "" {
-		t.Errorf("the late training pod was nominated to %s, which only preemption does", p.Status.NominatedNodeName)
+	l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range l.Items {
+		if p.Name == "preempt-late" {
+			continue
+		}
+		if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning || hasDisruptionTarget(&p) {
+			t.Errorf("training pod %s was disturbed (phase %s, deleting %v, conditions %v) by a pod that never preempts", p.Name, p.Status.Phase, p.DeletionTimestamp != nil, p.Status.Conditions)
+		}
+	}
+	if len(l.Items) != 5 {
+		t.Errorf("%d pods in %s, want the 4 training pods and the late one", len(l.Items), ns)
 	}
 
 	serve := anyGPUPod(ns, "serve", "inference-high")
@@ -90,4 +104,25 @@ func TestInferencePreemptsTrainingWhichNeverPreempts(t *testing.T) {
 	if r["preempt-late"] {
 		t.Error("the late training pod took the freed GPU instead of the inference pod")
 	}
+}
+
+// scheduledCondition is the pod's PodScheduled condition, or nil.
+func scheduledCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodScheduled {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
+// hasDisruptionTarget reports whether something (the scheduler's
+// preemption, an eviction) has marked the pod for removal.
+func hasDisruptionTarget(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
 }
