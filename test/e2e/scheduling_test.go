@@ -11,7 +11,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/internal/apply"
 )
 
 var readFile = os.ReadFile
@@ -123,15 +126,93 @@ func TestAppDeployLandsOnItsPool(t *testing.T) {
 	}
 }
 
-// Behaviour 7: a zone TopologySpreadConstraint spreads six replicas 2/2/2.
+// spreadBlueprint has pools of its own for TestZoneSpread: four big
+// nodes in zone-1 and one small node in each of zone-2 and zone-3, all
+// labelled e2e-spread=yes and tainted so that no other pod lands there.
+const spreadBlueprint = `
+apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: spread}
+spec:
+  guardrails: Off # the suite's blueprint holds the cluster's guardrails
+  zones: [zone-1, zone-2, zone-3]
+  pools:
+  - {name: spread-system, mode: System, machine: {cpu: 2, memory: 4Gi}, count: 1, zones: [zone-1], taints: ["CriticalAddonsOnly=true:NoSchedule"]}
+  - name: spread-big
+    machine: {cpu: 32, memory: 128Gi}
+    count: 4
+    zones: [zone-1]
+    labels: {e2e-spread: "yes"}
+    taints: ["e2e-spread=yes:NoSchedule"]
+  - name: spread-small
+    machine: {cpu: 16, memory: 64Gi}
+    count: 2
+    zones: [zone-2, zone-3]
+    labels: {e2e-spread: "yes"}
+    taints: ["e2e-spread=yes:NoSchedule"]
+`
+
+// Behaviour 7: a zone TopologySpreadConstraint spreads six replicas 2/2/2
+// where the scheduler's scoring alone would not: zone-1 has four big
+// empty nodes, zone-2 and zone-3 one node each with room for just two
+// replicas. Without the constraint the same Deployment crowds into
+// zone-1 (the default spreading is soft, and loses to free capacity);
+// with it, every zone gets two.
 func TestZoneSpread(t *testing.T) {
+	ctx := context.Background()
+	removeNodesOf(t, "spread")
+	if err := applyBlueprint(ctx, loadBlueprint(t, spreadBlueprint), apply.Options{}); err != nil {
+		t.Fatal(err)
+	}
 	ns := namespace(t)
-	// The eligible nodes are uneven: cpu has one node per zone, appsnodepool
-	// five in zone-3. Only the constraint keeps zone-3 from taking most.
-	makeDeployment(ns, "inference", 6).zoneSpread().create(t)
-	pods := runningPods(t, ns, "app=inference", 6)
+	clearPods(t, ns)
+	replica := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")}
+	// Fill each small node to leave room for exactly two replicas.
+	for _, node := range []string{"spread-small-0", "spread-small-1"} {
+		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fill := corev1.ResourceList{}
+		for name, r := range replica {
+			q := n.Status.Allocatable[name]
+			q.Sub(r)
+			q.Sub(r)
+			fill[name] = q
+		}
+		p := plainPod(ns, "fill-"+node)
+		p.Labels = map[string]string{"app": "fill"}
+		p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
+		p.Spec.Tolerations = []corev1.Toleration{{Key: "e2e-spread", Operator: corev1.TolerationOpExists}}
+		p.Spec.Containers[0].Resources.Requests = fill
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	runningPods(t, ns, "app=fill", 2)
+
+	byZone := func(name string, spread bool) map[string]int {
+		d := makeDeployment(ns, name, 6).nodeSelector("e2e-spread", "yes").toleration("e2e-spread")
+		d.d.Spec.Template.Spec.Containers[0].Resources.Requests = replica
+		if spread {
+			d.zoneSpread()
+		}
+		d.create(t)
+		by := countBy(t, runningPods(t, ns, "app="+name, 6), corev1.LabelTopologyZone)
+		deleteDeployment(t, ns, name)
+		eventually(t, time.Minute, "the pods of "+name+" gone", func() (bool, error) {
+			l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app=" + name})
+			return err == nil && len(l.Items) == 0, err
+		})
+		return by
+	}
+	by := byZone("unconstrained", false)
+	t.Logf("without the constraint, replicas by zone: %v", by)
+	if by["zone-1"] <= 2 {
+		t.Fatalf("without the constraint the replicas spread %v by zone; zone-1 should take most, or this test cannot tell the constraint's work from the scheduler's scoring", by)
+	}
 	want := map[string]int{"zone-1": 2, "zone-2": 2, "zone-3": 2}
-	if diff := cmp.Diff(want, countBy(t, pods, corev1.LabelTopologyZone)); diff != "" {
-		t.Errorf("replicas by zone (-want +got):\n%s", diff)
+	if diff := cmp.Diff(want, byZone("spread", true)); diff != "" {
+		t.Errorf("replicas by zone with the constraint (-want +got):\n%s", diff)
 	}
 }
