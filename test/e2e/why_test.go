@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -14,6 +16,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 
 	"berth.io/berth/internal/cli"
 	"berth.io/berth/internal/why"
@@ -352,4 +355,183 @@ func TestWhyPoolCouldGrow(t *testing.T) {
 	wantVerdict(t, v, why.CausePoolCanGrow, []string{
 		"no node can hold the pod now, but pool why-grow could grow from 0 to 3 nodes (autoscale 0-3), and a new node would hold the pod, but this local cluster has no autoscaler to add it",
 	}, []string{"raise pool why-grow's autoscale.min to 1 in the blueprint and run `berth apply`"})
+}
+
+// Every appsnodepool node cordoned (as `kubectl cordon` does): a pod
+// that selects the pool waits, and the verdict is the cordon, with the
+// nodes and the fix.
+func TestWhyCordoned(t *testing.T) {
+	ctx := context.Background()
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "agentpool=appsnodepool"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 5 {
+		t.Fatalf("pool appsnodepool has %d nodes, want the blueprint's 5", len(nodes.Items))
+	}
+	setUnschedulable := func(name string, on bool) error {
+		patch := fmt.Sprintf(`{"spec":{"unschedulable":%t}}`, on)
+		_, err := client.CoreV1().Nodes().Patch(context.Background(), name, types.StrategicMergePatchType, []byte(patch), metav1.PatchOptions{})
+		return err
+	}
+	var names []string
+	for _, n := range nodes.Items {
+		names = append(names, n.Name)
+		t.Cleanup(func() {
+			if err := setUnschedulable(n.Name, false); err != nil {
+				t.Errorf("uncordoning %s: %v", n.Name, err)
+			}
+		})
+		if err := setUnschedulable(n.Name, true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ns := namespace(t)
+	p := plainPod(ns, "maintenance")
+	p.Spec.NodeSelector = map[string]string{"agentpool": "appsnodepool"}
+	createPending(t, p)
+
+	v := whyVerdict(t, p.Name, "-n", ns)
+	sort.Strings(names)
+	wantVerdict(t, v, why.CauseCordoned,
+		[]string{"every node that could hold the pod is cordoned (spec.unschedulable): pool appsnodepool: " + strings.Join(names, ", ")},
+		[]string{"`kubectl uncordon NODE`"})
+	if v.Scheduler == nil || !strings.Contains(v.Scheduler.Message, "unschedulable") {
+		t.Errorf("the scheduler's own account does not name the cordon: %+v", v.Scheduler)
+	}
+}
+
+// An inference-high pod held by a scheduling gate (as a queue holds it)
+// while both GPUs of pool gpu are taken: one by a pod of its own
+// priority, one by a priority-0 pod whose budget allows no disruption.
+// berth why says the gate holds it, and what happens once it goes:
+// preemption could make room by evicting that pod, and the budget is in
+// the way. Removing the gate, the scheduler does just that; while the
+// victim terminates, the verdict is the preemption in progress.
+func TestWhyGatedPreemptionAndBudget(t *testing.T) {
+	ctx := context.Background()
+	ns := gpuLab
+	clearPods(t, ns)
+	onGPUPool := func(name, class string) *corev1.Pod {
+		p := gpuPod(ns, name)
+		p.Spec.NodeSelector = map[string]string{poolLabel: "gpu"}
+		p.Spec.PriorityClassName = class
+		return p
+	}
+	// The victim stays terminating until the test lets it go, so that the
+	// preemption can be seen in progress.
+	const hold = "e2e.berth.io/hold"
+	victim := onGPUPool("why-victim", "")
+	victim.Labels = map[string]string{"app": "why-victim"}
+	victim.Finalizers = []string{hold}
+	release := func() error {
+		_, err := client.CoreV1().Pods(ns).Patch(context.Background(), victim.Name, types.MergePatchType, []byte(`{"metadata":{"finalizers":null}}`), metav1.PatchOptions{})
+		if apierrors.IsNotFound(err) {
+			return nil
+		}
+		return err
+	}
+	t.Cleanup(func() {
+		if err := release(); err != nil {
+			t.Errorf("releasing %s: %v", victim.Name, err)
+		}
+	})
+	for _, p := range []*corev1.Pod{onGPUPool("why-peer", "inference-high"), victim} {
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "why-victim", 1), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		client.PolicyV1().PodDisruptionBudgets(ns).Delete(context.Background(), "why-victim", metav1.DeleteOptions{})
+	})
+	var victimNode string
+	eventually(t, time.Minute, "both GPUs of pool gpu taken", func() (bool, error) {
+		l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{})
+		if err != nil {
+			return false, err
+		}
+		running := 0
+		for _, p := range l.Items {
+			if p.Status.Phase == corev1.PodRunning {
+				running++
+			}
+			if p.Name == victim.Name {
+				victimNode = p.Spec.NodeName
+			}
+		}
+		return running == 2, nil
+	})
+	eventually(t, 30*time.Second, "the budget to allow no disruption", func() (bool, error) {
+		b, err := client.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "why-victim", metav1.GetOptions{})
+		return err == nil && b.Status.ObservedGeneration == b.Generation && b.Status.CurrentHealthy == 1 && b.Status.DisruptionsAllowed == 0, err
+	})
+
+	serve := onGPUPool("why-serve", "inference-high")
+	serve.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "e2e.berth.io/queue"}}
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, serve, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "the scheduler to hold the gated pod", func() (bool, error) {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, serve.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		c := scheduledCondition(p)
+		return c != nil && c.Reason == corev1.PodReasonSchedulingGated, nil
+	})
+	v := whyVerdict(t, serve.Name, "-n", ns)
+	wantVerdict(t, v, why.CauseGated,
+		[]string{"the pod has scheduling gates e2e.berth.io/queue: the scheduler does not consider it until they are removed"},
+		[]string{"remove them from spec.schedulingGates"})
+	wantCause := func(code string, parts ...string) {
+		t.Helper()
+		for _, c := range v.Causes {
+			if c.Code != code {
+				continue
+			}
+			for _, part := range parts {
+				if !strings.Contains(c.Message, part) {
+					t.Errorf("cause %s lacks %q:\n%s", code, part, c.Message)
+				}
+			}
+			return
+		}
+		t.Errorf("no cause %s among %+v", code, v.Causes)
+	}
+	possible := "preemption could make room on node " + victimNode + " by evicting 1 lower-priority pod: gpu-lab/why-victim (priority 0)"
+	wantCause(why.CauseResources, possible, "PDBs in the way: gpu-lab/why-victim")
+	wantCause(why.CausePreemptPossible, possible)
+	wantCause(why.CausePDB, "PodDisruptionBudget gpu-lab/why-victim covers 1 victim and allows no disruption")
+
+	if _, err := client.CoreV1().Pods(ns).Patch(ctx, serve.Name, types.MergePatchType, []byte(`{"spec":{"schedulingGates":null}}`), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	// The scheduler picks the victim berth named, budget or not: nothing
+	// else makes room.
+	eventually(t, time.Minute, "the scheduler to nominate "+victimNode+" and preempt the victim", func() (bool, error) {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, serve.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		vp, err := client.CoreV1().Pods(ns).Get(ctx, victim.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return p.Status.NominatedNodeName == victimNode && vp.DeletionTimestamp != nil, nil
+	})
+	v = whyVerdict(t, serve.Name, "-n", ns)
+	wantVerdict(t, v, why.CausePreempting,
+		[]string{"preemption in progress: the scheduler nominated node " + victimNode + " for the pod and is making room there; victims terminating: gpu-lab/why-victim"},
+		[]string{"wait: the pod is bound once the victims are gone"})
+
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the preempting pod to run on "+victimNode, func() (bool, error) {
+		p, err := client.CoreV1().Pods(ns).Get(ctx, serve.Name, metav1.GetOptions{})
+		return err == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == victimNode, err
+	})
 }
