@@ -17,16 +17,21 @@ import (
 	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
 	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
 
+	"berth.io/berth/internal/cluster/stages"
 	"berth.io/berth/internal/pools"
 )
 
 // kwokStages are KWOK's own default stages: nodes initialise at once and
 // heartbeat through leases; pods become Ready as soon as they are bound,
-// Job pods complete, and deleted pods go away.
+// Job pods complete, and deleted pods go away. berth's stages replace the
+// pod-ready one so that a pod with a readiness probe starts unready and
+// becomes Ready when its probe would first succeed (see package stages).
 var kwokStages = []string{
 	nodefast.DefaultNodeInit,
 	nodeheartbeat.DefaultNodeHeartbeatWithLease,
-	podfast.DefaultPodReady,
+	stages.PodReady,
+	stages.PodStartProbed,
+	stages.PodProbeReady,
 	podfast.DefaultPodComplete,
 	podfast.DefaultPodDelete,
 }
