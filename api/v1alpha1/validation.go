@@ -118,7 +118,7 @@ func validatePools(path *field.Path, pools []Pool, zones sets.Set[string], byNam
 		}
 		// The guardrails keep pods off System and GPU pools by their
 		// taints: an untainted one takes any pod the scheduler sends.
-		if len(p.Taints) == 0 && (p.Mode == ModeSystem || p.GPUResource() != "") {
+		if len(p.Taints) == 0 && p.Capacity != Spot && (p.Mode == ModeSystem || p.GPUResource() != "") {
 			what := "a GPU pool"
 			fix := "add a taint such as \"gpu=true:NoSchedule\""
 			if p.Mode == ModeSystem {

@@ -251,6 +251,8 @@ func podVariables(f *facts, pod string, pods bool) []admissionv1.Variable {
 		v("gpuContainers", "variables.containers.filter(c, has(c.resources) && ((has(c.resources.limits) && "+f.gpuResources+".exists(r, r in c.resources.limits)) || (has(c.resources.requests) && "+f.gpuResources+".exists(r, r in c.resources.requests))))"),
 		v("toleratesGPU", tolerates(f.gpuTaints)),
 		v("toleratesSystem", tolerates(f.systemTaints)),
+		v("poolLabels", poolLabels(f.shapes)),
+		v("poolZones", poolZones(f.shapes)),
 		v("openPools", openPools(f.shapes)),
 		v("selectsGPUPool", confinedTo(f.shapes, f.gpuIdx)),
 		v("selectsSystemPool", confinedTo(f.shapes, f.systemIdx)),

@@ -81,8 +81,28 @@ func knownKeys(shapes []poolShape) []string {
 	return sortedSet(set)
 }
 
+// poolLabels and poolZones are CEL lists, one entry per shape: its
+// labels, and its zones. openPools reads them as variables, so that each
+// pool's literal is written once.
+func poolLabels(shapes []poolShape) string {
+	var each []string
+	for _, s := range shapes {
+		each = append(each, celStringMap(s.labels))
+	}
+	return "[" + strings.Join(each, ", ") + "]"
+}
+
+func poolZones(shapes []poolShape) string {
+	var each []string
+	for _, s := range shapes {
+		each = append(each, celList(s.zones))
+	}
+	return "[" + strings.Join(each, ", ") + "]"
+}
+
 // openPools is a CEL list of booleans, one per shape in order: whether
-// the selection of the pod spec at spec leaves that pool open.
+// the selection of the pod spec at spec leaves that pool open. It reads
+// variables.poolLabels and variables.poolZones.
 func openPools(shapes []poolShape) string {
 	known := celList(knownKeys(shapes))
 	var anyHost []string
@@ -92,9 +112,9 @@ func openPools(shapes []poolShape) string {
 	// A node name that follows no pool's naming may be any pool's node.
 	foreign := "!%s.matches(" + strconv.Quote(strings.Join(anyHost, "|")) + ")"
 	var each []string
-	for _, s := range shapes {
-		labels := celStringMap(s.labels)
-		zones := celList(s.zones)
+	for i, s := range shapes {
+		labels := fmt.Sprintf("variables.poolLabels[%d]", i)
+		zones := fmt.Sprintf("variables.poolZones[%d]", i)
 		host := func(v string) string {
 			return "(" + v + ".matches(" + strconv.Quote(s.hosts) + ") || " + fmt.Sprintf(foreign, v) + ")"
 		}
