@@ -16,6 +16,7 @@ const (
 	RuleLimitRangeMissing    = "berth/limitrange-missing"
 	RuleInferencePDB         = "berth/inference-pdb"
 	RulePDBBlocksDrain       = "berth/pdb-blocks-drain"
+	RulePDBSpansWorkloads    = "berth/pdb-spans-workloads"
 	RuleInferenceSpread      = "berth/inference-spread"
 	RuleInferenceReplicas    = "berth/inference-replicas"
 	RuleTrainingPreemption   = "berth/training-preemption"
@@ -24,6 +25,7 @@ const (
 	RuleDevicePlugin         = "berth/device-plugin-tolerations"
 	RuleHPAScaleDown         = "berth/hpa-scale-down"
 	RuleModelInMain          = "berth/model-pull-main-container"
+	RuleModelUnpinned        = "berth/model-unpinned"
 	RuleSpotCheckpoint       = "berth/spot-checkpoint"
 	RuleDrift                = "berth/drift"
 )
@@ -78,6 +80,10 @@ var Rules = []Rule{
 		Title: "PodDisruptionBudget whose minAvailable is at least the replica count",
 		Why:   "No pod may ever be evicted, so every drain, upgrade and scale-down stalls.",
 		Fix:   "Set minAvailable below the replica count, or use maxUnavailable: 1."},
+	{ID: RulePDBSpansWorkloads, Severity: Warning,
+		Title: "PodDisruptionBudget over several workloads",
+		Why:   "The budget counts their pods together, so a drain may evict every replica of one service while the others keep the minimum.",
+		Fix:   "Give each workload a budget that selects only its own pods (berth gives every workload of a class with a disruption budget its own)."},
 	{ID: RuleInferenceSpread, Severity: Warning,
 		Title: "Inference without zone spread",
 		Why:   "Replicas may share one zone and go down with it.",
@@ -110,6 +116,10 @@ var Rules = []Rule{
 		Title: "Model pulled by the main container",
 		Why:   "Every restart downloads the model again before serving, and the serving image carries download tools and credentials.",
 		Fix:   "Pull the model in an init container into a shared volume (emptyDir or a PVC), and have the main container read it from there."},
+	{ID: RuleModelUnpinned, Severity: Warning,
+		Title: "Workload follows a model alias without pinning a version",
+		Why:   "Each pod pulls whatever the alias points to when it starts, so replicas of one ReplicaSet can serve different versions, and moving the alias rolls nothing out.",
+		Fix:   "Pin berth.io/model-ref: NAME:VERSION in the pod template; `berth model promote` and `rollback` do it for every workload that follows the alias."},
 	{ID: RuleSpotCheckpoint, Severity: Error,
 		Title: "Training on a spot pool with no checkpoint volume",
 		Why:   "Spot nodes are taken away with short notice; without a checkpoint on durable storage the run starts over.",

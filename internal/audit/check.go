@@ -45,6 +45,7 @@ func Check(inv *Inventory, o Options) *Report {
 	v.checkPDBs()
 	v.checkPriorityClasses()
 	v.checkHPAs()
+	v.checkModelPins()
 	return v.report()
 }
 
