@@ -246,11 +246,17 @@ func (v *view) budgeted(w *workload) bool {
 	return false
 }
 
-// checkPDBs: a budget must allow at least one eviction.
+// checkPDBs: a budget protects one workload, and allows at least one
+// eviction.
 func (v *view) checkPDBs() {
 	for i := range v.inv.PDBs {
 		p := &v.inv.PDBs[i]
 		obj := Object{"PodDisruptionBudget", p.Namespace, p.Name}
+		if n, names := v.workloadsUnder(p.Namespace, p.Spec.Selector); n > 1 {
+			v.add(RulePDBSpansWorkloads, obj, "spec.selector",
+				fmt.Sprintf("the selector takes the pods of %d workloads%s together, so a drain may evict every replica of one while the others keep the budget's minimum", n, names),
+				"give each workload its own budget, selecting only its pods (its own selector)")
+		}
 		if m := p.Spec.MaxUnavailable; m != nil && (m.String() == "0" || m.String() == "0%") {
 			v.add(RulePDBBlocksDrain, obj, "spec.maxUnavailable",
 				"maxUnavailable is 0, so no pod it covers may ever be evicted: every drain, upgrade and scale-down stalls",
@@ -279,6 +285,25 @@ func (v *view) checkPDBs() {
 				fmt.Sprintf("set minAvailable to %d or less, or use maxUnavailable: 1", replicas-1))
 		}
 	}
+}
+
+// workloadsUnder counts the replicated workloads (Deployments,
+// StatefulSets, ReplicaSets) whose pods a selector covers.
+func (v *view) workloadsUnder(ns string, s *metav1.LabelSelector) (int, string) {
+	sel := pdbSelector(s)
+	if sel == nil {
+		return 0, ""
+	}
+	var names []string
+	for _, w := range v.byNS[ns] {
+		if w.replicas != nil && sel.Matches(labels.Set(w.labels)) {
+			names = append(names, w.obj.Kind+" "+w.obj.Name)
+		}
+	}
+	if len(names) == 0 {
+		return 0, ""
+	}
+	return len(names), " (" + strings.Join(names, ", ") + ")"
 }
 
 // replicasUnder sums the replicas of the workloads a selector covers.
