@@ -4,30 +4,31 @@ package audit
 // same thing there: a pod the admission policy refuses is the finding
 // audit reports on a cluster that has no policies.
 const (
-	RuleGPULimit             = "berth/gpu-limit"
-	RuleGPUWithoutGPU        = "berth/gpu-toleration-without-gpu"
-	RuleSystemPool           = "berth/system-pool"
-	RuleGPUPoolTaint         = "berth/gpu-pool-taint"
-	RuleSystemPoolTaint      = "berth/system-pool-taint"
-	RuleGPUQuotaMissing      = "berth/gpu-quota-missing"
-	RuleGPUQuotaKey          = "berth/gpu-quota-key"
-	RuleLimitRangeGPUDefault = "berth/limitrange-gpu-default"
-	RuleLimitRangeGPUMax     = "berth/limitrange-gpu-max"
-	RuleLimitRangeMissing    = "berth/limitrange-missing"
-	RuleInferencePDB         = "berth/inference-pdb"
-	RulePDBBlocksDrain       = "berth/pdb-blocks-drain"
-	RulePDBSpansWorkloads    = "berth/pdb-spans-workloads"
-	RuleInferenceSpread      = "berth/inference-spread"
-	RuleInferenceReplicas    = "berth/inference-replicas"
-	RuleTrainingPreemption   = "berth/training-preemption"
-	RulePriorityClassMissing = "berth/priority-class-missing"
-	RuleGlobalDefaultHigh    = "berth/priority-global-default"
-	RuleDevicePlugin         = "berth/device-plugin-tolerations"
-	RuleHPAScaleDown         = "berth/hpa-scale-down"
-	RuleModelInMain          = "berth/model-pull-main-container"
-	RuleModelUnpinned        = "berth/model-unpinned"
-	RuleSpotCheckpoint       = "berth/spot-checkpoint"
-	RuleDrift                = "berth/drift"
+	RuleGPULimit              = "berth/gpu-limit"
+	RuleGPUWithoutGPU         = "berth/gpu-toleration-without-gpu"
+	RuleSystemPool            = "berth/system-pool"
+	RuleGPUPoolTaint          = "berth/gpu-pool-taint"
+	RuleSystemPoolTaint       = "berth/system-pool-taint"
+	RuleGPUQuotaMissing       = "berth/gpu-quota-missing"
+	RuleGPUQuotaKey           = "berth/gpu-quota-key"
+	RuleLimitRangeGPUDefault  = "berth/limitrange-gpu-default"
+	RuleLimitRangeGPUMax      = "berth/limitrange-gpu-max"
+	RuleLimitRangeMissing     = "berth/limitrange-missing"
+	RuleInferencePDB          = "berth/inference-pdb"
+	RulePDBBlocksDrain        = "berth/pdb-blocks-drain"
+	RulePDBSpansWorkloads     = "berth/pdb-spans-workloads"
+	RuleGuardrailsNotEnforced = "berth/guardrails-not-enforced"
+	RuleInferenceSpread       = "berth/inference-spread"
+	RuleInferenceReplicas     = "berth/inference-replicas"
+	RuleTrainingPreemption    = "berth/training-preemption"
+	RulePriorityClassMissing  = "berth/priority-class-missing"
+	RuleGlobalDefaultHigh     = "berth/priority-global-default"
+	RuleDevicePlugin          = "berth/device-plugin-tolerations"
+	RuleHPAScaleDown          = "berth/hpa-scale-down"
+	RuleModelInMain           = "berth/model-pull-main-container"
+	RuleModelUnpinned         = "berth/model-unpinned"
+	RuleSpotCheckpoint        = "berth/spot-checkpoint"
+	RuleDrift                 = "berth/drift"
 )
 
 // Rules is the catalogue, in the order the README lists it.
@@ -84,6 +85,10 @@ var Rules = []Rule{
 		Title: "PodDisruptionBudget over several workloads",
 		Why:   "The budget counts their pods together, so a drain may evict every replica of one service while the others keep the minimum.",
 		Fix:   "Give each workload a budget that selects only its own pods (berth gives every workload of a class with a disruption budget its own)."},
+	{ID: RuleGuardrailsNotEnforced, Severity: Warning,
+		Title: "berth's guardrails only warn or audit",
+		Why:   "The admission policies admit what breaks the design: namespaces outside the blueprint may run at any priority (system classes included), GPU tolerations come in from namespaces without GPUs, pods reach the System pool. Only quotas (each team's class quota included) still refuse.",
+		Fix:   "Set spec.guardrails: Enforce in the blueprint and run berth apply."},
 	{ID: RuleInferenceSpread, Severity: Warning,
 		Title: "Inference without zone spread",
 		Why:   "Replicas may share one zone and go down with it.",

@@ -44,6 +44,7 @@ func Check(inv *Inventory, o Options) *Report {
 	v.checkLimitRanges()
 	v.checkPDBs()
 	v.checkPriorityClasses()
+	v.checkGuardrailMode()
 	v.checkHPAs()
 	v.checkModelPins()
 	return v.report()

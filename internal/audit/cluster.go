@@ -77,6 +77,9 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 		{"horizontalpodautoscalers", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return kube.AutoscalingV2().HorizontalPodAutoscalers(ns).List(ctx, o)
 		}},
+		{"validatingadmissionpolicybindings", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
+			return kube.AdmissionregistrationV1().ValidatingAdmissionPolicyBindings().List(ctx, o)
+		}},
 	}
 	if dyn != nil {
 		listers = append(listers, lister{"nodepools.karpenter.sh", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {

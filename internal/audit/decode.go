@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -127,6 +128,10 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 		// autoscaling/v1 names the same fields; it has no behavior.
 		inv.HPAs = append(inv.HPAs, autoscalingv2.HorizontalPodAutoscaler{})
 		o := &inv.HPAs[len(inv.HPAs)-1]
+		err = into(o, &o.ObjectMeta)
+	case group == "admissionregistration.k8s.io" && kind == "ValidatingAdmissionPolicyBinding":
+		inv.PolicyBindings = append(inv.PolicyBindings, admissionv1.ValidatingAdmissionPolicyBinding{})
+		o := &inv.PolicyBindings[len(inv.PolicyBindings)-1]
 		err = into(o, &o.ObjectMeta)
 	case group == "karpenter.sh" && kind == "NodePool":
 		inv.NodePools = append(inv.NodePools, NodePool{})

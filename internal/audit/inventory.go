@@ -1,6 +1,7 @@
 package audit
 
 import (
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -31,6 +32,9 @@ type Inventory struct {
 	PDBs            []policyv1.PodDisruptionBudget
 	PriorityClasses []schedulingv1.PriorityClass
 	HPAs            []autoscalingv2.HorizontalPodAutoscaler
+	// PolicyBindings are ValidatingAdmissionPolicyBindings: berth's say
+	// whether its guardrails refuse or only warn.
+	PolicyBindings []admissionv1.ValidatingAdmissionPolicyBinding
 	// NodePools are Karpenter's; ClusterConfigs eksctl's, from files.
 	NodePools      []NodePool
 	ClusterConfigs []ClusterConfig
@@ -84,6 +88,7 @@ func (inv *Inventory) counts() map[string]int {
 	add("PodDisruptionBudget", len(inv.PDBs))
 	add("PriorityClass", len(inv.PriorityClasses))
 	add("HorizontalPodAutoscaler", len(inv.HPAs))
+	add("ValidatingAdmissionPolicyBinding", len(inv.PolicyBindings))
 	add("NodePool", len(inv.NodePools))
 	add("ClusterConfig", len(inv.ClusterConfigs))
 	return c
@@ -105,6 +110,7 @@ func (inv *Inventory) merge(other *Inventory) {
 	inv.PDBs = append(inv.PDBs, other.PDBs...)
 	inv.PriorityClasses = append(inv.PriorityClasses, other.PriorityClasses...)
 	inv.HPAs = append(inv.HPAs, other.HPAs...)
+	inv.PolicyBindings = append(inv.PolicyBindings, other.PolicyBindings...)
 	inv.NodePools = append(inv.NodePools, other.NodePools...)
 	inv.ClusterConfigs = append(inv.ClusterConfigs, other.ClusterConfigs...)
 	inv.pending = append(inv.pending, other.pending...)
@@ -154,6 +160,8 @@ func (inv *Inventory) add(obj any) {
 		inv.PriorityClasses = append(inv.PriorityClasses, *o)
 	case *autoscalingv2.HorizontalPodAutoscaler:
 		inv.HPAs = append(inv.HPAs, *o)
+	case *admissionv1.ValidatingAdmissionPolicyBinding:
+		inv.PolicyBindings = append(inv.PolicyBindings, *o)
 	case *unstructured.Unstructured:
 		if o.GetKind() == "NodePool" {
 			var np NodePool
@@ -219,6 +227,9 @@ func (inv *Inventory) exemptions() map[Object]map[string]bool {
 	}
 	for i := range inv.HPAs {
 		note("HorizontalPodAutoscaler", &inv.HPAs[i].ObjectMeta)
+	}
+	for i := range inv.PolicyBindings {
+		note("ValidatingAdmissionPolicyBinding", &inv.PolicyBindings[i].ObjectMeta)
 	}
 	for i := range inv.NodePools {
 		note("NodePool", &inv.NodePools[i].ObjectMeta)

@@ -1,7 +1,10 @@
 package audit
 
 import (
+	"berth.io/berth/internal/compile"
 	"fmt"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
+	"slices"
 	"sort"
 	"strings"
 
@@ -324,6 +327,27 @@ func (v *view) replicasUnder(ns string, s *metav1.LabelSelector) (int32, string)
 		return 0, ""
 	}
 	return n, " (" + strings.Join(names, ", ") + ")"
+}
+
+// checkGuardrailMode: berth's guardrails refuse, rather than warn. One
+// finding per blueprint, on its pod policy's binding (the one that holds
+// pods to their namespace's station) or else its first.
+func (v *view) checkGuardrailMode() {
+	seen := map[string]bool{}
+	bindings := append([]admissionv1.ValidatingAdmissionPolicyBinding(nil), v.inv.PolicyBindings...)
+	sort.SliceStable(bindings, func(i, j int) bool {
+		return bindings[i].Spec.PolicyName == compile.PodPolicy && bindings[j].Spec.PolicyName != compile.PodPolicy
+	})
+	for _, b := range bindings {
+		bp := b.Labels[compile.LabelBlueprint]
+		if b.Labels[compile.LabelManagedBy] != compile.ManagedBy || bp == "" || seen[bp] || slices.Contains(b.Spec.ValidationActions, admissionv1.Deny) {
+			continue
+		}
+		seen[bp] = true
+		v.add(RuleGuardrailsNotEnforced, Object{Kind: "ValidatingAdmissionPolicyBinding", Name: b.Name}, "spec.validationActions",
+			fmt.Sprintf("blueprint %s's guardrails run with validationActions %v, so what breaks the design is admitted: namespaces outside the blueprint may run at any priority (system-cluster-critical included), GPU tolerations come in from namespaces without GPUs, pods reach the System pool; only quotas still refuse (each team's class quota refuses the classes it may not use and the system classes)", bp, b.Spec.ValidationActions),
+			"set spec.guardrails: Enforce in the blueprint and run berth apply")
+	}
 }
 
 // checkPriorityClasses: the global default is not a high priority.
