@@ -31,8 +31,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
-	policyac "k8s.io/client-go/applyconfigurations/policy/v1"
 	metaac "k8s.io/client-go/applyconfigurations/meta/v1"
+	policyac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/internal/compile"

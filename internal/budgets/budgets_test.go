@@ -15,7 +15,9 @@ func TestDesiredGivesEachWorkloadOfABudgetedClassItsOwn(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Annotations: map[string]string{
 		compile.AnnotationBudgets: `{"inference":{"minAvailable":1},"batch":{"maxUnavailable":"25%"}}`,
 	}}}
-	sel := func(app string) *metav1.LabelSelector { return &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}} }
+	sel := func(app string) *metav1.LabelSelector {
+		return &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
+	}
 	got, err := Desired(ns, []Workload{
 		{Kind: "Deployment", Name: "search", UID: "u1", Selector: sel("search"), Class: "inference"},
 		{Kind: "StatefulSet", Name: "ranker", UID: "u2", Selector: sel("ranker"), Class: "inference"},
@@ -60,4 +62,3 @@ func TestDesiredExplainsABrokenAnnotation(t *testing.T) {
 		}
 	}
 }
-

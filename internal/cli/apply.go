@@ -14,8 +14,8 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/budgets"
 )
 
 type applyOptions struct {

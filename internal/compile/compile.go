@@ -48,9 +48,9 @@ const (
 
 // Names of the per-namespace objects.
 const (
-	QuotaName        = "team-quota"
-	ClassQuotaName   = "team-classes"
-	LimitRangeName   = "team-defaults"
+	QuotaName      = "team-quota"
+	ClassQuotaName = "team-classes"
+	LimitRangeName = "team-defaults"
 )
 
 // Priority values of the three levels. System-critical classes sit far

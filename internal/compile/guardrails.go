@@ -295,7 +295,9 @@ func rules(f *facts, workload bool) map[string]rule {
 		what = "this workload's pod template"
 	}
 	msg := func(parts ...string) string { return strings.Join(parts, " + ") }
-	or := func(list, none string) string { return "(size(" + list + ") == 0 ? '" + none + "' : " + list + ".join(', '))" }
+	or := func(list, none string) string {
+		return "(size(" + list + ") == 0 ? '" + none + "' : " + list + ".join(', '))"
+	}
 	inTeam := "variables.ns in " + f.teamClasses
 	classPCs := celStringMap(f.classPCs)
 	bare := ""

@@ -114,7 +114,9 @@ func TestGuardrailsHoldOnRandomPods(t *testing.T) {
 		if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, pc, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
 			t.Fatal(err)
 		}
-		t.Cleanup(func() { client.SchedulingV1().PriorityClasses().Delete(context.Background(), name, metav1.DeleteOptions{}) })
+		t.Cleanup(func() {
+			client.SchedulingV1().PriorityClasses().Delete(context.Background(), name, metav1.DeleteOptions{})
+		})
 	}
 	eventually(t, 30*time.Second, "the fuzz classes in the Priority plugin's cache", func() (bool, error) {
 		p := stationPod(systemNS, "probe")

@@ -76,7 +76,9 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 	if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, high, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("creating a PriorityClass after apply: %v", err)
 	}
-	t.Cleanup(func() { client.SchedulingV1().PriorityClasses().Delete(context.Background(), high.Name, metav1.DeleteOptions{}) })
+	t.Cleanup(func() {
+		client.SchedulingV1().PriorityClasses().Delete(context.Background(), high.Name, metav1.DeleteOptions{})
+	})
 	eventually(t, 30*time.Second, "the new class in the Priority plugin's cache", func() (bool, error) {
 		p := stationPod(later, "later")
 		p.Spec.PriorityClassName = high.Name
