@@ -49,7 +49,7 @@ func renderClasses(w io.Writer, classes []Class) error {
 	}
 	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "CLASS\tPRIORITYCLASS\tPREEMPTION\tPOOLS\tBUDGET\tSPREAD")
+	fmt.Fprintln(tw, "CLASS\tPRIORITYCLASS\tPREEMPTION\tPOOLS\tBUDGET\tSPREAD\tGPU ISOLATION")
 	for _, c := range classes {
 		pc := "-"
 		switch {
@@ -62,7 +62,7 @@ func renderClasses(w io.Writer, classes []Class) error {
 		if budget == "" {
 			budget = "-"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, pc, c.Preemption, strings.Join(c.Pools, ","), budget, c.Spread)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Name, pc, c.Preemption, strings.Join(c.Pools, ","), budget, c.Spread, c.Isolation)
 	}
 	return tw.Flush()
 }

@@ -57,6 +57,9 @@ type Class struct {
 	Pools      []string
 	Budget     string
 	Spread     string
+	// Isolation is the class's GPU isolation from the other role, as
+	// "Serving, Required"; "-" for a General class.
+	Isolation string
 }
 
 // Cluster is the summary berth status prints.
@@ -161,7 +164,10 @@ func collectClasses(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Bl
 	var out []Class
 	for i := range bp.Spec.Classes {
 		bc := &bp.Spec.Classes[i]
-		cl := Class{Name: bc.Name, PriorityClass: bc.PriorityClassName(), Preemption: string(bc.Preemption), Pools: bc.Pools, Spread: string(bc.Spread)}
+		cl := Class{Name: bc.Name, PriorityClass: bc.PriorityClassName(), Preemption: string(bc.Preemption), Pools: bc.Pools, Spread: string(bc.Spread), Isolation: "-"}
+		if r := bc.EffectiveRole(); r != v1alpha1.RoleGeneral {
+			cl.Isolation = string(r) + ", " + string(bc.EffectiveIsolation())
+		}
 		if d := bc.Disruption; d != nil {
 			if d.MinAvailable != nil {
 				cl.Budget = "minAvailable " + d.MinAvailable.String()
