@@ -115,7 +115,7 @@ func TestWhyUntoleratedGPUTaint(t *testing.T) {
 
 	v := whyVerdict(t, p.Name, "-n", ns)
 	wantVerdict(t, v, why.CauseTaint,
-		[]string{"no pool tolerates the pod: pool gpu has taint gpu=true:NoSchedule; pool spot-gpu has taints gpu=true:NoSchedule, berth.io/capacity=spot:NoSchedule"},
+		[]string{"no pool tolerates the pod: pool gpu has taint gpu=true:NoSchedule; pool gpu-x4 has taint gpu-x4=true:NoSchedule; pool spot-gpu has taints gpu=true:NoSchedule, berth.io/capacity=spot:NoSchedule"},
 		[]string{`{key: gpu, operator: Equal, value: "true", effect: NoSchedule}`, "namespace " + ns + " has no GPU quota", "team-a, team-b, gpu-lab"})
 	if v.Scheduler == nil || !strings.Contains(v.Scheduler.Message, "untolerated taint") {
 		t.Errorf("the scheduler's own account is not quoted: %+v", v.Scheduler)
