@@ -18,7 +18,7 @@ import (
 func writeManifests(w io.Writer, bp *v1alpha1.Blueprint) error {
 	objs := compile.Objects(bp)
 	head := append(header(bp, Manifests), "",
-		"The Kubernetes objects berth compiles from the blueprint (team namespaces, quotas and LimitRanges, class PriorityClasses and PodDisruptionBudgets), in the order to apply them. Node pools are not objects: export them with --target aks, eks, gke or karpenter.")
+		"The Kubernetes objects berth compiles from the blueprint (team namespaces with their classes' budgets, quotas and LimitRanges, class PriorityClasses, and the guardrails' admission policies), in the order to apply them. Node pools are not objects: export them with --target aks, eks, gke or karpenter.")
 	if len(objs) == 0 {
 		head = append(head, "", "This blueprint has no teams or classes, so it compiles to no objects.")
 	}
