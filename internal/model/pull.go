@@ -228,7 +228,52 @@ func (r *Registry) copyFrom(ctx context.Context, f File, offset int64, out *os.F
 	// Never take more than the manifest's size: a longer object is as
 	// corrupt as a shorter one.
 	src := io.LimitReader(m.reader(rc), f.Size-offset)
-	return io.CopyBuffer(io.MultiWriter(out, h), src, make([]byte, 1<<20))
+	ah := newAsyncHash(h)
+	n, err := io.CopyBuffer(io.MultiWriter(out, ah), src, make([]byte, 1<<20))
+	ah.wait()
+	return n, err
+}
+
+// asyncHash feeds a hash from its own goroutine, so that hashing a chunk
+// overlaps reading and writing the next: sha256 is the slowest of the
+// three, and a file's hash cannot be split.
+type asyncHash struct {
+	h    hash.Hash
+	ch   chan []byte
+	free chan []byte
+	done chan struct{}
+}
+
+func newAsyncHash(h hash.Hash) *asyncHash {
+	a := &asyncHash{h: h, ch: make(chan []byte, 3), free: make(chan []byte, 4), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		for b := range a.ch {
+			a.h.Write(b)
+			select {
+			case a.free <- b:
+			default: // enough spare buffers
+			}
+		}
+	}()
+	return a
+}
+
+func (a *asyncHash) Write(p []byte) (int, error) {
+	var b []byte
+	select {
+	case b = <-a.free:
+	default:
+	}
+	b = append(b[:0], p...)
+	a.ch <- b
+	return len(p), nil
+}
+
+// wait returns once every byte written has been hashed.
+func (a *asyncHash) wait() {
+	close(a.ch)
+	<-a.done
 }
 
 func restart(out *os.File, h hash.Hash) error {
