@@ -61,9 +61,11 @@ var mutationTargets = []mutationTarget{
 }
 
 // classPolicies returns the mutating policies and their bindings, or
-// nothing when the blueprint has no classes or turns guardrails off.
+// nothing when the blueprint turns guardrails off. Besides the classes'
+// mutations they complete GPU limits (gpulimits.go), so a blueprint
+// without classes has them too.
 func classPolicies(bp *v1alpha1.Blueprint) []Object {
-	if bp.Spec.Guardrails == v1alpha1.GuardrailsOff || len(bp.Spec.Classes) == 0 {
+	if bp.Spec.Guardrails == v1alpha1.GuardrailsOff {
 		return nil
 	}
 	var out []Object
@@ -101,10 +103,15 @@ func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutating
 	classOf := "(" + label + " in " + objLabels + " && " + objLabels + "[" + label + "] in " + classes + ") ? " + objLabels + "[" + label + "]" +
 		" : (" + label + " in " + podLabels + " && " + podLabels + "[" + label + "] in " + classes + ") ? " + podLabels + "[" + label + "]" +
 		" : " + pc + " in " + celStringMap(pcClass) + " ? " + celStringMap(pcClass) + "[" + pc + "] : ''"
+	if len(names) == 0 {
+		classOf = "''"
+	}
+	gpuMissing, gpuParts := gpuLimits(bp, t)
 	gpus := celList(gpuResources(bp))
 	vars := []admissionv1.Variable{
 		{Name: "class", Expression: classOf},
 		{Name: "asksGPU", Expression: t.spec + ".containers.exists(c, has(c.resources) && ((has(c.resources.limits) && " + gpus + ".exists(r, r in c.resources.limits)) || (has(c.resources.requests) && " + gpus + ".exists(r, r in c.resources.requests))))"},
+		{Name: "gpuLimitMissing", Expression: gpuMissing},
 	}
 	// One JSON patch for everything: the API server encodes and decodes
 	// the object once per mutation, so one mutation of many operations
@@ -113,6 +120,7 @@ func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutating
 	for i := range bp.Spec.Classes {
 		parts = append(parts, classPatches(bp, &bp.Spec.Classes[i], t)...)
 	}
+	parts = append(parts, gpuParts...)
 	mutations := []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeJSONPatch, JSONPatch: &admissionv1.JSONPatch{Expression: strings.Join(parts, " +\n")}}}
 	// A pod's placement cannot change once it exists, so pods are
 	// mutated when created; templates on every change.
@@ -133,7 +141,7 @@ func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutating
 					},
 				}},
 			},
-			MatchConditions:    []admissionv1.MatchCondition{{Name: "of-a-class", Expression: "(" + classOf + ") != ''"}},
+			MatchConditions:    []admissionv1.MatchCondition{{Name: "of-a-class-or-gpu-limit-missing", Expression: "(" + classOf + ") != '' || " + gpuMissing}},
 			Variables:          vars,
 			Mutations:          mutations,
 			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,

@@ -96,8 +96,7 @@ func Objects(bp *v1alpha1.Blueprint) []Object {
 	}
 	out = append(out, guardrails(bp)...)
 	out = append(out, classPolicies(bp)...)
-	out = append(out, modelPolicies(bp)...)
-	return append(out, gpuLimitPolicies(bp)...)
+	return append(out, modelPolicies(bp)...)
 }
 
 // Labels are the ownership labels of a blueprint's objects.

@@ -58,11 +58,6 @@ func TestRetailObjectsInApplyOrder(t *testing.T) {
 		"MutatingAdmissionPolicy berth-class-statefulsets", "MutatingAdmissionPolicyBinding berth-class-statefulsets",
 		"MutatingAdmissionPolicy berth-class-jobs", "MutatingAdmissionPolicyBinding berth-class-jobs",
 		"MutatingAdmissionPolicy berth-class-cronjobs", "MutatingAdmissionPolicyBinding berth-class-cronjobs",
-		"MutatingAdmissionPolicy berth-gpu-limits-pods", "MutatingAdmissionPolicyBinding berth-gpu-limits-pods",
-		"MutatingAdmissionPolicy berth-gpu-limits-deployments", "MutatingAdmissionPolicyBinding berth-gpu-limits-deployments",
-		"MutatingAdmissionPolicy berth-gpu-limits-statefulsets", "MutatingAdmissionPolicyBinding berth-gpu-limits-statefulsets",
-		"MutatingAdmissionPolicy berth-gpu-limits-jobs", "MutatingAdmissionPolicyBinding berth-gpu-limits-jobs",
-		"MutatingAdmissionPolicy berth-gpu-limits-cronjobs", "MutatingAdmissionPolicyBinding berth-gpu-limits-cronjobs",
 	}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("objects (-want +got):\n%s", d)

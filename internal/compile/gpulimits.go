@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	admissionv1 "k8s.io/api/admissionregistration/v1"
-
 	"berth.io/berth/api/v1alpha1"
 )
 
@@ -13,8 +11,8 @@ import (
 // without a limit is refused by the API server's own validation ("Limit
 // must be set for non overcommitable resources"), which runs after the
 // mutating policies and before the validating ones, so a validating rule
-// of berth's could never see it. The berth-gpu-limits-* policies make it
-// reachable: they complete the limit from the request, which makes the
+// of berth's could never see it. The class policies make it reachable (they
+// match such an object whatever its class): they complete the limit from the request, which makes the
 // object valid, and mark it with AnnotationGPULimitMissing, on which the
 // berth/gpu-limit rule refuses it with berth's message and fix. Under
 // guardrails Warn or Audit the object is admitted with the limit it was
@@ -25,30 +23,19 @@ import (
 // the object is refused either way.
 const gpuLimitSlots, gpuLimitInitSlots = 8, 4
 
-func gpuLimitPolicies(bp *v1alpha1.Blueprint) []Object {
-	if bp.Spec.Guardrails == v1alpha1.GuardrailsOff {
-		return nil
-	}
-	var out []Object
-	for _, t := range mutationTargets {
-		p := gpuLimitPolicy(bp, t)
-		out = append(out, p, &admissionv1.MutatingAdmissionPolicyBinding{
-			TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "MutatingAdmissionPolicyBinding"),
-			ObjectMeta: meta(bp, "", p.Name, nil),
-			Spec:       admissionv1.MutatingAdmissionPolicyBindingSpec{PolicyName: p.Name},
-		})
-	}
-	return out
-}
-
-func gpuLimitPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.MutatingAdmissionPolicy {
+// gpuLimits is the part of a target's mutating policy that completes GPU
+// limits: match is a CEL condition, true when some container asks for
+// GPUs in requests without a limit; parts are JSON patch lists, each
+// empty unless it has something to complete. They ride in the class
+// policy (classes.go): every policy that matches an object costs the API
+// server a CEL view of it, and every mutation an encode and decode of it.
+func gpuLimits(bp *v1alpha1.Blueprint, t mutationTarget) (match string, parts []string) {
 	gpus := celList(gpuResources(bp))
 	missing := func(c string) string {
 		return "(has(" + c + ".resources) && has(" + c + ".resources.requests) && " + gpus + ".exists(r, r in " + c + ".resources.requests && !(has(" + c + ".resources.limits) && r in " + c + ".resources.limits)))"
 	}
 	containers := t.spec + ".containers"
 	inits := "(has(" + t.spec + ".initContainers) ? " + t.spec + ".initContainers : [])"
-	var parts []string
 	slot := func(list, path string, i int) {
 		c := fmt.Sprintf("%s[%d]", list, i)
 		p := fmt.Sprintf("%s/%s/%d/resources/limits", t.path, path, i)
@@ -66,31 +53,7 @@ func gpuLimitPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutat
 	annotationsPath := strings.TrimSuffix(t.labelsPath, "labels") + "annotations"
 	names := "(" + containers + " + " + inits + ").filter(c, " + missing("c") + ").map(c, c.name).join(', ')"
 	parts = append(parts,
-		"(has("+annotations+") ? [] : [JSONPatch{op: \"add\", path: \""+annotationsPath+"\", value: {}}])",
-		"[JSONPatch{op: \"add\", path: \""+annotationsPath+"/\" + jsonpatch.escapeKey(\""+AnnotationGPULimitMissing+"\"), value: "+names+"}]")
-	ops := []admissionv1.OperationType{admissionv1.Create}
-	if t.template {
-		ops = append(ops, admissionv1.Update)
-	}
-	return &admissionv1.MutatingAdmissionPolicy{
-		TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "MutatingAdmissionPolicy"),
-		ObjectMeta: meta(bp, "", strings.Replace(t.policy, "berth-class-", "berth-gpu-limits-", 1), nil),
-		Spec: admissionv1.MutatingAdmissionPolicySpec{
-			FailurePolicy: ptrTo(admissionv1.Fail),
-			MatchConstraints: &admissionv1.MatchResources{
-				ResourceRules: []admissionv1.NamedRuleWithOperations{{
-					RuleWithOperations: admissionv1.RuleWithOperations{
-						Operations: ops,
-						Rule:       admissionv1.Rule{APIGroups: []string{t.group}, APIVersions: []string{"v1"}, Resources: t.resources},
-					},
-				}},
-			},
-			MatchConditions: []admissionv1.MatchCondition{{
-				Name:       "gpu-request-without-limit",
-				Expression: containers + ".exists(c, " + missing("c") + ") || " + inits + ".exists(c, " + missing("c") + ")",
-			}},
-			Mutations:          []admissionv1.Mutation{{PatchType: admissionv1.PatchTypeJSONPatch, JSONPatch: &admissionv1.JSONPatch{Expression: strings.Join(parts, " +\n")}}},
-			ReinvocationPolicy: admissionv1.NeverReinvocationPolicy,
-		},
-	}
+		"(!variables.gpuLimitMissing || has("+annotations+") ? [] : [JSONPatch{op: \"add\", path: \""+annotationsPath+"\", value: {}}])",
+		"(!variables.gpuLimitMissing ? [] : [JSONPatch{op: \"add\", path: \""+annotationsPath+"/\" + jsonpatch.escapeKey(\""+AnnotationGPULimitMissing+"\"), value: "+names+"}])")
+	return containers + ".exists(c, " + missing("c") + ") || " + inits + ".exists(c, " + missing("c") + ")", parts
 }
