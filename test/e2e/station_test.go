@@ -71,6 +71,15 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 		}
 	}
 
+	// Nor through an update of a workload that was fine when created.
+	d, err := client.AppsV1().Deployments(later).Create(ctx, makeDeployment(later, "climbs", 1).d, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("a Deployment with no class in %s: %v", later, err)
+	}
+	d.Spec.Template.Spec.PriorityClassName = "inference-high"
+	_, err = client.AppsV1().Deployments(later).Update(ctx, d, metav1.UpdateOptions{})
+	refusedBy(t, "a Deployment in "+later+" updated to inference-high", err, compile.RulePriorityClass, "inference-high")
+
 	// A class made after apply, above every class of the blueprint.
 	high := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("made-later-%d", time.Now().UnixNano()%100000)}, Value: 5000000}
 	if _, err := client.SchedulingV1().PriorityClasses().Create(ctx, high, metav1.CreateOptions{}); err != nil {
@@ -95,7 +104,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 	// A new default above the default priority would lift every
 	// namespace outside the blueprint.
 	def := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "new-default"}, Value: 5000, GlobalDefault: true}
-	_, err := client.SchedulingV1().PriorityClasses().Create(ctx, def, dryRun)
+	_, err = client.SchedulingV1().PriorityClasses().Create(ctx, def, dryRun)
 	refusedBy(t, "a globalDefault PriorityClass at 5000", err, compile.RuleGlobalDefault, "new-default", "5000")
 
 	// Stations keep working: a team's own classes, system namespaces.
@@ -106,7 +115,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 			t.Errorf("a %s pod in %s, at its station: %v", pc, ns, err)
 		}
 	}
-	d := makeDeployment("team-a", "station", 1).d
+	d = makeDeployment("team-a", "station", 1).d
 	d.Spec.Template.Spec.PriorityClassName = "inference-high"
 	if _, err := client.AppsV1().Deployments("team-a").Create(ctx, d, dryRun); err != nil {
 		t.Errorf("an inference-high Deployment in team-a: %v", err)
