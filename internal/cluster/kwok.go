@@ -25,13 +25,15 @@ import (
 // heartbeat through leases; pods become Ready as soon as they are bound,
 // Job pods complete, and deleted pods go away. berth's stages replace the
 // pod-ready one so that a pod with a readiness probe starts unready and
-// becomes Ready when its probe would first succeed (see package stages).
+// becomes Ready when its probe would first succeed, and a pod whose image
+// cannot be pulled waits in ImagePullBackOff (see package stages).
 var kwokStages = []string{
 	nodefast.DefaultNodeInit,
 	nodeheartbeat.DefaultNodeHeartbeatWithLease,
 	stages.PodReady,
 	stages.PodStartProbed,
 	stages.PodProbeReady,
+	stages.PodImagePullFailed,
 	podfast.DefaultPodComplete,
 	podfast.DefaultPodDelete,
 }

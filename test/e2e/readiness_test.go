@@ -87,7 +87,8 @@ func readyAfter(t *testing.T, pod *corev1.Pod) time.Duration {
 // Simulated readiness follows the pod's readiness probe: initialDelaySeconds
 // and periodSeconds as a kubelet runs them (see
 // internal/cluster/stages/pod-probe-ready.yaml), and never for a probe that
-// cannot succeed. Pods without a probe are Ready at once, as before.
+// cannot succeed, nor while an image cannot be pulled. Pods without a probe
+// are Ready at once, as before.
 func TestReadiness(t *testing.T) {
 	ns := namespace(t)
 
@@ -134,6 +135,43 @@ func TestReadiness(t *testing.T) {
 		if ready.Reason != "ContainersNotReady" || ready.Message != "containers with unready status: [app]" {
 			t.Errorf("Ready condition %q %q, want the kubelet's ContainersNotReady and its message", ready.Reason, ready.Message)
 		}
+	})
+	t.Run("an image that cannot be pulled", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		stalled := probedPod(ns, "stalled", nil)
+		stalled.Spec.Containers[0].Image = "webserver:404"
+		if _, err := client.CoreV1().Pods(ns).Create(ctx, stalled, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "pod stalled in ImagePullBackOff", func() (bool, error) {
+			got, err := client.CoreV1().Pods(ns).Get(ctx, stalled.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			cs := got.Status.ContainerStatuses
+			return len(cs) == 1 && cs[0].State.Waiting != nil && cs[0].State.Waiting.Reason == "ImagePullBackOff", nil
+		})
+		// Fixing the image starts the pod, as a kubelet would.
+		got, err := client.CoreV1().Pods(ns).Get(ctx, stalled.Name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Status.Phase != corev1.PodPending {
+			t.Errorf("pod with image webserver:404 is %s, want Pending", got.Status.Phase)
+		}
+		got.Spec.Containers[0].Image = "webserver:1.0"
+		if _, err := client.CoreV1().Pods(ns).Update(ctx, got, metav1.UpdateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		eventually(t, time.Minute, "pod stalled Ready once its image is fixed", func() (bool, error) {
+			got, err := client.CoreV1().Pods(ns).Get(ctx, stalled.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			ready := podCondition(got, corev1.PodReady)
+			return got.Status.Phase == corev1.PodRunning && ready != nil && ready.Status == corev1.ConditionTrue, nil
+		})
 	})
 }
 

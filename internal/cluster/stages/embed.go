@@ -1,6 +1,7 @@
 // Package stages holds the KWOK stages berth adds to KWOK's defaults, as
 // data: how a simulated kubelet moves a pod whose containers have readiness
-// probes from Pending to Running, and when it becomes Ready.
+// probes from Pending to Running, and when it becomes Ready; and which images
+// it cannot pull.
 package stages
 
 import (
@@ -21,4 +22,10 @@ var (
 	// succeed, and never when a probe cannot succeed.
 	//go:embed pod-probe-ready.yaml
 	PodProbeReady string
+
+	// PodImagePullFailed keeps a pod whose image cannot be pulled (by
+	// convention: tag 404, non-existent or nonexistent) Pending in
+	// ImagePullBackOff.
+	//go:embed pod-image-pull-failed.yaml
+	PodImagePullFailed string
 )

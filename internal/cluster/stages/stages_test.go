@@ -25,17 +25,27 @@ func parse(t *testing.T, raw string) *internalversion.Stage {
 	return s
 }
 
-// berth's pod-ready must stay KWOK's, apart from the probe selector.
-func TestPodReadyIsKWOKsWithoutProbes(t *testing.T) {
+// berth's pod-ready must stay KWOK's, apart from the selectors berth adds.
+func TestPodReadyIsKWOKsWithBerthsSelectors(t *testing.T) {
 	ours, theirs := parse(t, PodReady), parse(t, podfast.DefaultPodReady)
-	exprs := ours.Spec.Selector.MatchExpressions
-	added := exprs[len(exprs)-1]
-	if added.JQ == nil || added.JQ.Key != ".spec.containers.[].readinessProbe" || added.JQ.Operator != internalversion.SelectorOpDoesNotExist {
-		t.Fatalf("last selector of pod-ready = %+v, want readinessProbe DoesNotExist", added)
+	added := map[string]internalversion.SelectorOperator{
+		".spec.containers.[].readinessProbe":                                             internalversion.SelectorOpDoesNotExist,
+		`.spec.containers.[].image | select( test(":(404|non-existent|nonexistent)$") )`: internalversion.SelectorOpDoesNotExist,
 	}
-	ours.Spec.Selector.MatchExpressions = exprs[:len(exprs)-1]
+	var kept []internalversion.MatchExpression
+	for _, e := range ours.Spec.Selector.MatchExpressions {
+		if e.JQ != nil && added[e.JQ.Key] == e.JQ.Operator {
+			delete(added, e.JQ.Key)
+			continue
+		}
+		kept = append(kept, e)
+	}
+	if len(added) != 0 {
+		t.Errorf("pod-ready lacks berth's selectors %v", added)
+	}
+	ours.Spec.Selector.MatchExpressions = kept
 	if d := cmp.Diff(theirs, ours); d != "" {
-		t.Errorf("pod-ready differs from KWOK's beyond the probe selector (-kwok +berth):\n%s", d)
+		t.Errorf("pod-ready differs from KWOK's beyond berth's selectors (-kwok +berth):\n%s", d)
 	}
 }
 
@@ -83,6 +93,17 @@ func ownedByJob(p *corev1.Pod) {
 	p.OwnerReferences = []metav1.OwnerReference{{Kind: "Job", Name: "j", APIVersion: "batch/v1"}}
 }
 
+func image(name string) podOpt {
+	return func(p *corev1.Pod) { p.Spec.Containers[0].Image = name }
+}
+
+// backingOff is the pod as pod-image-pull-failed leaves it.
+func backingOff(p *corev1.Pod) {
+	p.Status.StartTime = &metav1.Time{Time: start}
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionFalse}}
+	p.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff"}}}}
+}
+
 func deleting(p *corev1.Pod) {
 	p.DeletionTimestamp = &metav1.Time{Time: start}
 }
@@ -100,7 +121,7 @@ func execProbe(cmd ...string) corev1.Probe {
 
 func TestPodStages(t *testing.T) {
 	var all []*internalversion.Stage
-	for _, raw := range []string{PodReady, PodStartProbed, PodProbeReady, podfast.DefaultPodComplete, podfast.DefaultPodDelete} {
+	for _, raw := range []string{PodReady, PodStartProbed, PodProbeReady, PodImagePullFailed, podfast.DefaultPodComplete, podfast.DefaultPodDelete} {
 		all = append(all, parse(t, raw))
 	}
 	lc, err := lifecycle.NewLifecycle(all)
@@ -133,6 +154,11 @@ func TestPodStages(t *testing.T) {
 		{"one failing container keeps the pod unready", pod(running, probe(0, httpProbe(0, 10, 1)), probe(1, execProbe("false"))), none, 0},
 		{"ready pods stay", pod(running, ready, probe(0, httpProbe(0, 10, 1))), none, 0},
 		{"Job pods complete, ready or not", pod(running, ownedByJob, probe(0, httpProbe(20, 10, 1))), "pod-complete", 0},
+		{"an image that cannot be pulled", pod(image("webserver:404")), "pod-image-pull-failed", 0},
+		{"foo:non-existent cannot be pulled, probed or not", pod(image("foo:non-existent"), probe(0, httpProbe(0, 10, 1))), "pod-image-pull-failed", 0},
+		{"a pod in ImagePullBackOff stays", pod(image("foo:nonexistent"), backingOff), none, 0},
+		{"a pod whose image is fixed starts", pod(backingOff), "pod-ready", 0},
+		{"an image named 404 is pulled", pod(image("registry/404:v1")), "pod-ready", 0},
 		{"deleted probed pods go", pod(running, deleting, probe(0, execProbe("false"))), "pod-delete", 0},
 	}
 	for _, tc := range cases {
