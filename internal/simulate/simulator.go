@@ -1,0 +1,149 @@
+package simulate
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
+	"k8s.io/kubernetes/pkg/scheduler/metrics"
+)
+
+// Cluster is what a simulation starts from: the cluster's nodes, the
+// pods bound to them, and the few objects the plugins look up.
+type Cluster struct {
+	// Nodes are the nodes pods may be placed on, in the order Check
+	// reports them. Nodes being provisioned belong here too.
+	Nodes []*corev1.Node
+	// Pods are the pods that hold resources: those bound to one of
+	// Nodes (Spec.NodeName) and not finished. Others are ignored, as
+	// the scheduler's cache ignores them.
+	Pods []*corev1.Pod
+	// Namespaces are read by InterPodAffinity for terms with a
+	// namespaceSelector. Nil: such terms match no namespace.
+	Namespaces []*corev1.Namespace
+	// Claims are read by VolumeRestrictions for ReadWriteOncePod
+	// volumes. Nil: a pod that mounts a claim is unschedulable, as it is
+	// on a cluster where the claim does not exist.
+	Claims []*corev1.PersistentVolumeClaim
+}
+
+// Simulator runs the scheduler's PreFilter and Filter plugins for pods
+// over a snapshot of a Cluster. Place and Pack change the snapshot as
+// the scheduler's cache would change. A Simulator is not safe for
+// concurrent use.
+type Simulator struct {
+	fw   framework.Framework
+	snap *snapshot
+}
+
+// disabled are the default plugins a simulation leaves out: they look
+// volumes, CSI drivers and devices up through the API, which berth's
+// simulated nodes do not have, and DefaultPreemption runs after Filter
+// (preemption is a separate question from fit).
+var disabled = []string{
+	names.VolumeBinding,
+	names.VolumeZone,
+	names.NodeVolumeLimits,
+	names.DynamicResources,
+	names.DefaultPreemption,
+}
+
+// New builds a Simulator over c.
+func New(ctx context.Context, c Cluster) (*Simulator, error) {
+	snap := newSnapshot()
+	for _, n := range c.Nodes {
+		if err := snap.addNode(n); err != nil {
+			return nil, err
+		}
+	}
+	for _, p := range c.Pods {
+		if p.Spec.NodeName == "" || snap.infos[p.Spec.NodeName] == nil || finished(p) {
+			continue
+		}
+		if err := snap.bind(p, p.Spec.NodeName); err != nil {
+			return nil, err
+		}
+	}
+	fw, err := newFramework(ctx, snap, c)
+	if err != nil {
+		return nil, err
+	}
+	return &Simulator{fw: fw, snap: snap}, nil
+}
+
+// newFramework builds the scheduler framework with the default profile
+// of the kube-scheduler berth runs, its default plugin arguments, and
+// the in-tree plugin registry. The plugins read nodes and pods from
+// snap; the informer factory is only the plumbing some plugins take
+// their listers from, filled with c's namespaces and claims and never
+// started: nothing reaches an API server.
+func newFramework(ctx context.Context, snap *snapshot, c Cluster) (framework.Framework, error) {
+	profile, err := defaultProfile()
+	if err != nil {
+		return nil, err
+	}
+	factory := informers.NewSharedInformerFactory(fake.NewClientset(), 0)
+	nsIndexer := factory.Core().V1().Namespaces().Informer().GetIndexer()
+	for _, ns := range c.Namespaces {
+		if err := nsIndexer.Add(ns); err != nil {
+			return nil, fmt.Errorf("namespace %s: %w", ns.Name, err)
+		}
+	}
+	pvcIndexer := factory.Core().V1().PersistentVolumeClaims().Informer().GetIndexer()
+	for _, pvc := range c.Claims {
+		if err := pvcIndexer.Add(pvc); err != nil {
+			return nil, fmt.Errorf("claim %s/%s: %w", pvc.Namespace, pvc.Name, err)
+		}
+	}
+	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
+		frameworkruntime.WithInformerFactory(factory),
+		frameworkruntime.WithSnapshotSharedLister(snap),
+		frameworkruntime.WithMetricsRecorder(metricsRecorder()),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("building the scheduler framework: %w", err)
+	}
+	return fw, nil
+}
+
+// defaultProfile is the kube-scheduler's default profile (scheduler
+// name, plugins, plugin arguments) less the disabled plugins.
+func defaultProfile() (*config.KubeSchedulerProfile, error) {
+	cfg, err := latest.Default()
+	if err != nil {
+		return nil, fmt.Errorf("the kube-scheduler's default configuration: %w", err)
+	}
+	profile := cfg.Profiles[0]
+	mp := &profile.Plugins.MultiPoint
+	mp.Enabled = slices.DeleteFunc(mp.Enabled, func(p config.Plugin) bool {
+		return slices.Contains(disabled, p.Name)
+	})
+	profile.PluginConfig = slices.DeleteFunc(profile.PluginConfig, func(p config.PluginConfig) bool {
+		return slices.Contains(disabled, p.Name)
+	})
+	return &profile, nil
+}
+
+// metricsRecorder is one recorder for every Simulator: the framework
+// records plugin timings through it, and each recorder runs a goroutine
+// for the life of the process. metrics.Register is idempotent, and in
+// berth's process the running scheduler has called it already.
+var metricsRecorder = sync.OnceValue(func() *metrics.MetricAsyncRecorder {
+	metrics.Register()
+	return metrics.NewMetricsAsyncRecorder(1000, time.Second, nil)
+})
+
+func finished(p *corev1.Pod) bool {
+	return p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed
+}
