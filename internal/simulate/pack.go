@@ -33,7 +33,7 @@ type Template struct {
 // (GPUs included) are the ones the pool's real nodes get.
 func PoolTemplate(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, first int) Template {
 	return Template{
-		Pool: p.Name,
+		Pool:     p.Name,
 		Node:     func(i int) *corev1.Node { return pools.NewNode(bp, p, first+i) },
 		Variants: len(p.Zones),
 	}
