@@ -6,6 +6,7 @@ import (
 	"slices"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 
 	"berth.io/berth/api/v1alpha1"
@@ -76,9 +77,16 @@ func (s *Simulator) Pack(ctx context.Context, pods []*corev1.Pod, t Template, li
 		opened []fwk.NodeInfo
 		empty  int
 		index  = map[string]int{}
+		groups = map[types.UID]*group{}
 	)
 	for _, pod := range pods {
-		node, err := s.firstFit(ctx, pod, opened, "")
+		g := groupOf(groups, pod)
+		if g != nil && g.failedAt == s.snap.generation {
+			// An identical pod fit no new node and nothing has changed.
+			out.Misfits = append(out.Misfits, Misfit{Pod: pod, Verdict: g.misfit})
+			continue
+		}
+		node, _, err := s.firstFit(ctx, pod, opened, 0, "")
 		if err != nil {
 			return nil, err
 		}
@@ -90,7 +98,7 @@ func (s *Simulator) Pack(ctx context.Context, pods []*corev1.Pod, t Template, li
 			index[n.Name] = len(opened)
 			opened = slices.Insert(opened, 0, fwk.NodeInfo(s.snap.infos[n.Name]))
 			empty++
-			if node, err = s.firstFit(ctx, pod, opened[:1], ""); err != nil {
+			if node, _, err = s.firstFit(ctx, pod, opened[:1], 0, ""); err != nil {
 				return nil, err
 			}
 		}
@@ -100,6 +108,9 @@ func (s *Simulator) Pack(ctx context.Context, pods []*corev1.Pod, t Template, li
 				return nil, err
 			}
 			out.Misfits = append(out.Misfits, Misfit{Pod: pod, Verdict: v})
+			if g != nil {
+				g.failedAt, g.misfit = s.snap.generation, v
+			}
 			continue
 		}
 		if err := s.snap.bind(pod, node); err != nil {

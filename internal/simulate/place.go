@@ -28,6 +28,10 @@ func (s *Simulator) Place(ctx context.Context, pods []*corev1.Pod) ([]Placement,
 		placed   []Placement
 		unplaced []*corev1.Pod
 		groups   = map[types.UID]*group{}
+		// next is where the next search starts, as the scheduler's
+		// nextStartNodeIndex: the node that took the last pod. Starting
+		// over from the first node would test every full node again.
+		next int
 	)
 	for _, pod := range pods {
 		g := groupOf(groups, pod)
@@ -40,7 +44,7 @@ func (s *Simulator) Place(ctx context.Context, pods []*corev1.Pod) ([]Placement,
 		if g != nil {
 			hint = g.last
 		}
-		node, err := s.firstFit(ctx, pod, s.snap.list, hint)
+		node, at, err := s.firstFit(ctx, pod, s.snap.list, next, hint)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -57,39 +61,46 @@ func (s *Simulator) Place(ctx context.Context, pods []*corev1.Pod) ([]Placement,
 		if g != nil {
 			g.last = node
 		}
+		if at >= 0 {
+			next = at
+		}
 		placed = append(placed, Placement{Pod: pod, Node: node})
 	}
 	return placed, unplaced, nil
 }
 
 // firstFit runs PreFilter for pod and then Filter on nodes, the hinted
-// node first, and returns the first node that fits, or "" for none.
-func (s *Simulator) firstFit(ctx context.Context, pod *corev1.Pod, nodes []fwk.NodeInfo, hint string) (string, error) {
+// node first and then the others from start on, round. It returns the
+// first node that fits and its index in nodes (-1 for the hint), or ""
+// when none fits.
+func (s *Simulator) firstFit(ctx context.Context, pod *corev1.Pod, nodes []fwk.NodeInfo, start int, hint string) (string, int, error) {
 	c, err := s.preFilter(ctx, pod)
 	if err != nil || c.all != nil {
-		return "", err
+		return "", -1, err
 	}
 	if hint != "" {
 		if ni, ok := s.snap.infos[hint]; ok {
 			v, err := s.filter(ctx, c, pod, ni)
 			if err != nil || v.Fits() {
-				return v.Node, err
+				return v.Node, -1, err
 			}
 		}
 	}
-	for _, ni := range nodes {
+	for i := range nodes {
+		at := (start + i) % len(nodes)
+		ni := nodes[at]
 		if ni.Node().Name == hint {
 			continue
 		}
 		v, err := s.filter(ctx, c, pod, ni)
 		if err != nil {
-			return "", err
+			return "", -1, err
 		}
 		if v.Fits() {
-			return v.Node, nil
+			return v.Node, at, nil
 		}
 	}
-	return "", nil
+	return "", -1, nil
 }
 
 // group is the pods of one controller with the same labels and spec:
@@ -102,6 +113,8 @@ type group struct {
 	// last is the node the group's last pod went to: the next one
 	// likely fits there too.
 	last string
+	// misfit is, in Pack, the failed pod's verdict on an empty new node.
+	misfit Verdict
 }
 
 // groupOf finds pod's group, making one if pod is the first of its

@@ -25,9 +25,11 @@ type snapshot struct {
 	stale                          bool
 	// pvcs counts, per "namespace/name", the bound pods using a claim.
 	pvcs map[string]int
-	// generation changes with every bind, node and revert, so that a
-	// verdict computed at one generation holds while it is unchanged.
-	generation int64
+	// generation changes with every bind, node and revert, and never
+	// takes a value twice, so that a verdict computed at one generation
+	// holds while it is unchanged. changes counts the changes;
+	// beforeLast is the generation before the last node came.
+	generation, changes, beforeLast int64
 	// undo, while forked, reverts each change since Fork, last first.
 	undo   []func()
 	forked bool
@@ -52,7 +54,10 @@ func (s *snapshot) addNode(n *corev1.Node) error {
 	ni.SetNode(n)
 	s.infos[n.Name] = ni
 	s.list = append(s.list, ni)
-	s.changed()
+	// An empty node holds no pod with affinity: the lists stay fresh.
+	s.beforeLast = s.generation
+	s.changes++
+	s.generation = s.changes
 	if s.forked {
 		s.undo = append(s.undo, func() {
 			delete(s.infos, n.Name)
@@ -63,6 +68,8 @@ func (s *snapshot) addNode(n *corev1.Node) error {
 }
 
 // removeLast takes away the node added last, which must hold no pod.
+// The snapshot is then as it was before that node came, generation
+// included, so verdicts from before still hold.
 func (s *snapshot) removeLast() {
 	ni := s.list[len(s.list)-1]
 	delete(s.infos, ni.Node().Name)
@@ -70,7 +77,7 @@ func (s *snapshot) removeLast() {
 	if s.forked {
 		s.undo = s.undo[:len(s.undo)-1]
 	}
-	s.changed()
+	s.generation = s.beforeLast
 }
 
 // bind puts a pod on a node, as the scheduler's cache assumes a pod it
@@ -89,11 +96,21 @@ func (s *snapshot) bind(pod *corev1.Pod, node string) error {
 		pod = &p
 	}
 	ni.AddPod(pod)
+	if !s.stale {
+		// The node joins a list when this pod is its first of the kind.
+		if a := ni.GetPodsWithAffinity(); len(a) == 1 && a[0].GetPod() == pod {
+			s.withAffinity = append(s.withAffinity, ni)
+		}
+		if a := ni.GetPodsWithRequiredAntiAffinity(); len(a) == 1 && a[0].GetPod() == pod {
+			s.withAntiAffinity = append(s.withAntiAffinity, ni)
+		}
+	}
 	claims := claimKeys(pod)
 	for _, k := range claims {
 		s.pvcs[k]++
 	}
-	s.changed()
+	s.changes++
+	s.generation = s.changes
 	if s.forked {
 		s.undo = append(s.undo, func() {
 			// The pod was added just above, so removing it cannot fail.
@@ -124,7 +141,8 @@ func (s *snapshot) revert() {
 }
 
 func (s *snapshot) changed() {
-	s.generation++
+	s.changes++
+	s.generation = s.changes
 	s.stale = true
 }
 
