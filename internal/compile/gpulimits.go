@@ -1,7 +1,7 @@
 package compile
 
 import (
-	"fmt"
+	"strconv"
 	"strings"
 
 	"berth.io/berth/api/v1alpha1"
@@ -21,7 +21,7 @@ import (
 // gpuLimitSlots is how many containers (and init containers) of one pod
 // the policy completes. Past them the API server's own message stands:
 // the object is refused either way.
-const gpuLimitSlots, gpuLimitInitSlots = 8, 4
+const gpuLimitSlots, gpuLimitInitSlots = 16, 8
 
 // gpuLimits is the part of a target's mutating policy that completes GPU
 // limits: match is a CEL condition, true when some container asks for
@@ -36,18 +36,24 @@ func gpuLimits(bp *v1alpha1.Blueprint, t mutationTarget) (match string, parts []
 	}
 	containers := t.spec + ".containers"
 	inits := "(has(" + t.spec + ".initContainers) ? " + t.spec + ".initContainers : [])"
-	slot := func(list, path string, i int) {
-		c := fmt.Sprintf("%s[%d]", list, i)
-		p := fmt.Sprintf("%s/%s/%d/resources/limits", t.path, path, i)
-		parts = append(parts, fmt.Sprintf("(size(%s) > %d && %s ? ((has(%s.resources.limits) ? [] : [JSONPatch{op: \"add\", path: %q, value: {}}]) + "+
-			"%s.filter(r, r in %s.resources.requests && !(has(%s.resources.limits) && r in %s.resources.limits)).map(r, JSONPatch{op: \"add\", path: %q + jsonpatch.escapeKey(r), value: %s.resources.requests[r]})) : [])",
-			list, i, missing(c), c, p, gpus, c, c, c, p+"/", c))
-	}
-	for i := range gpuLimitSlots {
-		slot(containers, "containers", i)
-	}
-	for i := range gpuLimitInitSlots {
-		slot(inits, "initContainers", i)
+	// For each GPU resource and list of containers, one patch per
+	// container that lacks the limit: the key added to its limits, or
+	// the limits map made with it.
+	for _, r := range gpuResources(bp) {
+		for _, l := range []struct {
+			list, path string
+			slots      int
+		}{{containers, "containers", gpuLimitSlots}, {inits, "initContainers", gpuLimitInitSlots}} {
+			var idx []string
+			for i := range l.slots {
+				idx = append(idx, strconv.Itoa(i))
+			}
+			c, res := l.list+"[i]", strconv.Quote(r)
+			path := strconv.Quote(t.path+"/"+l.path+"/") + " + string(i) + \"/resources/limits\""
+			parts = append(parts, "["+strings.Join(idx, ", ")+"].filter(i, i < size("+l.list+") && has("+c+".resources) && has("+c+".resources.requests) && "+res+" in "+c+".resources.requests && !(has("+c+".resources.limits) && "+res+" in "+c+".resources.limits))"+
+				".map(i, has("+c+".resources.limits) ? JSONPatch{op: \"add\", path: "+path+" + \"/\" + jsonpatch.escapeKey("+res+"), value: "+c+".resources.requests["+res+"]}"+
+				" : JSONPatch{op: \"add\", path: "+path+", value: {"+res+": "+c+".resources.requests["+res+"]}})")
+		}
 	}
 	annotations := strings.TrimSuffix(t.labels, "labels") + "annotations"
 	annotationsPath := strings.TrimSuffix(t.labelsPath, "labels") + "annotations"

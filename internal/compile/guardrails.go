@@ -97,6 +97,7 @@ type facts struct {
 	// shapes are the pools as a selection sees them; gpuIdx and
 	// systemIdx index the GPU and System pools among them.
 	shapes            []poolShape
+	pools             map[string]string // poolData(shapes)
 	gpuIdx, systemIdx []int
 	// defaultPriority is what a pod that names no class gets: the
 	// blueprint's globalDefault class, or 0. It is the ceiling of every
@@ -163,6 +164,7 @@ func newFacts(bp *v1alpha1.Blueprint) *facts {
 	f.systemNS = celList(bp.Spec.SystemNamespaces)
 	f.teamClasses = celMap(teamPCs)
 	f.shapes = poolShapes(bp)
+	f.pools = poolData(f.shapes)
 	f.gpuIdx = poolIndexes(f.shapes, func(name string) bool { return slices.Contains(gpuPools, name) })
 	f.systemIdx = poolIndexes(f.shapes, func(name string) bool { return slices.Contains(systemPools, name) })
 	values := map[string]int32{}
@@ -251,8 +253,10 @@ func podVariables(f *facts, pod string, pods bool) []admissionv1.Variable {
 		v("gpuContainers", "variables.containers.filter(c, has(c.resources) && ((has(c.resources.limits) && "+f.gpuResources+".exists(r, r in c.resources.limits)) || (has(c.resources.requests) && "+f.gpuResources+".exists(r, r in c.resources.requests))))"),
 		v("toleratesGPU", tolerates(f.gpuTaints)),
 		v("toleratesSystem", tolerates(f.systemTaints)),
-		v("poolLabels", poolLabels(f.shapes)),
-		v("poolZones", poolZones(f.shapes)),
+		v("poolLabels", f.pools["poolLabels"]),
+		v("poolZones", f.pools["poolZones"]),
+		v("poolHosts", f.pools["poolHosts"]),
+		v("poolInts", f.pools["poolInts"]),
 		v("openPools", openPools(f.shapes)),
 		v("selectsGPUPool", confinedTo(f.shapes, f.gpuIdx)),
 		v("selectsSystemPool", confinedTo(f.shapes, f.systemIdx)),

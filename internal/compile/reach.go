@@ -81,77 +81,26 @@ func knownKeys(shapes []poolShape) []string {
 	return sortedSet(set)
 }
 
-// poolLabels and poolZones are CEL lists, one entry per shape: its
-// labels, and its zones. openPools reads them as variables, so that each
-// pool's literal is written once.
-func poolLabels(shapes []poolShape) string {
-	var each []string
+// poolData are the CEL variables that describe the pools, one entry per
+// shape in order: their labels, zones, node-name patterns, and integer
+// labels (for Gt and Lt; a pool with none has the never-matching key "").
+// openPools reads them, so each pool's literal is written once and the
+// selection logic once for all pools: the API server compiles every
+// expression again on each server-side-apply dry run of the policy.
+func poolData(shapes []poolShape) map[string]string {
+	var labels, zones, hosts, ints []string
 	for _, s := range shapes {
-		each = append(each, celStringMap(s.labels))
+		labels = append(labels, celStringMap(s.labels))
+		zones = append(zones, celList(s.zones))
+		hosts = append(hosts, strconv.Quote(s.hosts))
+		ints = append(ints, integers(s.labels))
 	}
-	return "[" + strings.Join(each, ", ") + "]"
+	list := func(items []string) string { return "[" + strings.Join(items, ", ") + "]" }
+	return map[string]string{"poolLabels": list(labels), "poolZones": list(zones), "poolHosts": list(hosts), "poolInts": list(ints)}
 }
 
-func poolZones(shapes []poolShape) string {
-	var each []string
-	for _, s := range shapes {
-		each = append(each, celList(s.zones))
-	}
-	return "[" + strings.Join(each, ", ") + "]"
-}
-
-// openPools is a CEL list of booleans, one per shape in order: whether
-// the selection of the pod spec at spec leaves that pool open. It reads
-// variables.poolLabels and variables.poolZones.
-func openPools(shapes []poolShape) string {
-	known := celList(knownKeys(shapes))
-	var anyHost []string
-	for _, s := range shapes {
-		anyHost = append(anyHost, s.hosts)
-	}
-	// A node name that follows no pool's naming may be any pool's node.
-	foreign := "!%s.matches(" + strconv.Quote(strings.Join(anyHost, "|")) + ")"
-	var each []string
-	for i, s := range shapes {
-		labels := fmt.Sprintf("variables.poolLabels[%d]", i)
-		zones := fmt.Sprintf("variables.poolZones[%d]", i)
-		host := func(v string) string {
-			return "(" + v + ".matches(" + strconv.Quote(s.hosts) + ") || " + fmt.Sprintf(foreign, v) + ")"
-		}
-		values := "(has(e.values) ? e.values : [])"
-		// One requirement on a label, as the scheduler's label selector
-		// reads it.
-		expr := "(e.key in " + known + " ? (" +
-			"e.operator == 'In' ? (e.key in " + labels + " && " + labels + "[e.key] in " + values + ") : " +
-			"e.operator == 'NotIn' ? !(e.key in " + labels + " && " + labels + "[e.key] in " + values + ") : " +
-			"e.operator == 'Exists' ? e.key in " + labels + " : " +
-			"e.operator == 'DoesNotExist' ? !(e.key in " + labels + ") : " +
-			numeric(s.labels) + ")" +
-			" : e.key == '" + corev1.LabelTopologyZone + "' ? (" +
-			"e.operator == 'In' ? " + values + ".exists(v, v in " + zones + ") : " +
-			"e.operator == 'NotIn' ? " + zones + ".exists(z, !(z in " + values + ")) : " +
-			"e.operator != 'DoesNotExist')" +
-			" : e.key == '" + corev1.LabelHostname + "' ? (" +
-			"e.operator == 'In' ? " + values + ".exists(v, " + host("v") + ") : " +
-			"e.operator != 'DoesNotExist')" +
-			" : true)"
-		// matchFields knows one field, the node's name.
-		field := "(f.key != 'metadata.name' || f.operator != 'In' || (has(f.values) && f.values.exists(v, " + host("v") + ")))"
-		term := "((!has(term.matchExpressions) || term.matchExpressions.all(e, " + expr + ")) && (!has(term.matchFields) || term.matchFields.all(f, " + field + ")))"
-		selector := "variables.nodeSelector.all(k, k in " + known + " ? (k in " + labels + " && " + labels + "[k] == variables.nodeSelector[k])" +
-			" : k == '" + corev1.LabelTopologyZone + "' ? variables.nodeSelector[k] in " + zones +
-			" : k == '" + corev1.LabelHostname + "' ? " + host("variables.nodeSelector[k]") +
-			" : true)"
-		affinity := "(size(variables.requiredTerms) == 0 || variables.requiredTerms.exists(term, " + term + "))"
-		each = append(each, "("+selector+" && "+affinity+")")
-	}
-	return "[" + strings.Join(each, ", ") + "]"
-}
-
-// numeric is the CEL for Gt and Lt on a known key e: the pool's value
-// must be an integer beyond the requirement's one value. It is written
-// per pool with the pool's integer labels as literals.
-func numeric(labels map[string]string) string {
+// integers is a CEL map of the labels whose values are integers.
+func integers(labels map[string]string) string {
 	var ints []string
 	keys := make([]string, 0, len(labels))
 	for k := range labels {
@@ -159,19 +108,62 @@ func numeric(labels map[string]string) string {
 	}
 	sort.Strings(keys)
 	for _, k := range keys {
-		n, err := strconv.ParseInt(labels[k], 10, 64)
-		if err != nil {
-			continue
+		if n, err := strconv.ParseInt(labels[k], 10, 64); err == nil {
+			ints = append(ints, fmt.Sprintf("%q: %d", k, n))
 		}
-		ints = append(ints, fmt.Sprintf("%q: %d", k, n))
 	}
 	if len(ints) == 0 {
-		return "false"
+		return `{"": 0}`
 	}
-	m := "{" + strings.Join(ints, ", ") + "}"
-	v := "(has(e.values) && size(e.values) == 1 && e.values[0].matches('^-?[0-9]+$') ? int(e.values[0]) : 0)"
-	return "(e.key in " + m + " && has(e.values) && size(e.values) == 1 && e.values[0].matches('^-?[0-9]+$') && " +
-		"(e.operator == 'Gt' ? " + m + "[e.key] > " + v + " : e.operator == 'Lt' && " + m + "[e.key] < " + v + "))"
+	return "{" + strings.Join(ints, ", ") + "}"
+}
+
+// openPools is a CEL list of booleans, one per shape in order: whether
+// the selection of the pod spec leaves that pool open. It reads the
+// variables poolData defines.
+func openPools(shapes []poolShape) string {
+	if len(shapes) == 0 {
+		return "[]"
+	}
+	known := celList(knownKeys(shapes))
+	var anyHost, idx []string
+	for i, s := range shapes {
+		anyHost = append(anyHost, s.hosts)
+		idx = append(idx, strconv.Itoa(i))
+	}
+	labels, zones, ints := "variables.poolLabels[i]", "variables.poolZones[i]", "variables.poolInts[i]"
+	// A node name that follows no pool's naming may be any pool's node.
+	host := func(v string) string {
+		return "(" + v + ".matches(variables.poolHosts[i]) || !" + v + ".matches(" + strconv.Quote(strings.Join(anyHost, "|")) + "))"
+	}
+	values := "(has(e.values) ? e.values : [])"
+	number := "(size(" + values + ") == 1 && e.values[0].matches('^-?[0-9]+$') ? int(e.values[0]) : 0)"
+	// One requirement on a label, as the scheduler's label selector
+	// reads it.
+	expr := "(e.key in " + known + " ? (" +
+		"e.operator == 'In' ? (e.key in " + labels + " && " + labels + "[e.key] in " + values + ") : " +
+		"e.operator == 'NotIn' ? !(e.key in " + labels + " && " + labels + "[e.key] in " + values + ") : " +
+		"e.operator == 'Exists' ? e.key in " + labels + " : " +
+		"e.operator == 'DoesNotExist' ? !(e.key in " + labels + ") : " +
+		"(e.key in " + ints + " && size(" + values + ") == 1 && e.values[0].matches('^-?[0-9]+$') && " +
+		"(e.operator == 'Gt' ? " + ints + "[e.key] > " + number + " : e.operator == 'Lt' && " + ints + "[e.key] < " + number + ")))" +
+		" : e.key == '" + corev1.LabelTopologyZone + "' ? (" +
+		"e.operator == 'In' ? " + values + ".exists(v, v in " + zones + ") : " +
+		"e.operator == 'NotIn' ? " + zones + ".exists(z, !(z in " + values + ")) : " +
+		"e.operator != 'DoesNotExist')" +
+		" : e.key == '" + corev1.LabelHostname + "' ? (" +
+		"e.operator == 'In' ? " + values + ".exists(v, " + host("v") + ") : " +
+		"e.operator != 'DoesNotExist')" +
+		" : true)"
+	// matchFields knows one field, the node's name.
+	field := "(f.key != 'metadata.name' || f.operator != 'In' || (has(f.values) && f.values.exists(v, " + host("v") + ")))"
+	term := "((!has(term.matchExpressions) || term.matchExpressions.all(e, " + expr + ")) && (!has(term.matchFields) || term.matchFields.all(f, " + field + ")))"
+	selector := "variables.nodeSelector.all(k, k in " + known + " ? (k in " + labels + " && " + labels + "[k] == variables.nodeSelector[k])" +
+		" : k == '" + corev1.LabelTopologyZone + "' ? variables.nodeSelector[k] in " + zones +
+		" : k == '" + corev1.LabelHostname + "' ? " + host("variables.nodeSelector[k]") +
+		" : true)"
+	affinity := "(size(variables.requiredTerms) == 0 || variables.requiredTerms.exists(term, " + term + "))"
+	return "[" + strings.Join(idx, ", ") + "].map(i, " + selector + " && " + affinity + ")"
 }
 
 // poolIndexes are the indexes in shapes of the pools keep picks.

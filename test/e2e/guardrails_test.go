@@ -12,6 +12,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 
 	"berth.io/berth/internal/compile"
 )
@@ -184,9 +185,18 @@ func TestGuardrailsCoverWorkloadUpdates(t *testing.T) {
 	d := makeDeployment("web", name, 1).create(t)
 	t.Cleanup(func() { client.AppsV1().Deployments("web").Delete(context.Background(), name, metav1.DeleteOptions{}) })
 
-	d.Spec.Template.Spec.Tolerations = []corev1.Toleration{gpuToleration}
-	d.Spec.Template.Spec.Containers[0].Resources.Limits = gpuLimits("1")
-	_, err := client.AppsV1().Deployments("web").Update(ctx, d, metav1.UpdateOptions{})
+	// The Deployment controller writes its status meanwhile: a conflict is
+	// retried, a refusal is the answer.
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		d, err := client.AppsV1().Deployments("web").Get(ctx, d.Name, metav1.GetOptions{})
+		if err != nil {
+			return err
+		}
+		d.Spec.Template.Spec.Tolerations = []corev1.Toleration{gpuToleration}
+		d.Spec.Template.Spec.Containers[0].Resources.Limits = gpuLimits("1")
+		_, err = client.AppsV1().Deployments("web").Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
 	if err == nil || !strings.Contains(err.Error(), compile.RuleGPUNamespace) {
 		t.Errorf("updating a Deployment's template onto the GPU pool: %v, want %s", err, compile.RuleGPUNamespace)
 	}

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/retry"
 
 	"berth.io/berth/internal/compile"
 )
@@ -72,12 +73,21 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 	}
 
 	// Nor through an update of a workload that was fine when created.
-	d, err := client.AppsV1().Deployments(later).Create(ctx, makeDeployment(later, "climbs", 1).d, metav1.CreateOptions{})
-	if err != nil {
+	if _, err := client.AppsV1().Deployments(later).Create(ctx, makeDeployment(later, "climbs", 1).d, metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a Deployment with no class in %s: %v", later, err)
 	}
-	d.Spec.Template.Spec.PriorityClassName = "inference-high"
-	_, err = client.AppsV1().Deployments(later).Update(ctx, d, metav1.UpdateOptions{})
+	// The Deployment controller writes its status meanwhile: a conflict
+	// is retried, a refusal is the answer.
+	var d *appsv1.Deployment
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		var err error
+		if d, err = client.AppsV1().Deployments(later).Get(ctx, "climbs", metav1.GetOptions{}); err != nil {
+			return err
+		}
+		d.Spec.Template.Spec.PriorityClassName = "inference-high"
+		_, err = client.AppsV1().Deployments(later).Update(ctx, d, metav1.UpdateOptions{})
+		return err
+	})
 	refusedBy(t, "a Deployment in "+later+" updated to inference-high", err, compile.RulePriorityClass, "inference-high")
 
 	// A class made after apply, above every class of the blueprint.
@@ -195,13 +205,23 @@ func TestGatedPodUpdatedOntoAPoolIsRefused(t *testing.T) {
 			t.Fatalf("creating a gated pod in %s: %v", ns, err)
 		}
 		t.Cleanup(func() { client.CoreV1().Pods(ns).Delete(context.Background(), created.Name, metav1.DeleteOptions{}) })
-		created.Spec.NodeSelector = tc.selector
-		_, err = client.CoreV1().Pods(ns).Update(ctx, created, metav1.UpdateOptions{})
-		refusedBy(t, "a gated pod in "+ns+" updated with nodeSelector "+fmt.Sprint(tc.selector), err, tc.rule)
+		// The scheduler writes the pod's gated condition meanwhile: a
+		// conflict is retried, a refusal is the answer.
+		update := func(selector map[string]string) error {
+			return retry.RetryOnConflict(retry.DefaultRetry, func() error {
+				p, err := client.CoreV1().Pods(ns).Get(ctx, created.Name, metav1.GetOptions{})
+				if err != nil {
+					return err
+				}
+				p.Spec.NodeSelector = selector
+				_, err = client.CoreV1().Pods(ns).Update(ctx, p, metav1.UpdateOptions{})
+				return err
+			})
+		}
+		refusedBy(t, "a gated pod in "+ns+" updated with nodeSelector "+fmt.Sprint(tc.selector), update(tc.selector), tc.rule)
 		// Kubernetes would have taken it: the same change to a pod that
 		// berth does not object to goes through.
-		created.Spec.NodeSelector = map[string]string{"berth.io/pool": "cpu"}
-		if _, err := client.CoreV1().Pods(ns).Update(ctx, created, metav1.UpdateOptions{}); err != nil {
+		if err := update(map[string]string{"berth.io/pool": "cpu"}); err != nil {
 			t.Errorf("a gated pod in %s updated onto the cpu pool: %v", ns, err)
 		}
 	}
