@@ -170,9 +170,9 @@ func collectClasses(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Bl
 		}
 		if d := bc.Disruption; d != nil {
 			if d.MinAvailable != nil {
-				cl.Budget = "minAvailable " + d.MinAvailable.String()
+				cl.Budget = "minAvailable " + d.MinAvailable.String() + " each"
 			} else if d.MaxUnavailable != nil {
-				cl.Budget = "maxUnavailable " + d.MaxUnavailable.String()
+				cl.Budget = "maxUnavailable " + d.MaxUnavailable.String() + " each"
 			}
 		}
 		if cl.PriorityClass != "" {
