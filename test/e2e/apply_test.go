@@ -238,7 +238,7 @@ spec:
 			deleted = append(deleted, c.Ref())
 		}
 	}
-	want := []string{"LimitRange prune-b/team-defaults", "ResourceQuota prune-a/team-quota", "PriorityClass prune-inference-high", "Namespace prune-b"}
+	want := []string{"LimitRange prune-b/team-defaults", "ResourceQuota prune-a/team-quota", "ResourceQuota prune-b/team-classes", "PriorityClass prune-inference-high", "Namespace prune-b"}
 	if strings.Join(deleted, ", ") != strings.Join(want, ", ") {
 		t.Errorf("prune deletes %v, want %v", deleted, want)
 	}
