@@ -37,12 +37,32 @@ type Models struct {
 	// carry berth.io/model-size (which `berth model promote` pins from
 	// the version's size). Nil means 20Gi.
 	SizeLimit *resource.Quantity `json:"sizeLimit,omitempty"`
+	// SharedVolume, when set, asks for the shared-volume variant for
+	// every workload the wiring matches: instead of an init container
+	// pulling into each pod's emptyDir, the replicas share a directory
+	// on a ReadWriteMany claim, kept current by the puller running as
+	// a sidecar in --watch mode, which swaps new versions in without
+	// restarting the pods. Nil means the init container and emptyDir.
+	SharedVolume *ModelSharedVolume `json:"sharedVolume,omitempty"`
+}
+
+// ModelSharedVolume is the shared-volume variant of the model wiring.
+type ModelSharedVolume struct {
+	// ClaimName names a ReadWriteMany PersistentVolumeClaim that must
+	// exist in each model-following workload's namespace. The claim is
+	// the user's, not berth's: ReadWriteMany needs a storage class only
+	// the cluster knows (EFS, Filestore, Azure Files, NFS), and a claim
+	// holding models must outlive a `berth apply` that prunes. Each
+	// workload gets its own directory on it. Empty means berth-models.
+	ClaimName string `json:"claimName,omitempty"`
 }
 
 // Model wiring defaults and the annotations it reads and writes.
 const (
 	DefaultPullerImage = "ghcr.io/berth-io/berth:latest"
 	DefaultModelMount  = "/models"
+	// DefaultModelClaim is the shared-volume variant's claim.
+	DefaultModelClaim = "berth-models"
 	// AnnotationModel, on a Deployment or StatefulSet, is the model it
 	// follows: NAME@ALIAS or NAME:VERSION.
 	AnnotationModel = "berth.io/model"
@@ -70,6 +90,9 @@ func setModelDefaults(m *Models) {
 		m.MountPath = DefaultModelMount
 	}
 	setQuantity(&m.SizeLimit, DefaultModelSizeLimit)
+	if m.SharedVolume != nil && m.SharedVolume.ClaimName == "" {
+		m.SharedVolume.ClaimName = DefaultModelClaim
+	}
 }
 
 // validateModels checks spec.models.
@@ -91,6 +114,9 @@ func validateModels(p *field.Path, m *Models) field.ErrorList {
 	}
 	if m.Secret != "" {
 		errs = append(errs, dnsLabel(p.Child("secret"), m.Secret)...)
+	}
+	if m.SharedVolume != nil {
+		errs = append(errs, dnsLabel(p.Child("sharedVolume", "claimName"), m.SharedVolume.ClaimName)...)
 	}
 	if m.SizeLimit != nil && m.SizeLimit.Sign() <= 0 {
 		errs = append(errs, field.Invalid(p.Child("sizeLimit"), m.SizeLimit.String(), fmt.Sprintf("must be positive\nfix: give the largest model's size with room to spare, such as %s", DefaultModelSizeLimit.String())))

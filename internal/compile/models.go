@@ -27,6 +27,30 @@ import (
 // The policy is server-side apply (ApplyConfiguration): lists merge by
 // their keys (container name, volume name, mount path), so applying it
 // again changes nothing.
+//
+// The shared-volume variant (spec.models.sharedVolume) swaps the last
+// three for:
+//   - a volume from the blueprint's ReadWriteMany claim. The claim is
+//     referenced by name, not compiled: ReadWriteMany needs a storage
+//     class only the cluster knows, and berth prunes what it compiles,
+//     which must never take the models with it. Each workload gets its
+//     own directory on it (subPath KIND-NAME, such as deployment-reco),
+//     so workloads that share a namespace and a claim keep their own
+//     current link;
+//   - the puller as a native sidecar (an init container with
+//     restartPolicy Always) running `berth model pull $(BERTH_MODEL_REF)
+//     --to MOUNT --watch` with the same environment and Secret, the
+//     directory mounted read-write. A native sidecar rather than an
+//     entry in containers: it starts before the server and is not one
+//     of the containers the read-only mount is applied to;
+//   - the directory mounted read-only at the mount path in every
+//     container. The mount is the directory, not its current link: a
+//     subPath through a symlink is resolved once, when the container
+//     starts, and would never see the swap; readers open MOUNT/current.
+// Unpinned, the sidecar follows the alias and swaps new versions in
+// with no rollout; pinned, it holds the pinned version and promote's
+// re-pin rolls the pods, the first new one swapping the shared
+// directory for all.
 
 // Names the wiring adds to a pod template.
 const (
@@ -34,6 +58,9 @@ const (
 	ModelContainer = "berth-model"
 	ModelVolume    = "berth-model"
 )
+
+// modelSubPath is the workload's directory on the shared claim.
+const modelSubPath = `(object.kind == "StatefulSet" ? "statefulset-" : "deployment-") + object.metadata.name`
 
 func modelPolicies(bp *v1alpha1.Blueprint) []Object {
 	m := bp.Spec.Models
@@ -78,7 +105,8 @@ func modelPolicies(bp *v1alpha1.Blueprint) []Object {
 	}}
 }
 
-// modelInitPatch adds the puller as an init container, unless the
+// modelInitPatch adds the puller as an init container (in the
+// shared-volume variant a native sidecar that watches), unless the
 // template has it. It is a JSON patch because server-side apply may not
 // set atomic fields (args, envFrom, fieldRef), and it adds one object at
 // a time: a list of objects as one patch value panics the 1.36 API
@@ -96,27 +124,41 @@ func modelInitPatch(m *v1alpha1.Models) string {
 	if m.Region != "" {
 		env = append(env, s+".initContainers.env{name: \"AWS_REGION\", value: "+q(m.Region)+"}")
 	}
+	args := `["model", "pull", "$(BERTH_MODEL_REF)", "--to", ` + q(m.MountPath) + "]"
+	mount := s + ".initContainers.volumeMounts{name: " + q(ModelVolume) + ", mountPath: " + q(m.MountPath) + "}"
+	if m.SharedVolume != nil {
+		args = `["model", "pull", "$(BERTH_MODEL_REF)", "--to", ` + q(m.MountPath) + `, "--watch"]`
+		mount = s + ".initContainers.volumeMounts{name: " + q(ModelVolume) + ", mountPath: " + q(m.MountPath) + ", subPath: " + modelSubPath + "}"
+	}
 	init := s + ".initContainers{name: " + q(ModelContainer) + ", image: " + q(m.PullerImage) +
-		", args: [\"model\", \"pull\", \"$(BERTH_MODEL_REF)\", \"--to\", " + q(m.MountPath) + "]" +
-		", env: [" + strings.Join(env, ", ") + "]"
+		", args: " + args + ", env: [" + strings.Join(env, ", ") + "]"
 	if m.Secret != "" {
 		init += ", envFrom: [" + s + ".initContainers.envFrom{secretRef: " + s + ".initContainers.envFrom.secretRef{name: " + q(m.Secret) + "}}]"
 	}
-	init += ", volumeMounts: [" + s + ".initContainers.volumeMounts{name: " + q(ModelVolume) + ", mountPath: " + q(m.MountPath) + "}]}"
+	if m.SharedVolume != nil {
+		init += `, restartPolicy: "Always"`
+	}
+	init += ", volumeMounts: [" + mount + "]}"
 	const inits = "object.spec.template.spec.initContainers"
 	return "has(" + inits + ") && " + inits + ".exists(c, c.name == " + q(ModelContainer) + ") ? [] : " +
 		"(has(" + inits + ") ? [] : [JSONPatch{op: \"add\", path: \"/spec/template/spec/initContainers\", value: []}]) + " +
 		"[JSONPatch{op: \"add\", path: \"/spec/template/spec/initContainers/-\", value: " + init + "}]"
 }
 
-// modelApply sets the pin, the volume and the read-only mounts: fields
+// modelApply sets the pin, the volume (an emptyDir, or the shared claim)
+// and the read-only mounts: fields
 // server-side apply merges by key, so re-applying changes nothing.
 func modelApply(m *v1alpha1.Models) string {
 	const t = "Object.spec.template"
 	const s = t + ".spec"
 	q := strconv.Quote
 	volume := s + ".volumes{name: " + q(ModelVolume) + ", emptyDir: " + s + ".volumes.emptyDir{sizeLimit: variables.size}}"
-	mounts := "object.spec.template.spec.containers.map(c, " + s + ".containers{name: c.name, volumeMounts: [" + s + ".containers.volumeMounts{name: " + q(ModelVolume) + ", mountPath: " + q(m.MountPath) + ", readOnly: true}]})"
+	subPath := ""
+	if v := m.SharedVolume; v != nil {
+		volume = s + ".volumes{name: " + q(ModelVolume) + ", persistentVolumeClaim: " + s + ".volumes.persistentVolumeClaim{claimName: " + q(v.ClaimName) + "}}"
+		subPath = ", subPath: " + modelSubPath
+	}
+	mounts := "object.spec.template.spec.containers.map(c, " + s + ".containers{name: c.name, volumeMounts: [" + s + ".containers.volumeMounts{name: " + q(ModelVolume) + ", mountPath: " + q(m.MountPath) + subPath + ", readOnly: true}]})"
 	return "Object{spec: Object.spec{template: " + t + "{" +
 		"metadata: " + t + ".metadata{annotations: {" + q(v1alpha1.AnnotationModelRef) + ": variables.ref}}, " +
 		"spec: " + s + "{volumes: [" + volume + "], containers: " + mounts + "}}}}"

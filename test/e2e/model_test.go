@@ -8,7 +8,9 @@ import (
 	"testing"
 	"time"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -168,5 +170,100 @@ func TestModelRollsDeployments(t *testing.T) {
 	plain := makeDeployment(ns, "plain", 1).create(t)
 	if len(plain.Spec.Template.Spec.InitContainers) != 0 || len(plain.Spec.Template.Spec.Volumes) != 0 {
 		t.Errorf("a Deployment that follows no model was mutated: %+v", plain.Spec.Template.Spec)
+	}
+}
+
+// With spec.models.sharedVolume the policy gives an annotated Deployment
+// the shared-volume variant instead: the user's ReadWriteMany claim, the
+// workload's directory on it mounted read-only in its containers, and
+// the puller as a native sidecar that watches and mounts it read-write.
+// The cluster's policy is swapped for the shared one for the length of
+// the test, and a server-side dry run shows what admission makes.
+func TestModelSharedVolume(t *testing.T) {
+	ctx := context.Background()
+	shared := *bp
+	m := *bp.Spec.Models
+	m.SharedVolume = &v1alpha1.ModelSharedVolume{ClaimName: "models-rwx"}
+	shared.Spec.Models = &m
+	v1alpha1.SetDefaults(&shared)
+	var want *admissionv1.MutatingAdmissionPolicy
+	for _, o := range compile.Objects(&shared) {
+		if p, ok := o.(*admissionv1.MutatingAdmissionPolicy); ok && p.Name == compile.ModelPolicy {
+			want = p
+		}
+	}
+	if want == nil {
+		t.Fatalf("the blueprint compiles no %s policy", compile.ModelPolicy)
+	}
+	policies := client.AdmissionregistrationV1().MutatingAdmissionPolicies()
+	swap := func(spec func(*admissionv1.MutatingAdmissionPolicy)) {
+		t.Helper()
+		eventually(t, 30*time.Second, "policy "+compile.ModelPolicy+" updated", func() (bool, error) {
+			cur, err := policies.Get(ctx, compile.ModelPolicy, metav1.GetOptions{})
+			if err != nil {
+				return false, err
+			}
+			spec(cur)
+			_, err = policies.Update(ctx, cur, metav1.UpdateOptions{})
+			return err == nil, nil
+		})
+	}
+	orig, err := policies.Get(ctx, compile.ModelPolicy, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns := namespace(t)
+	dryRun := func(name string) *appsv1.Deployment {
+		t.Helper()
+		b := makeDeployment(ns, name, 2)
+		b.d.Annotations = map[string]string{v1alpha1.AnnotationModel: "reco@production"}
+		d, err := client.AppsV1().Deployments(ns).Create(ctx, b.d, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Fatalf("dry run of deployment %s: %v", name, err)
+		}
+		return d
+	}
+	isShared := func(d *appsv1.Deployment) bool {
+		v := d.Spec.Template.Spec.Volumes
+		return len(v) == 1 && v[0].PersistentVolumeClaim != nil
+	}
+	swap(func(p *admissionv1.MutatingAdmissionPolicy) { p.Spec = want.Spec })
+	t.Cleanup(func() {
+		swap(func(p *admissionv1.MutatingAdmissionPolicy) { p.Spec = orig.Spec })
+		eventually(t, time.Minute, "the emptyDir policy back in force", func() (bool, error) {
+			return !isShared(dryRun("restored")), nil
+		})
+	})
+
+	var d *appsv1.Deployment
+	eventually(t, time.Minute, "the shared-volume policy in force", func() (bool, error) {
+		d = dryRun("reco")
+		return isShared(d), nil
+	})
+	spec := d.Spec.Template.Spec
+	if c := spec.Volumes[0]; c.Name != compile.ModelVolume || c.PersistentVolumeClaim.ClaimName != "models-rwx" || c.EmptyDir != nil {
+		t.Errorf("volume %+v, want %s from the claim models-rwx and no emptyDir", c, compile.ModelVolume)
+	}
+	if len(spec.InitContainers) != 1 || spec.InitContainers[0].Name != compile.ModelContainer {
+		t.Fatalf("init containers %+v, want the puller %s as a sidecar", spec.InitContainers, compile.ModelContainer)
+	}
+	side := spec.InitContainers[0]
+	if side.RestartPolicy == nil || *side.RestartPolicy != corev1.ContainerRestartPolicyAlways {
+		t.Errorf("puller restartPolicy %v, want Always: a native sidecar", side.RestartPolicy)
+	}
+	if got := strings.Join(side.Args, " "); got != "model pull $(BERTH_MODEL_REF) --to /models --watch" {
+		t.Errorf("sidecar runs %q, want the watching puller", got)
+	}
+	if len(side.EnvFrom) != 1 || side.EnvFrom[0].SecretRef == nil || side.EnvFrom[0].SecretRef.Name != "model-store" {
+		t.Errorf("sidecar credentials %+v, want the Secret model-store", side.EnvFrom)
+	}
+	if m := side.VolumeMounts; len(m) != 1 || m[0].Name != compile.ModelVolume || m[0].MountPath != "/models" || m[0].ReadOnly || m[0].SubPath != "deployment-reco" {
+		t.Errorf("sidecar mounts %+v, want deployment-reco read-write at /models", m)
+	}
+	if m := spec.Containers[0].VolumeMounts; len(m) != 1 || m[0].Name != compile.ModelVolume || m[0].MountPath != "/models" || !m[0].ReadOnly || m[0].SubPath != "deployment-reco" {
+		t.Errorf("container mounts %+v, want deployment-reco read-only at /models (the model is /models/current)", m)
+	}
+	if got := d.Spec.Template.Annotations[v1alpha1.AnnotationModelRef]; got != "reco@production" {
+		t.Errorf("template %s = %q, want the followed reco@production", v1alpha1.AnnotationModelRef, got)
 	}
 }
