@@ -533,35 +533,19 @@ func celList(items []string) string {
 }
 
 // celMap writes a map of string lists as a CEL map literal, keys sorted.
-func celMap(m map[string][]string) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = strconv.Quote(k) + ": " + celList(m[k])
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
-}
+func celMap(m map[string][]string) string { return celMapOf(m, celList) }
 
 // celIntMap writes a map of integers as a CEL map literal, keys sorted.
 func celIntMap(m map[string]int32) string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	parts := make([]string, len(keys))
-	for i, k := range keys {
-		parts[i] = fmt.Sprintf("%q: %d", k, m[k])
-	}
-	return "{" + strings.Join(parts, ", ") + "}"
+	return celMapOf(m, func(v int32) string { return strconv.Itoa(int(v)) })
 }
 
 // celStringMap writes a map of strings as a CEL map literal, keys sorted.
-func celStringMap(m map[string]string) string {
+func celStringMap(m map[string]string) string { return celMapOf(m, strconv.Quote) }
+
+// celMapOf writes m as a CEL map literal, keys sorted, each value as
+// value writes it.
+func celMapOf[V any](m map[string]V, value func(V) string) string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -569,7 +553,7 @@ func celStringMap(m map[string]string) string {
 	sort.Strings(keys)
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = strconv.Quote(k) + ": " + strconv.Quote(m[k])
+		parts[i] = strconv.Quote(k) + ": " + value(m[k])
 	}
 	return "{" + strings.Join(parts, ", ") + "}"
 }

@@ -3,7 +3,6 @@ package compile
 import (
 	"fmt"
 	"regexp"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -101,21 +100,16 @@ func poolData(shapes []poolShape) map[string]string {
 
 // integers is a CEL map of the labels whose values are integers.
 func integers(labels map[string]string) string {
-	var ints []string
-	keys := make([]string, 0, len(labels))
-	for k := range labels {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, k := range keys {
-		if n, err := strconv.ParseInt(labels[k], 10, 64); err == nil {
-			ints = append(ints, fmt.Sprintf("%q: %d", k, n))
+	ints := map[string]int64{}
+	for k, v := range labels {
+		if n, err := strconv.ParseInt(v, 10, 64); err == nil {
+			ints[k] = n
 		}
 	}
 	if len(ints) == 0 {
 		return `{"": 0}`
 	}
-	return "{" + strings.Join(ints, ", ") + "}"
+	return celMapOf(ints, func(n int64) string { return strconv.FormatInt(n, 10) })
 }
 
 // openPools is a CEL list of booleans, one per shape in order: whether
