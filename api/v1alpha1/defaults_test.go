@@ -2,9 +2,11 @@ package v1alpha1
 
 import (
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -35,6 +37,25 @@ func TestSetDefaultsFillsDocumentedDefaults(t *testing.T) {
 		Classes:          []Class{{Name: "batch", Pools: []string{"gpu"}, Preemption: PreemptLowerPriority, Spread: SpreadNone}},
 		SystemNamespaces: []string{"kube-system"},
 		Guardrails:       GuardrailsEnforce,
+		// cluster-autoscaler's defaults, from its FAQ.
+		Autoscaler: &AutoscalerProfile{
+			ScanInterval:                     duration("10s"),
+			Expander:                         "random",
+			ScaleDownEnabled:                 ptr(true),
+			ScaleDownUtilizationThreshold:    ptr(0.5),
+			ScaleDownGpuUtilizationThreshold: ptr(0.5),
+			ScaleDownUnneededTime:            duration("10m"),
+			ScaleDownDelayAfterAdd:           duration("10m"),
+			ScaleDownDelayAfterDelete:        duration("10s"),
+			ScaleDownDelayAfterFailure:       duration("3m"),
+			MaxEmptyBulkDelete:               ptr(int32(10)),
+			MaxGracefulTerminationSec:        ptr(int32(600)),
+			MaxNodeProvisionTime:             duration("15m"),
+			NewPodScaleUpDelay:               duration("0s"),
+			SkipNodesWithLocalStorage:        ptr(true),
+			SkipNodesWithSystemPods:          ptr(true),
+		},
+		DevicePlugin: &DevicePlugin{Namespace: "kube-system", Name: "nvidia-device-plugin-daemonset", Image: DefaultDevicePluginImage, Install: ptr(true)},
 	}}
 	if diff := cmp.Diff(want, bp); diff != "" {
 		t.Errorf("SetDefaults (-want +got):\n%s", diff)
@@ -51,7 +72,7 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 			Pools: []Pool{{
 				Name: "win", Mode: ModeUser, OS: Windows, Capacity: Spot, MaxPods: 30, Zones: []string{"b"},
 				Machine:   Machine{GPU: &GPU{Count: 2, Product: "MI300", Resource: "amd.com/gpu"}},
-				Autoscale: &Autoscale{Min: 0, Max: 3},
+				Autoscale: &Autoscale{Min: 0, Max: 3, Priority: 5, ProvisioningTime: duration("2m")},
 			}},
 			Teams: []Team{{
 				Name: "team-a", Namespaces: []string{"a-dev", "a-prod"},
@@ -63,6 +84,16 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 			}},
 			SystemNamespaces: []string{"kube-system", "monitoring"},
 			Guardrails:       GuardrailsWarn,
+			Autoscaler: &AutoscalerProfile{
+				ScanInterval: duration("1s"), Expander: "priority,least-waste", ScaleDownEnabled: ptr(false),
+				ScaleDownUtilizationThreshold: ptr(0.7), ScaleDownGpuUtilizationThreshold: ptr(0.2),
+				ScaleDownUnneededTime: duration("30s"), ScaleDownDelayAfterAdd: duration("0s"),
+				ScaleDownDelayAfterDelete: duration("2s"), ScaleDownDelayAfterFailure: duration("5s"),
+				MaxEmptyBulkDelete: ptr(int32(3)), MaxGracefulTerminationSec: ptr(int32(30)),
+				MaxNodeProvisionTime: duration("1m"), NewPodScaleUpDelay: duration("1s"),
+				SkipNodesWithLocalStorage: ptr(false), SkipNodesWithSystemPods: ptr(false),
+			},
+			DevicePlugin: &DevicePlugin{Namespace: "monitoring", Name: "gpu-plugin", Image: "example/plugin:1", Install: ptr(false)},
 		}}
 	}
 	bp := set()
@@ -204,4 +235,12 @@ func TestPriorityClassName(t *testing.T) {
 	if got := (&Class{Name: "batch"}).PriorityClassName(); got != "" {
 		t.Errorf("PriorityClassName without a priority = %q, want empty", got)
 	}
+}
+
+func duration(s string) *metav1.Duration {
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		panic(err)
+	}
+	return &metav1.Duration{Duration: d}
 }

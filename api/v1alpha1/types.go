@@ -2,6 +2,7 @@ package v1alpha1
 
 import (
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
@@ -53,6 +54,12 @@ type Spec struct {
 	Guardrails GuardrailMode `json:"guardrails,omitempty"`
 	// Models, when set, wires model artifacts into workloads (models.go).
 	Models *Models `json:"models,omitempty"`
+	// Autoscaler is the node autoscaler's profile (autoscaler.go). Nil
+	// means cluster-autoscaler's defaults.
+	Autoscaler *AutoscalerProfile `json:"autoscaler,omitempty"`
+	// DevicePlugin is the GPU device plugin DaemonSet (autoscaler.go).
+	// Nil means NVIDIA's, installed by `berth up`.
+	DevicePlugin *DevicePlugin `json:"devicePlugin,omitempty"`
 }
 
 // GuardrailMode is what berth's admission policies do with a violation.
@@ -172,6 +179,14 @@ type Autoscale struct {
 	Min int32 `json:"min"`
 	// Max is the largest size, at least Min and at least 1.
 	Max int32 `json:"max"`
+	// Priority ranks the pool for the autoscaler's priority expander:
+	// when several pools could hold pending pods, the highest priority
+	// grows. Zero is the lowest.
+	Priority int32 `json:"priority,omitempty"`
+	// ProvisioningTime is how long a node the autoscaler adds to this
+	// pool takes to become Ready on the local cluster, as a cloud takes
+	// minutes to boot a GPU machine. Nil means 0s. Clouds ignore it.
+	ProvisioningTime *metav1.Duration `json:"provisioningTime,omitempty"`
 }
 
 // Reserved is what each node keeps for itself.

@@ -61,6 +61,8 @@ func Validate(bp *Blueprint) (errs, warnings field.ErrorList) {
 	errs = append(errs, validateClasses(spec.Child("classes"), s.Classes, pools)...)
 	errs = append(errs, oneOf(spec.Child("guardrails"), string(s.Guardrails), GuardrailsEnforce, GuardrailsWarn, GuardrailsAudit, GuardrailsOff)...)
 	errs = append(errs, validateModels(spec.Child("models"), s.Models)...)
+	errs = append(errs, validateAutoscaler(spec.Child("autoscaler"), s)...)
+	errs = append(errs, validateDevicePlugin(spec.Child("devicePlugin"), s)...)
 	teamNamespaces := sets.New[string]()
 	for _, t := range s.Teams {
 		teamNamespaces.Insert(t.Namespaces...)
@@ -190,6 +192,12 @@ func validateSize(pp *field.Path, p *Pool) field.ErrorList {
 		}
 		if a.Max < 1 {
 			errs = append(errs, field.Invalid(ap.Child("max"), a.Max, "must be at least 1\nfix: a pool that never has nodes is better removed"))
+		}
+		if a.Priority < 0 {
+			errs = append(errs, field.Invalid(ap.Child("priority"), a.Priority, "must not be negative\nfix: zero is the lowest priority"))
+		}
+		if t := a.ProvisioningTime; t != nil && t.Duration < 0 {
+			errs = append(errs, field.Invalid(ap.Child("provisioningTime"), t.Duration.String(), "must not be negative\nfix: write a Go duration such as 90s"))
 		}
 		if a.Min > a.Max {
 			errs = append(errs, field.Invalid(ap.Child("min"), a.Min, fmt.Sprintf("min is greater than max (%d)\nfix: set min to at most %d, or raise max", a.Max, a.Max)))

@@ -10,6 +10,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
 )
@@ -109,6 +110,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 			return
 		}
 		v.SetInt(i)
+	case reflect.Float64:
+		f, err := strconv.ParseFloat(n.Value, 64)
+		if n.Kind != yaml.ScalarNode || (n.Tag != "!!float" && n.Tag != "!!int") || err != nil {
+			d.fail(path, n.Line, "expected a number, found %s\nfix: write a number without quotes, like 0.5", describe(n))
+			return
+		}
+		v.SetFloat(f)
 	case reflect.Bool:
 		b, err := strconv.ParseBool(n.Value)
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || err != nil {
@@ -169,6 +177,8 @@ func (d *decoder) decodeJSON(n *yaml.Node, v reflect.Value, path *field.Path) {
 		switch v.Type() {
 		case reflect.TypeFor[resource.Quantity]():
 			d.fail(path, n.Line, "%s is not a quantity\nfix: write a number with an optional unit, like 16, 500m or 64Gi", describe(n))
+		case reflect.TypeFor[metav1.Duration]():
+			d.fail(path, n.Line, "%s is not a duration\nfix: write a Go duration in quotes if in doubt, like 10s, 90s or 15m", describe(n))
 		case reflect.TypeFor[intstr.IntOrString]():
 			d.fail(path, n.Line, "%s is neither a whole number nor a percentage\nfix: write a count like 1, or a percentage in quotes like \"50%%\"", describe(n))
 		default:

@@ -196,6 +196,36 @@ func TestParseReportsEachProblem(t *testing.T) {
 			want:  []want{{Line: 15, Field: "spec.pools[1].count", Message: "count and autoscale cannot both be set", Fix: "remove count, or remove autoscale"}},
 		},
 		{
+			name:  "unknown expander",
+			edits: []string{"  teams:\n", "  autoscaler: {expander: least-wasted}\n  teams:\n"},
+			want:  []want{{Line: 17, Field: "spec.autoscaler.expander", Message: `"least-wasted" is not one of random, least-waste`, Fix: `did you mean "least-waste"?`}},
+		},
+		{
+			name:  "priority expander without priorities",
+			edits: []string{"  teams:\n", "  autoscaler: {expander: \"priority,random\"}\n  teams:\n"},
+			want:  []want{{Line: 17, Field: "spec.autoscaler.expander", Message: "no pool has one", Fix: "set autoscale.priority"}},
+		},
+		{
+			name:  "utilization threshold above one",
+			edits: []string{"  teams:\n", "  autoscaler: {scaleDownUtilizationThreshold: 50}\n  teams:\n"},
+			want:  []want{{Line: 17, Field: "spec.autoscaler.scaleDownUtilizationThreshold", Message: "must be between 0 and 1", Fix: "0.5"}},
+		},
+		{
+			name:  "duration without a unit",
+			edits: []string{"  teams:\n", "  autoscaler: {scanInterval: 10}\n  teams:\n"},
+			want:  []want{{Line: 17, Field: "spec.autoscaler.scanInterval", Message: "is not a duration", Fix: "10s"}},
+		},
+		{
+			name:  "negative provisioning time",
+			edits: []string{"{min: 0, max: 2}", "{min: 0, max: 2, provisioningTime: -1m}"},
+			want:  []want{{Line: 15, Field: "spec.pools[1].autoscale.provisioningTime", Message: "must not be negative", Fix: "90s"}},
+		},
+		{
+			name:  "device plugin outside the system namespaces",
+			edits: []string{"  teams:\n", "  devicePlugin: {namespace: gpu-operator}\n  teams:\n"},
+			want:  []want{{Line: 17, Field: "spec.devicePlugin.namespace", Message: "is not one of the system namespaces", Fix: "spec.systemNamespaces"}},
+		},
+		{
 			name:  "min above max",
 			edits: []string{"{min: 0, max: 2}", "{min: 3, max: 2}"},
 			want:  []want{{Line: 15, Field: "spec.pools[1].autoscale.min", Message: "min is greater than max (2)", Fix: "set min to at most 2"}},
