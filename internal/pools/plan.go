@@ -172,21 +172,19 @@ func planPool(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, live []*corev1.Node, tak
 		ch.Action = Replace
 		ch.Fields = []string{fmt.Sprintf("finishing the replacement of generation %d by %d", generation(older), gen)}
 	}
-	have := map[int]*corev1.Node{}
-	for _, n := range latest {
-		have[nodeIndex(n)] = n
-	}
-	// Keep the lowest indexes, add the missing ones, remove the rest.
-	for i := 0; i < size; i++ {
-		want := newNode(bp, p, gen, i)
-		if n, ok := have[i]; ok {
-			delete(have, i)
-			if f := updateFields(n, want); len(f) > 0 {
-				ch.Fields = mergeFields(ch.Fields, f)
-				ch.update = append(ch.update, nodePatch{n.Name, metadataPatch(n, want)})
-			}
-			continue
+	// Keep the nodes of the lowest indexes, whatever the indexes are (the
+	// autoscaler removes nodes from the middle of a pool), fill the
+	// lowest free indexes when the pool grows, and remove the rest.
+	sort.Slice(latest, func(i, j int) bool { return nodeIndex(latest[i]) < nodeIndex(latest[j]) })
+	keep := latest[:min(size, len(latest))]
+	for _, n := range keep {
+		want := newNode(bp, p, gen, nodeIndex(n))
+		if f := updateFields(n, want); len(f) > 0 {
+			ch.Fields = mergeFields(ch.Fields, f)
+			ch.update = append(ch.update, nodePatch{n.Name, metadataPatch(n, want)})
 		}
+	}
+	for _, want := range nextNodes(bp, p, gen, keep, size-len(keep)) {
 		if owner, ok := taken[want.Name]; ok {
 			return nil, fmt.Errorf("pool %s needs a node named %s, but that node belongs to %s\nfix: rename one of the pools", p.Name, want.Name, owner)
 		}
@@ -195,11 +193,7 @@ func planPool(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, live []*corev1.Node, tak
 	for _, n := range older {
 		ch.remove = append(ch.remove, n.Name)
 	}
-	extra := make([]*corev1.Node, 0, len(have))
-	for _, n := range have {
-		extra = append(extra, n)
-	}
-	ch.remove = append(ch.remove, nodeNames(extra)...)
+	ch.remove = append(ch.remove, nodeNames(latest[len(keep):])...)
 	if ch.Action == "" {
 		switch {
 		case len(ch.add) > 0 || len(ch.remove) > 0:

@@ -56,6 +56,10 @@ func TestPlanPool(t *testing.T) {
 			action: Resize, add: []string{"gpu-2"}},
 		{name: "above max shrinks from the top", pool: strings.Replace(gpu, "max: 3", "max: 1", 1), have: live(old, 1, 3),
 			action: Resize, remove: []string{"gpu-1", "gpu-2"}},
+		// The autoscaler removed gpu-1: apply leaves the pool as it is.
+		{name: "a gap the autoscaler left stays", pool: gpu, have: []*corev1.Node{live(old, 1, 3)[0], live(old, 1, 3)[2]}},
+		{name: "growing fills the gap first", pool: strings.Replace(gpu, "min: 0", "min: 3", 1), have: []*corev1.Node{live(old, 1, 3)[0], live(old, 1, 3)[2]},
+			action: Resize, add: []string{"gpu-1"}},
 		{name: "taint change replaces", pool: strings.Replace(gpu, "gpu=true", "gpu=yes", 1), have: live(old, 1, 2),
 			action: Replace, add: []string{"gpu-g2-0", "gpu-g2-1"}, remove: []string{"gpu-0", "gpu-1"},
 			field: "taints: gpu=true:NoSchedule → gpu=yes:NoSchedule"},
