@@ -14,7 +14,8 @@ import (
 	"berth.io/berth/internal/pools"
 )
 
-// EnsurePoolNodes gives every pool of the blueprint its nodes. A pool that
+// EnsurePoolNodes gives every pool of the blueprint its nodes, registered
+// without GPUs (pools.StripGPUs: the device plugin advertises them). A pool that
 // already has nodes (a resumed cluster) keeps them unless sizes names it;
 // a pool with none gets sizes[pool], else its initial size. It returns the
 // names of all the blueprint's pool nodes.
@@ -46,7 +47,7 @@ func EnsurePoolNodes(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.B
 				delete(have, n.Name)
 				continue
 			}
-			create = append(create, n)
+			create = append(create, pools.StripGPUs(n))
 		}
 		for extra := range have { // shrunk with --nodes
 			remove = append(remove, extra)

@@ -37,7 +37,18 @@ func replaceFields(live, want *corev1.Node, p *v1alpha1.Pool) []string {
 			out = append(out, fmt.Sprintf("label %s: %s → %s", k, orNone(a), orNone(b)))
 		}
 	}
+	// A machine's devices (its GPUs) are in its capacity only while its
+	// device plugin runs, so their presence says nothing of the machine:
+	// the GPU labels above carry their count, and the devices
+	// annotation (on nodes that have one) their resource.
+	devices, _ := ParseResources(want.Annotations[AnnotationDevices])
+	if a, ok := live.Annotations[AnnotationDevices]; ok && a != want.Annotations[AnnotationDevices] {
+		out = append(out, fmt.Sprintf("devices: %s → %s", orNone(a), orNone(want.Annotations[AnnotationDevices])))
+	}
 	for _, name := range capacityNames(live, want) {
+		if _, ok := devices[name]; ok {
+			continue
+		}
 		a, aok := live.Status.Capacity[name]
 		b, bok := want.Status.Capacity[name]
 		if aok != bok || a.Cmp(b) != 0 {

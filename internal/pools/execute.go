@@ -112,7 +112,7 @@ func createNodes(ctx context.Context, c kubernetes.Interface, nodes []*corev1.No
 	g.SetLimit(32)
 	for _, n := range nodes {
 		g.Go(func() error {
-			_, err := c.CoreV1().Nodes().Create(gctx, n, metav1.CreateOptions{FieldManager: fieldManager, DryRun: dryRun})
+			_, err := c.CoreV1().Nodes().Create(gctx, StripGPUs(n), metav1.CreateOptions{FieldManager: fieldManager, DryRun: dryRun})
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating node %s: %w", n.Name, err)
 			}

@@ -40,6 +40,11 @@ const (
 	// the node, so that a label dropped from the blueprint can be
 	// removed.
 	AnnotationPoolLabels = "berth.io/pool-labels"
+	// AnnotationDevices lists the devices a simulated machine has, as
+	// FormatResources writes them (nvidia.com/gpu=4): what its device
+	// plugin advertises once it runs there. The node registers without
+	// them (StripGPUs).
+	AnnotationDevices = "berth.io/devices"
 	// KubeletAnnotation hands a node's kubelet to KWOK.
 	KubeletAnnotation    = "kwok.x-k8s.io/node"
 	nodeEphemeralStorage = "100Gi"
@@ -109,19 +114,22 @@ func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev
 		corev1.ResourcePods:             *resource.NewQuantity(int64(p.MaxPods), resource.DecimalSI),
 		corev1.ResourceEphemeralStorage: resource.MustParse(nodeEphemeralStorage),
 	}
-	if r := p.GPUResource(); r != "" {
-		capacity[corev1.ResourceName(r)] = *resource.NewQuantity(int64(p.Machine.GPU.Count), resource.DecimalSI)
-	}
 	reserved := reservedList(p.Reserved)
+	annotations := map[string]string{
+		KubeletAnnotation:    "fake",
+		AnnotationReserved:   FormatResources(reserved),
+		AnnotationPoolLabels: strings.Join(sortedKeys(p.Labels), ","),
+	}
+	if r := p.GPUResource(); r != "" {
+		gpus := corev1.ResourceList{corev1.ResourceName(r): *resource.NewQuantity(int64(p.Machine.GPU.Count), resource.DecimalSI)}
+		capacity[corev1.ResourceName(r)] = gpus[corev1.ResourceName(r)]
+		annotations[AnnotationDevices] = FormatResources(gpus)
+	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
-			Name:   name,
-			Labels: labels,
-			Annotations: map[string]string{
-				KubeletAnnotation:    "fake",
-				AnnotationReserved:   FormatResources(reserved),
-				AnnotationPoolLabels: strings.Join(sortedKeys(p.Labels), ","),
-			},
+			Name:        name,
+			Labels:      labels,
+			Annotations: annotations,
 		},
 		Spec: corev1.NodeSpec{Taints: taints},
 		Status: corev1.NodeStatus{
@@ -133,6 +141,24 @@ func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev
 			},
 		},
 	}
+}
+
+// StripGPUs returns a copy of n without the devices AnnotationDevices
+// lists in its capacity and allocatable: the node as its kubelet
+// registers it, before the device plugin advertises its GPUs. NewNode
+// describes the whole machine, as an autoscaler's template node must;
+// whatever creates a node on the cluster creates StripGPUs of it.
+func StripGPUs(n *corev1.Node) *corev1.Node {
+	out := n.DeepCopy()
+	devices, err := ParseResources(n.Annotations[AnnotationDevices])
+	if err != nil {
+		return out // not a node berth wrote: nothing of it is known to be a device
+	}
+	for r := range devices {
+		delete(out.Status.Capacity, r)
+		delete(out.Status.Allocatable, r)
+	}
+	return out
 }
 
 // InstanceType is the node.kubernetes.io/instance-type of a pool's nodes.

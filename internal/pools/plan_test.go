@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -40,6 +41,42 @@ func live(bp *v1alpha1.Blueprint, generation, n int) []*corev1.Node {
 	return out
 }
 
+// registered is nodes as they register, before the device plugin runs.
+func registered(nodes []*corev1.Node) []*corev1.Node {
+	out := make([]*corev1.Node, len(nodes))
+	for i, n := range nodes {
+		out[i] = StripGPUs(n)
+	}
+	return out
+}
+
+// withGPUs is nodes advertising n GPUs: "0" once the plugin has gone.
+func withGPUs(nodes []*corev1.Node, n string) []*corev1.Node {
+	for _, node := range nodes {
+		node.Status.Capacity["nvidia.com/gpu"] = resource.MustParse(n)
+		node.Status.Allocatable["nvidia.com/gpu"] = resource.MustParse(n)
+	}
+	return nodes
+}
+
+func TestStripGPUs(t *testing.T) {
+	bp := testBlueprint(t, `{name: gpu, machine: {cpu: 8, memory: 32Gi, gpu: {count: 4, product: NVIDIA-A100}}, count: 1, taints: ["gpu=true:NoSchedule"]}`)
+	n := NewNode(bp, &bp.Spec.Pools[1], 0)
+	got := StripGPUs(n)
+	for _, l := range []corev1.ResourceList{got.Status.Capacity, got.Status.Allocatable} {
+		if _, ok := l["nvidia.com/gpu"]; ok || len(l) != 4 {
+			t.Errorf("registered node's resources = %v, want cpu, memory, pods and ephemeral-storage only", l)
+		}
+	}
+	if q := n.Status.Capacity["nvidia.com/gpu"]; q.Value() != 4 || n.Annotations[AnnotationDevices] != "nvidia.com/gpu=4" {
+		t.Errorf("the template node has %s GPUs and devices %q, want 4 and nvidia.com/gpu=4: StripGPUs must not change it", q.String(), n.Annotations[AnnotationDevices])
+	}
+	cpu := StripGPUs(NewNode(bp, &bp.Spec.Pools[0], 0))
+	if len(cpu.Status.Capacity) != 4 {
+		t.Errorf("a node without devices lost resources: %v", cpu.Status.Capacity)
+	}
+}
+
 func TestPlanPool(t *testing.T) {
 	const gpu = `{name: gpu, machine: {cpu: 8, memory: 32Gi, gpu: {count: 1, product: NVIDIA-L4}}, autoscale: {min: 0, max: 3}, taints: ["gpu=true:NoSchedule"]}`
 	old := testBlueprint(t, gpu)
@@ -69,6 +106,14 @@ func TestPlanPool(t *testing.T) {
 			action: Replace, add: []string{"gpu-g2-0"}, remove: []string{"gpu-0"}, field: "label berth.io/capacity: on-demand → spot"},
 		{name: "label change is in place", pool: strings.Replace(gpu, "autoscale:", "labels: {team: a}, autoscale:", 1), have: live(old, 1, 2),
 			action: Update, field: "label team: (none) → a"},
+		// The device plugin is not running: the nodes advertise no GPUs,
+		// or none any more, and are still the machines the pool describes.
+		{name: "GPUs not yet advertised match", pool: gpu, have: registered(live(old, 1, 2))},
+		{name: "GPUs gone with the plugin match", pool: gpu, have: withGPUs(live(old, 1, 2), "0")},
+		{name: "GPU count change replaces", pool: strings.Replace(gpu, "count: 1", "count: 2", 1), have: registered(live(old, 1, 1)),
+			action: Replace, add: []string{"gpu-g2-0"}, remove: []string{"gpu-0"}, field: "label nvidia.com/gpu.count: 1 → 2"},
+		{name: "GPU resource change replaces", pool: strings.Replace(gpu, "product: NVIDIA-L4", "product: NVIDIA-L4, resource: nvidia.com/mig-1g.10gb", 1), have: registered(live(old, 1, 1)),
+			action: Replace, add: []string{"gpu-g2-0"}, remove: []string{"gpu-0"}, field: "devices: nvidia.com/gpu=1 → nvidia.com/mig-1g.10gb=1"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bp := testBlueprint(t, tc.pool)
