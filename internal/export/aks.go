@@ -49,17 +49,24 @@ func writeAKS(w io.Writer, bp *v1alpha1.Blueprint) error {
 		return err
 	}
 
+	adds := "Adds the blueprint's node pools to an existing AKS cluster with `az aks nodepool add`"
+	if len(autoscaled(bp)) > 0 {
+		adds += ", then gives the cluster the blueprint's node autoscaler profile (spec.autoscaler) with `az aks update --cluster-autoscaler-profile`"
+	}
 	head := append(header(bp, AKS), "",
-		"Adds the blueprint's node pools to an existing AKS cluster with `az aks nodepool add`. Create the cluster first: `az aks create` makes a first System pool (nodepool1) that you can remove with `az aks nodepool delete` once these pools are ready.",
+		adds+". Create the cluster first: `az aks create` makes a first System pool (nodepool1) that you can remove with `az aks nodepool delete` once these pools are ready.",
 		"", zoneNote)
-	s := newScript(w, head, []variable{
+	if len(autoscaled(bp)) == 0 {
+		head = append(head, "", "No pool autoscales, so the node autoscaler's profile (spec.autoscaler) is not set.")
+	}
+	s := newScript(w, head, append([]variable{
 		{name: "RESOURCE_GROUP", help: "The resource group that holds the cluster."},
 		{name: "CLUSTER_NAME", def: bp.Metadata.Name, help: "The AKS cluster to add the pools to."},
-	})
+	}, aksVariables(bp)...))
 	for _, p := range out {
 		s.command(p.comments, "az aks nodepool add", p.flags)
 	}
-	return nil
+	return writeAKSProfile(s, bp)
 }
 
 // aksPool is one pool's comments and flags; what AKS cannot express goes

@@ -39,9 +39,13 @@ func writeGKE(w io.Writer, bp *v1alpha1.Blueprint) error {
 		return err
 	}
 
+	adds := "Adds the blueprint's node pools to an existing GKE Standard cluster with `gcloud container node-pools create`"
+	if len(autoscaled(bp)) > 0 {
+		adds += ", then sets the cluster's autoscaling profile with `gcloud container clusters update`"
+	}
 	head := append(header(bp, GKE), "",
-		"Adds the blueprint's node pools to an existing GKE Standard cluster with `gcloud container node-pools create`. The cluster must be VPC-native for --max-pods-per-node.",
-		"", "GKE counts --num-nodes per zone; autoscaled pools use --total-min-nodes and --total-max-nodes, which count the whole pool as the blueprint does.", "")
+		adds+". The cluster must be VPC-native for --max-pods-per-node.",
+		"", "GKE counts --num-nodes per zone; autoscaled pools use --total-min-nodes and --total-max-nodes, which count the whole pool as the blueprint does, and --location-policy "+gkeLocationPolicy+", which spreads their nodes evenly over their zones as the local cluster does.", "")
 	location := variable{name: "LOCATION", help: "The cluster's region (regional cluster) or zone (zonal cluster)."}
 	switch {
 	case realZones:
@@ -59,6 +63,7 @@ func writeGKE(w io.Writer, bp *v1alpha1.Blueprint) error {
 	for _, p := range out {
 		s.command(p.comments, "gcloud container node-pools create "+p.name, p.flags)
 	}
+	writeGKEProfile(s, bp)
 	return nil
 }
 
@@ -120,7 +125,8 @@ func gkePool(bp *v1alpha1.Blueprint, i int, p *v1alpha1.Pool, realZones bool, ps
 			perZone = sz.Max / zones
 		}
 		flags = append(flags, one("--num-nodes", strconv.Itoa(int(perZone))), bare("--enable-autoscaling"),
-			one("--total-min-nodes", strconv.Itoa(int(sz.Min))), one("--total-max-nodes", strconv.Itoa(int(sz.Max))))
+			one("--total-min-nodes", strconv.Itoa(int(sz.Min))), one("--total-max-nodes", strconv.Itoa(int(sz.Max))),
+			one("--location-policy", gkeLocationPolicy))
 	} else {
 		flags = append(flags, one("--num-nodes", strconv.Itoa(int(perZone))))
 	}

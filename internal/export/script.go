@@ -81,3 +81,11 @@ func rawFlag(name, value string) option {
 	return option{name: name, values: []string{value}, raw: true}
 }
 func many(name string, vs ...string) option { return option{name: name, values: vs} }
+
+// heredoc writes comments, then words with doc on standard input. doc
+// must end in a newline and hold no line "EOF".
+func (s *script) heredoc(comments []string, words, doc string) {
+	fmt.Fprintln(s.w)
+	writeComment(s.w, "", comments...)
+	fmt.Fprintf(s.w, "%s <<'EOF'\n%sEOF\n", words, doc)
+}

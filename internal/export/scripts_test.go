@@ -26,6 +26,12 @@ var knownFlags = map[string][]string{
 		"--asg-ids", "--message-of-the-day", "--enable-vtpm", "--enable-secure-boot", "--kubernetes-version",
 		"--no-wait", "--aks-custom-headers", "--workload-runtime",
 	},
+	"az aks update": {
+		"--resource-group", "--name", "--cluster-autoscaler-profile", "--no-wait",
+	},
+	"gcloud container clusters update": {
+		"--location", "--region", "--zone", "--autoscaling-profile", "--async",
+	},
 	"gcloud container node-pools create": {
 		"--cluster", "--location", "--region", "--zone", "--machine-type", "--num-nodes", "--node-locations",
 		"--node-labels", "--node-taints", "--spot", "--preemptible", "--accelerator", "--enable-autoscaling",
@@ -54,14 +60,21 @@ func commands(script string, prefix string) [][]string {
 
 func TestScriptFlagsAreKnown(t *testing.T) {
 	for _, tb := range testBlueprints(t) {
-		for target, command := range map[Target]string{AKS: "az aks nodepool add", GKE: "gcloud container node-pools create"} {
+		for command, target := range map[string]Target{
+			"az aks nodepool add": AKS, "az aks update": AKS,
+			"gcloud container node-pools create": GKE, "gcloud container clusters update": GKE,
+		} {
 			known := map[string]bool{}
 			for _, f := range knownFlags[command] {
 				known[f] = true
 			}
 			cmds := commands(export(t, tb.bp, target), command)
-			if len(cmds) != len(tb.bp.Spec.Pools) {
-				t.Errorf("%s/%s: %d commands for %d pools", tb.name, target, len(cmds), len(tb.bp.Spec.Pools))
+			want := len(tb.bp.Spec.Pools)
+			if strings.HasSuffix(command, " update") {
+				want = min(1, len(autoscaled(tb.bp)))
+			}
+			if len(cmds) != want {
+				t.Errorf("%s/%s: %d %s commands, want %d", tb.name, target, len(cmds), command, want)
 			}
 			for _, words := range cmds {
 				for _, w := range words {
@@ -100,20 +113,28 @@ func TestScriptsParse(t *testing.T) {
 	}
 }
 
-// fakeCLI is a stand-in az or gcloud that logs each call's arguments one
-// per line, then a separator.
+// fakeCLI is a stand-in az, gcloud or kubectl that logs each call's
+// arguments one per line, then a separator; kubectl keeps what it reads
+// in $CALLS.stdin.
 const fakeCLI = `#!/bin/sh
 for a in "$@"; do printf '%s\n' "$a"; done >> "$CALLS"
 echo '--end--' >> "$CALLS"
+if [ "$(basename "$0")" = kubectl ]; then cat >> "$CALLS.stdin"; fi
 `
 
 // runScript runs an exported script with fake CLIs and returns the calls
 // it made, each as its arguments.
 func runScript(t *testing.T, script string, env ...string) ([][]string, error) {
+	calls, _, err := runScriptStdin(t, script, env...)
+	return calls, err
+}
+
+// runScriptStdin is runScript that also returns what kubectl read.
+func runScriptStdin(t *testing.T, script string, env ...string) ([][]string, string, error) {
 	t.Helper()
 	sh := bash(t)
 	dir := t.TempDir()
-	for _, cli := range []string{"az", "gcloud"} {
+	for _, cli := range []string{"az", "gcloud", "kubectl"} {
 		if err := os.WriteFile(filepath.Join(dir, cli), []byte(fakeCLI), 0o755); err != nil {
 			t.Fatal(err)
 		}
@@ -126,9 +147,10 @@ func runScript(t *testing.T, script string, env ...string) ([][]string, error) {
 	cmd.Env = append([]string{"PATH=" + dir + ":" + os.Getenv("PATH"), "CALLS=" + calls}, env...)
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return nil, &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: out}
+		return nil, "", &exec.ExitError{ProcessState: cmd.ProcessState, Stderr: out}
 	}
 	data, _ := os.ReadFile(calls)
+	stdin, _ := os.ReadFile(calls + ".stdin")
 	var list [][]string
 	var cur []string
 	for _, l := range strings.Split(strings.TrimSuffix(string(data), "\n"), "\n") {
@@ -138,7 +160,18 @@ func runScript(t *testing.T, script string, env ...string) ([][]string, error) {
 		}
 		cur = append(cur, l)
 	}
-	return list, nil
+	return list, string(stdin), nil
+}
+
+// callsOf are the calls whose arguments start with words.
+func callsOf(calls [][]string, words ...string) [][]string {
+	var out [][]string
+	for _, c := range calls {
+		if len(c) >= len(words) && strings.Join(c[:len(words)], " ") == strings.Join(words, " ") {
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
 // flagValues are the arguments after flag up to the next flag.
@@ -163,10 +196,11 @@ func flagValues(args []string, flag string) []string {
 // each CLI the arguments berth meant, one call per pool.
 func TestScriptsRun(t *testing.T) {
 	for _, tb := range testBlueprints(t) {
-		calls, err := runScript(t, export(t, tb.bp, AKS), "RESOURCE_GROUP=rg")
+		all, err := runScript(t, export(t, tb.bp, AKS), "RESOURCE_GROUP=rg")
 		if err != nil {
 			t.Fatalf("%s: aks script: %v", tb.name, err)
 		}
+		calls := callsOf(all, "aks", "nodepool", "add")
 		if len(calls) != len(tb.bp.Spec.Pools) {
 			t.Fatalf("%s: aks script made %d calls for %d pools", tb.name, len(calls), len(tb.bp.Spec.Pools))
 		}
@@ -187,10 +221,21 @@ func TestScriptsRun(t *testing.T) {
 			}
 		}
 
-		calls, err = runScript(t, export(t, tb.bp, GKE), "LOCATION=europe-west4")
+		if profiles := callsOf(all, "aks", "update"); len(profiles) != min(1, len(autoscaled(tb.bp))) {
+			t.Errorf("%s: aks script made %d az aks update calls", tb.name, len(profiles))
+		} else if len(profiles) == 1 {
+			for _, kv := range flagValues(profiles[0], "--cluster-autoscaler-profile") {
+				if k, v, ok := strings.Cut(kv, "="); !ok || k == "" || v == "" {
+					t.Errorf("%s: --cluster-autoscaler-profile argument %q is not KEY=VALUE", tb.name, kv)
+				}
+			}
+		}
+
+		all, err = runScript(t, export(t, tb.bp, GKE), "LOCATION=europe-west4")
 		if err != nil {
 			t.Fatalf("%s: gke script: %v", tb.name, err)
 		}
+		calls = callsOf(all, "container", "node-pools", "create")
 		if len(calls) != len(tb.bp.Spec.Pools) {
 			t.Fatalf("%s: gke script made %d calls for %d pools", tb.name, len(calls), len(tb.bp.Spec.Pools))
 		}

@@ -3,9 +3,11 @@
 # regenerate with `berth export --target aks`.
 #
 # Adds the blueprint's node pools to an existing AKS cluster with `az aks
-# nodepool add`. Create the cluster first: `az aks create` makes a first
-# System pool (nodepool1) that you can remove with `az aks nodepool delete`
-# once these pools are ready.
+# nodepool add`, then gives the cluster the blueprint's node autoscaler
+# profile (spec.autoscaler) with `az aks update --cluster-autoscaler-profile`.
+# Create the cluster first: `az aks create` makes a first System pool
+# (nodepool1) that you can remove with `az aks nodepool delete` once these
+# pools are ready.
 #
 # Zones: AKS numbers availability zones 1 to 3. A blueprint zone whose name
 # ends in 1, 2 or 3 is that zone; any other is its position in spec.zones.
@@ -17,6 +19,9 @@ set -euo pipefail
 RESOURCE_GROUP="${RESOURCE_GROUP:?set RESOURCE_GROUP}"
 # The AKS cluster to add the pools to.
 CLUSTER_NAME="${CLUSTER_NAME:-ml-fleet}"
+# The cluster's kubectl context, for the priority expander's ConfigMap; `az
+# aks get-credentials` names it after the cluster.
+KUBE_CONTEXT="${KUBE_CONTEXT:-$CLUSTER_NAME}"
 
 # Pool system: System, Linux, OnDemand, autoscaled from 3 to 5 nodes; each 4
 # CPU and 16Gi memory.
@@ -133,3 +138,48 @@ az aks nodepool add \
   --max-pods 60 \
   --labels berth.io/blueprint=ml-fleet berth.io/capacity=on-demand berth.io/mode=user berth.io/pool=t4 karpenter.sh/capacity-type=on-demand nvidia.com/gpu.count=1 nvidia.com/gpu.product=Tesla-T4 \
   --node-taints nvidia.com/gpu=present:NoSchedule
+
+# The priority expander's pool priorities (system 0, a100 10, h100-spot 20, t4
+# 0): AKS has no per-pool priority setting; its cluster autoscaler reads them
+# from this ConfigMap, matching the scale sets AKS names aks-POOL-NUMBER-vmss.
+# Pools it does not list are never chosen while a listed one could be, so
+# every autoscaled pool is listed.
+kubectl --context "$KUBE_CONTEXT" apply -f - <<'EOF'
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: cluster-autoscaler-priority-expander
+  namespace: kube-system
+  labels:
+    app.kubernetes.io/managed-by: berth
+    berth.io/blueprint: ml-fleet
+data:
+  priorities: |
+    20:
+      - '^aks-h100spot-[0-9]+-vmss$'
+    10:
+      - '^aks-a100-[0-9]+-vmss$'
+    0:
+      - '^aks-system-[0-9]+-vmss$'
+      - '^aks-t4-[0-9]+-vmss$'
+EOF
+
+# The node autoscaler's profile (spec.autoscaler) as AKS's cluster autoscaler
+# profile, which applies to every autoscaled pool of the cluster.
+# AKS takes one expander, not a chain: expander priority is the chain's first,
+# and AKS breaks its ties at random where the blueprint breaks them with
+# least-waste.
+# AKS has no scale-down-gpu-utilization-threshold, so
+# scaleDownGpuUtilizationThreshold 0.25 is not carried: AKS's autoscaler
+# judges GPU nodes by its own (cluster-autoscaler's default is 0.5). Rehearse
+# with scaleDownGpuUtilizationThreshold 0.5 to see what AKS will do with GPU
+# nodes.
+# AKS takes scale-down-unneeded-time in whole minutes only:
+# scaleDownUnneededTime 30s is rounded up to 1m. Write 1m in
+# spec.autoscaler.scaleDownUnneededTime to rehearse what AKS will do.
+# scale-down-delay-after-delete is left to AKS, whose default is the scan
+# interval, as the blueprint's is (AKS would take it in whole minutes only).
+az aks update \
+  --resource-group "$RESOURCE_GROUP" \
+  --name "$CLUSTER_NAME" \
+  --cluster-autoscaler-profile scan-interval=10s expander=priority scale-down-utilization-threshold=0.5 scale-down-unneeded-time=1m scale-down-delay-after-add=10m scale-down-delay-after-failure=3m max-empty-bulk-delete=10 max-graceful-termination-sec=600 max-node-provision-time=15m new-pod-scale-up-delay=0s skip-nodes-with-local-storage=true skip-nodes-with-system-pods=true

@@ -3,9 +3,11 @@
 # regenerate with `berth export --target aks`.
 #
 # Adds the blueprint's node pools to an existing AKS cluster with `az aks
-# nodepool add`. Create the cluster first: `az aks create` makes a first
-# System pool (nodepool1) that you can remove with `az aks nodepool delete`
-# once these pools are ready.
+# nodepool add`, then gives the cluster the blueprint's node autoscaler
+# profile (spec.autoscaler) with `az aks update --cluster-autoscaler-profile`.
+# Create the cluster first: `az aks create` makes a first System pool
+# (nodepool1) that you can remove with `az aks nodepool delete` once these
+# pools are ready.
 #
 # Zones: AKS numbers availability zones 1 to 3. A blueprint zone whose name
 # ends in 1, 2 or 3 is that zone; any other is its position in spec.zones.
@@ -86,3 +88,15 @@ az aks nodepool add \
   --max-pods 110 \
   --labels berth.io/blueprint=gke-lab berth.io/capacity=on-demand berth.io/mode=user berth.io/pool=l4 karpenter.sh/capacity-type=on-demand nvidia.com/gpu.count=1 \
   --node-taints nvidia.com/gpu=present:NoSchedule
+
+# The node autoscaler's profile (spec.autoscaler) as AKS's cluster autoscaler
+# profile, which applies to every autoscaled pool of the cluster.
+# AKS has no scale-down-gpu-utilization-threshold, so
+# scaleDownGpuUtilizationThreshold 0.5 is not carried: AKS's autoscaler judges
+# GPU nodes by its own (cluster-autoscaler's default is 0.5).
+# scale-down-delay-after-delete is left to AKS, whose default is the scan
+# interval, as the blueprint's is (AKS would take it in whole minutes only).
+az aks update \
+  --resource-group "$RESOURCE_GROUP" \
+  --name "$CLUSTER_NAME" \
+  --cluster-autoscaler-profile scan-interval=10s expander=random scale-down-utilization-threshold=0.5 scale-down-unneeded-time=10m scale-down-delay-after-add=10m scale-down-delay-after-failure=3m max-empty-bulk-delete=10 max-graceful-termination-sec=600 max-node-provision-time=15m new-pod-scale-up-delay=0s skip-nodes-with-local-storage=true skip-nodes-with-system-pods=true

@@ -3,11 +3,14 @@
 # regenerate with `berth export --target gke`.
 #
 # Adds the blueprint's node pools to an existing GKE Standard cluster with
-# `gcloud container node-pools create`. The cluster must be VPC-native for
-# --max-pods-per-node.
+# `gcloud container node-pools create`, then sets the cluster's autoscaling
+# profile with `gcloud container clusters update`. The cluster must be
+# VPC-native for --max-pods-per-node.
 #
 # GKE counts --num-nodes per zone; autoscaled pools use --total-min-nodes and
-# --total-max-nodes, which count the whole pool as the blueprint does.
+# --total-max-nodes, which count the whole pool as the blueprint does, and
+# --location-policy BALANCED, which spreads their nodes evenly over their
+# zones as the local cluster does.
 #
 # Zones: the blueprint's zones are Compute Engine zones in us-central1, so
 # each pool gets --node-locations.
@@ -45,6 +48,7 @@ gcloud container node-pools create batch-spot \
   --enable-autoscaling \
   --total-min-nodes 0 \
   --total-max-nodes 9 \
+  --location-policy BALANCED \
   --node-locations us-central1-a \
   --max-pods-per-node 110 \
   --node-labels agentpool=batch-spot,berth.io/blueprint=gke-lab,berth.io/capacity=spot,berth.io/mode=user,berth.io/pool=batch-spot,karpenter.sh/capacity-type=spot \
@@ -66,7 +70,26 @@ gcloud container node-pools create l4 \
   --enable-autoscaling \
   --total-min-nodes 1 \
   --total-max-nodes 3 \
+  --location-policy BALANCED \
   --node-locations us-central1-a,us-central1-b,us-central1-c \
   --max-pods-per-node 110 \
   --node-labels agentpool=l4,berth.io/blueprint=gke-lab,berth.io/capacity=on-demand,berth.io/mode=user,berth.io/pool=l4,karpenter.sh/capacity-type=on-demand,nvidia.com/gpu.count=1,nvidia.com/gpu.product=NVIDIA-L4 \
   --node-taints nvidia.com/gpu=present:NoSchedule
+
+# The node autoscaler's profile (spec.autoscaler): GKE runs its own cluster
+# autoscaler and takes only an autoscaling profile, balanced (GKE's default)
+# or optimize-utilization, which removes underused nodes sooner and more of
+# them. The blueprint's profile scales down no sooner than
+# cluster-autoscaler's defaults, so the cluster gets balanced.
+# GKE sets the rest itself, so these are not carried: scanInterval 10s,
+# expander random, scaleDownUtilizationThreshold 0.5,
+# scaleDownGpuUtilizationThreshold 0.5, scaleDownUnneededTime 10m,
+# scaleDownDelayAfterAdd 10m, scaleDownDelayAfterDelete 10s,
+# scaleDownDelayAfterFailure 3m, maxEmptyBulkDelete 10,
+# maxGracefulTerminationSec 600, maxNodeProvisionTime 15m, newPodScaleUpDelay
+# 0s, skipNodesWithLocalStorage true and skipNodesWithSystemPods true.
+# Rehearse with cluster-autoscaler's defaults (leave spec.autoscaler out) for
+# the nearest to GKE's balanced profile.
+gcloud container clusters update "$CLUSTER_NAME" \
+  --location "$LOCATION" \
+  --autoscaling-profile balanced

@@ -9,6 +9,9 @@
 #
 # The blueprint names no zones of its own (only berth's default zone-1), so
 # the pools are not pinned to availability zones.
+#
+# No pool autoscales, so the node autoscaler's profile (spec.autoscaler) is
+# not set.
 
 set -euo pipefail
 

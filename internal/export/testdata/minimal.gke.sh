@@ -7,7 +7,9 @@
 # --max-pods-per-node.
 #
 # GKE counts --num-nodes per zone; autoscaled pools use --total-min-nodes and
-# --total-max-nodes, which count the whole pool as the blueprint does.
+# --total-max-nodes, which count the whole pool as the blueprint does, and
+# --location-policy BALANCED, which spreads their nodes evenly over their
+# zones as the local cluster does.
 #
 # The blueprint names no zones of its own (only berth's default zone-1), so
 # the pools use the cluster's node locations.

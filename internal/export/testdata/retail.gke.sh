@@ -3,11 +3,14 @@
 # regenerate with `berth export --target gke`.
 #
 # Adds the blueprint's node pools to an existing GKE Standard cluster with
-# `gcloud container node-pools create`. The cluster must be VPC-native for
-# --max-pods-per-node.
+# `gcloud container node-pools create`, then sets the cluster's autoscaling
+# profile with `gcloud container clusters update`. The cluster must be
+# VPC-native for --max-pods-per-node.
 #
 # GKE counts --num-nodes per zone; autoscaled pools use --total-min-nodes and
-# --total-max-nodes, which count the whole pool as the blueprint does.
+# --total-max-nodes, which count the whole pool as the blueprint does, and
+# --location-policy BALANCED, which spreads their nodes evenly over their
+# zones as the local cluster does.
 #
 # Zones: the blueprint's zones (zone-1, zone-2, zone-3) are not Compute Engine
 # zones, so no pool gets --node-locations: they use the cluster's node
@@ -48,6 +51,7 @@ gcloud container node-pools create cpu \
   --enable-autoscaling \
   --total-min-nodes 4 \
   --total-max-nodes 8 \
+  --location-policy BALANCED \
   --max-pods-per-node 110 \
   --node-labels agentpool=cpu,berth.io/blueprint=retail-analytics,berth.io/capacity=on-demand,berth.io/mode=user,berth.io/pool=cpu,karpenter.sh/capacity-type=on-demand
 
@@ -68,6 +72,7 @@ gcloud container node-pools create gpu \
   --enable-autoscaling \
   --total-min-nodes 0 \
   --total-max-nodes 2 \
+  --location-policy BALANCED \
   --max-pods-per-node 110 \
   --node-labels agentpool=gpu,berth.io/blueprint=retail-analytics,berth.io/capacity=on-demand,berth.io/mode=user,berth.io/pool=gpu,karpenter.sh/capacity-type=on-demand,nvidia.com/gpu.count=1,nvidia.com/gpu.product=NVIDIA-L4 \
   --node-taints gpu=true:NoSchedule
@@ -92,6 +97,25 @@ gcloud container node-pools create spot-gpu \
   --enable-autoscaling \
   --total-min-nodes 0 \
   --total-max-nodes 4 \
+  --location-policy BALANCED \
   --max-pods-per-node 110 \
   --node-labels agentpool=spot-gpu,berth.io/blueprint=retail-analytics,berth.io/capacity=spot,berth.io/mode=user,berth.io/pool=spot-gpu,karpenter.sh/capacity-type=spot,nvidia.com/gpu.count=1,nvidia.com/gpu.product=NVIDIA-L4 \
   --node-taints gpu=true:NoSchedule,berth.io/capacity=spot:NoSchedule
+
+# The node autoscaler's profile (spec.autoscaler): GKE runs its own cluster
+# autoscaler and takes only an autoscaling profile, balanced (GKE's default)
+# or optimize-utilization, which removes underused nodes sooner and more of
+# them. The blueprint's profile scales down no sooner than
+# cluster-autoscaler's defaults, so the cluster gets balanced.
+# GKE sets the rest itself, so these are not carried: scanInterval 10s,
+# expander random, scaleDownUtilizationThreshold 0.5,
+# scaleDownGpuUtilizationThreshold 0.5, scaleDownUnneededTime 10m,
+# scaleDownDelayAfterAdd 10m, scaleDownDelayAfterDelete 10s,
+# scaleDownDelayAfterFailure 3m, maxEmptyBulkDelete 10,
+# maxGracefulTerminationSec 600, maxNodeProvisionTime 15m, newPodScaleUpDelay
+# 0s, skipNodesWithLocalStorage true and skipNodesWithSystemPods true.
+# Rehearse with cluster-autoscaler's defaults (leave spec.autoscaler out) for
+# the nearest to GKE's balanced profile.
+gcloud container clusters update "$CLUSTER_NAME" \
+  --location "$LOCATION" \
+  --autoscaling-profile balanced
