@@ -119,15 +119,19 @@ func writeEKS(w io.Writer, bp *v1alpha1.Blueprint) error {
 	if !realZones {
 		mapValue(mapValue(root, "metadata"), "region").LineComment = "set your AWS region, e.g. us-east-1"
 	}
-	groupNotes = append(groupNotes,
-		"Autoscaled node groups carry the tags Cluster Autoscaler needs to find them and to scale them up from zero (node-template labels, taints and GPUs); install Cluster Autoscaler with auto-discovery.",
-		"maxPodsPerNode above what an instance type's network interfaces allow needs VPC CNI prefix delegation.")
+	if len(autoscaled(bp)) > 0 {
+		groupNotes = append(groupNotes, "Autoscaled node groups carry the tags Cluster Autoscaler needs to find them and to scale them up from zero (node-template labels, taints and GPUs); run Cluster Autoscaler as the header says.")
+	}
+	groupNotes = append(groupNotes, "maxPodsPerNode above what an instance type's network interfaces allow needs VPC CNI prefix delegation.")
 	mapKey(root, "managedNodeGroups").HeadComment = commentText(groupNotes)
 	for i, item := range mapValue(root, "managedNodeGroups").Content {
 		item.HeadComment = commentText(notes[i])
 	}
 	writeComment(w, "", append(header(bp, EKS), "",
 		"An eksctl ClusterConfig: `eksctl create cluster -f FILE` makes the cluster with these node groups; `eksctl create nodegroup -f FILE` adds them to a cluster eksctl made.")...)
+	if err := writeEKSAutoscaler(w, bp); err != nil {
+		return err
+	}
 	return writeNode(w, root)
 }
 
