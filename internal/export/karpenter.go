@@ -32,6 +32,7 @@ type nodePoolSpec struct {
 	Template   nodeClaimTemplate `yaml:"template"`
 	Disruption disruption        `yaml:"disruption"`
 	Limits     map[string]string `yaml:"limits,omitempty"`
+	Weight     int32             `yaml:"weight,omitempty"`
 }
 
 type nodeClaimTemplate struct {
@@ -70,10 +71,6 @@ const (
 	nodeClassKind    = "EC2NodeClass"
 	linuxNodeClass   = "default"
 	windowsNodeClass = "windows"
-	// GPU nodes are expensive to start and their pods (training) costly
-	// to move: they go only when empty, after a while.
-	gpuConsolidateAfter = "5m"
-	consolidateAfter    = "1m"
 )
 
 func writeKarpenter(w io.Writer, bp *v1alpha1.Blueprint) error {
@@ -91,15 +88,22 @@ func writeKarpenter(w io.Writer, bp *v1alpha1.Blueprint) error {
 		head = append(head, fmt.Sprintf("The blueprint's zones (%s) are not AWS availability zones, so the NodePools do not restrict topology.kubernetes.io/zone; the EC2NodeClass's subnets decide.", strings.Join(bp.Spec.Zones, ", ")))
 	}
 	var skipped []string
+	var exported []*v1alpha1.Pool
+	for i := range bp.Spec.Pools {
+		if p := &bp.Spec.Pools[i]; p.Mode == v1alpha1.ModeSystem {
+			skipped = append(skipped, p.Name)
+		} else {
+			exported = append(exported, p)
+		}
+	}
+	weights, rankNote := karpenterWeights(bp, exported)
 	var pools []nodePool
 	var notes [][]string
 	for i := range bp.Spec.Pools {
-		p := &bp.Spec.Pools[i]
-		if p.Mode == v1alpha1.ModeSystem {
-			skipped = append(skipped, p.Name)
+		if bp.Spec.Pools[i].Mode == v1alpha1.ModeSystem {
 			continue
 		}
-		np, n := nodePoolFor(bp, i, realZones, ps)
+		np, n := nodePoolFor(bp, i, realZones, weights, ps)
 		pools, notes = append(pools, np), append(notes, n)
 	}
 	if err := ps.err(); err != nil {
@@ -111,6 +115,15 @@ func writeKarpenter(w io.Writer, bp *v1alpha1.Blueprint) error {
 			what = "the System pools " + strings.Join(skipped, ", ")
 		}
 		head = append(head, "", fmt.Sprintf("Not exported: %s. Karpenter and the cluster's add-ons need nodes before Karpenter can start any, so System pools belong in an EKS managed node group (`berth export --target eks`).", what))
+	}
+	if len(exported) > 0 {
+		head = append(head, "")
+		for i, n := range karpenterProfileNotes(bp, len(weights) > 0, rankNote) {
+			if i > 0 {
+				head = append(head, "")
+			}
+			head = append(head, n)
+		}
 	}
 	writeComment(w, "", head...)
 	for i, np := range pools {
@@ -127,7 +140,7 @@ func writeKarpenter(w io.Writer, bp *v1alpha1.Blueprint) error {
 	return nil
 }
 
-func nodePoolFor(bp *v1alpha1.Blueprint, i int, realZones bool, ps *problems) (nodePool, []string) {
+func nodePoolFor(bp *v1alpha1.Blueprint, i int, realZones bool, weights map[string]int32, ps *problems) (nodePool, []string) {
 	p := &bp.Spec.Pools[i]
 	sz := poolSize(p)
 	notes := []string{poolSummary(p, sz)}
@@ -158,9 +171,11 @@ func nodePoolFor(bp *v1alpha1.Blueprint, i int, realZones bool, ps *problems) (n
 		tmpl.Spec.Taints = append(tmpl.Spec.Taints, eksTaint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
 	}
 	np.Spec.Limits = karpenterLimits(p, m, sz.Max)
-	np.Spec.Disruption = disruption{ConsolidationPolicy: "WhenEmptyOrUnderutilized", ConsolidateAfter: consolidateAfter}
-	if p.Machine.GPU != nil {
-		np.Spec.Disruption = disruption{ConsolidationPolicy: "WhenEmpty", ConsolidateAfter: gpuConsolidateAfter}
+	var disruptionNotes []string
+	np.Spec.Disruption, disruptionNotes = karpenterDisruption(profile(bp), p)
+	if w, ok := weights[p.Name]; ok {
+		np.Spec.Weight = w
+		disruptionNotes = append(disruptionNotes, fmt.Sprintf("spec.weight %d: the pool's priority %d for the priority expander.", w, p.Autoscale.Priority))
 	}
 
 	notes = append(notes, fmt.Sprintf("spec.limits hold the pool to at most %d %s nodes, the blueprint's maximum.", sz.Max, m.Type))
@@ -173,7 +188,7 @@ func nodePoolFor(bp *v1alpha1.Blueprint, i int, realZones bool, ps *problems) (n
 	if p.Capacity == v1alpha1.Spot {
 		notes = append(notes, "Spot: Karpenter drains a node AWS is reclaiming only if its interruption queue is set up.")
 	}
-	return np, notes
+	return np, append(notes, disruptionNotes...)
 }
 
 // karpenterLimits cap the NodePool's total capacity at max nodes. They use
