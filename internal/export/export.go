@@ -6,11 +6,15 @@
 //
 // Each pool's machine becomes an instance type: the one the blueprint names
 // in machine.instanceTypes, else the smallest one in berth's catalog (see
-// catalog.go) that has the machine's shape. Whatever a target cannot
-// express is never dropped silently: it is either refused with a Problem
-// that names the pool, the field and the fix, or explained in a comment in
-// the output. The output depends only on the blueprint: the same blueprint
-// always gives the same bytes.
+// catalog.go) that has the machine's shape. The node autoscaler's profile
+// (spec.autoscaler) goes wherever the target takes it (see autoscaler.go):
+// AKS's cluster autoscaler profile, Cluster Autoscaler's arguments and
+// priority ConfigMap on EKS, GKE's autoscaling profile, Karpenter's
+// disruption and weights. Whatever a target cannot express is never
+// dropped silently: it is either refused with a Problem that names the
+// pool, the field and the fix, or explained in a comment in the output.
+// The output depends only on the blueprint: the same blueprint always
+// gives the same bytes.
 package export
 
 import (
@@ -26,12 +30,14 @@ import (
 type Target string
 
 const (
-	// AKS is a bash script of `az aks nodepool add` commands.
+	// AKS is a bash script of `az aks nodepool add` commands, then `az aks
+	// update --cluster-autoscaler-profile`.
 	AKS Target = "aks"
 	// EKS is an eksctl ClusterConfig with one managed node group per pool.
 	EKS Target = "eks"
 	// GKE is a bash script of `gcloud container node-pools create`
-	// commands.
+	// commands, then `gcloud container clusters update
+	// --autoscaling-profile`.
 	GKE Target = "gke"
 	// Karpenter is one karpenter.sh/v1 NodePool per User pool.
 	Karpenter Target = "karpenter"
