@@ -29,15 +29,19 @@ func newExportCommand(s Streams) *cobra.Command {
 		Short: "Write the blueprint as the artifacts a cloud's own tools consume",
 		Long: `Write the blueprint for another tool:
 
-  aks        az aks nodepool add commands (a bash script)
+  aks        az aks nodepool add commands and the cluster autoscaler
+             profile (a bash script)
   eks        an eksctl ClusterConfig with managed node groups and the
-             cluster-autoscaler tags scale-from-zero needs
-  gke        gcloud container node-pools create commands (a bash script)
+             cluster-autoscaler tags scale-from-zero needs; Cluster
+             Autoscaler's arguments in its header
+  gke        gcloud container node-pools create commands and the
+             autoscaling profile (a bash script)
   karpenter  Karpenter NodePools
   manifests  every Kubernetes object berth applies, for GitOps
 
 Machines map to each cloud's instance types through machine.instanceTypes,
-else berth's catalog (see the README). Nothing is written unless the whole
+else berth's catalog, and spec.autoscaler to what each target takes of it
+(see the README). Nothing is written unless the whole
 blueprint can be expressed; what a target cannot express is an error or a
 comment in the output, never silently dropped. No cluster is needed.`,
 		Args: cobra.NoArgs,
