@@ -21,6 +21,13 @@ type Options struct {
 	// Empty means the taints the GPU nodes audited carry, else the
 	// design's gpu=true:NoSchedule.
 	GPUTaints []corev1.Taint
+	// DevicePlugin is the GPU device plugin's DaemonSet, from a
+	// blueprint. Zero means any DaemonSet that looks like one (by its
+	// image or name).
+	DevicePlugin Object
+	// GPUPools are GPU pools and their taints, from a blueprint, checked
+	// with those of the nodes and pool definitions audited.
+	GPUPools map[string][]corev1.Taint
 	// Source names what was audited, for the report.
 	Source string
 	// Ignore are rule IDs to leave out everywhere.
@@ -39,6 +46,7 @@ func Check(inv *Inventory, o Options) *Report {
 	for _, w := range v.workloads {
 		v.checkWorkload(w)
 	}
+	v.checkDevicePlugins()
 	v.checkNamespaces()
 	v.checkQuotas()
 	v.checkLimitRanges()
@@ -163,20 +171,34 @@ func sortFindings(fs []Finding) {
 			cmp.Compare(a.Object.Name, b.Object.Name),
 			cmp.Compare(a.Rule, b.Rule),
 			cmp.Compare(a.Field, b.Field),
+			cmp.Compare(a.Message, b.Message),
 		)
 	})
 }
 
-// UseBlueprint takes the system namespaces and GPU pool taints from bp.
+// UseBlueprint takes the system namespaces, the GPU pools and their
+// taints, and the device plugin from bp.
 func (o *Options) UseBlueprint(bp *v1alpha1.Blueprint) {
 	o.SystemNamespaces = append(o.SystemNamespaces, bp.Spec.SystemNamespaces...)
+	if d := bp.Spec.DevicePlugin; d != nil {
+		o.DevicePlugin = Object{Kind: "DaemonSet", Namespace: cmp.Or(d.Namespace, v1alpha1.DefaultDevicePluginNamespace), Name: cmp.Or(d.Name, v1alpha1.DefaultDevicePluginName)}
+	}
 	for i := range bp.Spec.Pools {
 		p := &bp.Spec.Pools[i]
 		if p.GPUResource() == "" {
 			continue
 		}
+		if o.GPUPools == nil {
+			o.GPUPools = map[string][]corev1.Taint{}
+		}
+		o.GPUPools[p.Name] = nil
 		for _, s := range p.Taints {
-			if t, err := v1alpha1.ParseTaint(s); err == nil && isGPUTaint(t) {
+			t, err := v1alpha1.ParseTaint(s)
+			if err != nil {
+				continue
+			}
+			o.GPUPools[p.Name] = append(o.GPUPools[p.Name], t)
+			if isGPUTaint(t) {
 				o.GPUTaints = appendTaint(o.GPUTaints, t)
 			}
 		}

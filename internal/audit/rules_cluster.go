@@ -67,35 +67,6 @@ func spreadsZones(w *workload) bool {
 	return false
 }
 
-// devicePlugin names the GPU device plugins audit knows.
-func devicePlugin(w *workload) bool {
-	for _, c := range w.spec.Containers {
-		if strings.Contains(c.Image, "k8s-device-plugin") || strings.Contains(c.Image, "nvidia-device-plugin") || strings.Contains(c.Image, "amdgpu-device-plugin") {
-			return true
-		}
-	}
-	return strings.Contains(w.obj.Name, "device-plugin") && strings.Contains(w.obj.Name, "gpu") || strings.Contains(w.obj.Name, "nvidia-device-plugin")
-}
-
-// checkDevicePlugin: a GPU device plugin tolerates every GPU pool taint.
-func (v *view) checkDevicePlugin(w *workload) {
-	if !devicePlugin(w) {
-		return
-	}
-	var missing []string
-	for i := range v.gpuTaints {
-		if _, ok := tolerates(w.spec, v.gpuTaints[i:i+1]); !ok {
-			missing = append(missing, v.gpuTaints[i].ToString())
-		}
-	}
-	if len(missing) > 0 {
-		t := v.gpuTaints[0]
-		v.add(RuleDevicePlugin, w.obj, w.path+".tolerations",
-			fmt.Sprintf("GPU device plugin does not tolerate the GPU pools' taint %s, so it never runs on the GPU nodes, they advertise no GPUs, and every GPU pod stays Pending", strings.Join(missing, ", ")),
-			fmt.Sprintf("add the toleration {key: %s, operator: Exists, effect: %s}", t.Key, t.Effect))
-	}
-}
-
 // checkNamespaces: namespaces running workloads have a GPU quota when
 // they use GPUs, and a LimitRange.
 func (v *view) checkNamespaces() {

@@ -14,9 +14,6 @@ import (
 func (v *view) checkWorkload(w *workload) {
 	spec, path := w.spec, w.path
 	if v.system[w.obj.Namespace] {
-		if w.obj.Kind == "DaemonSet" {
-			v.checkDevicePlugin(w)
-		}
 		return
 	}
 	// berth/gpu-limit
@@ -29,9 +26,7 @@ func (v *view) checkWorkload(w *workload) {
 			}
 		}
 	}
-	if w.obj.Kind == "DaemonSet" {
-		v.checkDevicePlugin(w)
-	} else {
+	if w.obj.Kind != "DaemonSet" {
 		// berth/gpu-toleration-without-gpu
 		if !w.gpu {
 			if i, ok := tolerates(spec, v.knownGPUTaints); ok {
