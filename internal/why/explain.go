@@ -53,11 +53,14 @@ func (e *explainer) explain() Verdict {
 	e.add(quotaCause(v.Quota, e.pod.Namespace))
 	e.add(e.ownerEvents())
 	e.add(e.otherScheduler())
-	e.add(e.podAffinity())
 	e.add(e.priorityCause())
 	e.add(e.autoscalerEvents())
 
 	top := e.pools()
+	if e.c.err != nil {
+		top = Cause{Layer: LayerScheduler, Code: CauseSimulation, Message: "berth could not simulate the scheduler: " + e.c.err.Error(),
+			Fix: "the scheduler's own account above is what there is; report the error"}
+	}
 	if v.Top.Code == "" {
 		v.Top = top
 	} else {
@@ -218,25 +221,6 @@ func (e *explainer) otherScheduler() *Cause {
 	return &Cause{Layer: LayerPod, Code: CauseOtherScheduler,
 		Message: fmt.Sprintf("the pod names spec.schedulerName %s: kube-scheduler ignores it, and berth's account below is what kube-scheduler would find", name),
 		Fix:     fmt.Sprintf("make sure scheduler %s runs, or drop spec.schedulerName", name)}
-}
-
-func (e *explainer) podAffinity() *Cause {
-	a := e.pod.Spec.Affinity
-	if a == nil {
-		return nil
-	}
-	var kinds []string
-	if a.PodAffinity != nil && len(a.PodAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
-		kinds = append(kinds, "pod affinity")
-	}
-	if a.PodAntiAffinity != nil && len(a.PodAntiAffinity.RequiredDuringSchedulingIgnoredDuringExecution) > 0 {
-		kinds = append(kinds, "pod anti-affinity")
-	}
-	if len(kinds) == 0 {
-		return nil
-	}
-	return &Cause{Layer: LayerPod, Code: CausePodAffinity,
-		Message: fmt.Sprintf("the pod has required %s: not re-derived by berth; see the scheduler's message", strings.Join(kinds, " and "))}
 }
 
 func (e *explainer) priorityCause() *Cause {

@@ -116,7 +116,8 @@ func TestInsufficientGPUPoolAtMax(t *testing.T) {
 		t.Errorf("no %s cause in %+v", CausePoolAtMax, v.Causes)
 	}
 	if d := cmp.Diff(PoolFit{Name: "gpu", Nodes: 2, Size: "0-2", Stage: "resources",
-		Reasons: []string{"insufficient nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes"}}, v.Pools[0]); d != "" {
+		Reasons: []string{"insufficient nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes"},
+		Filters: []string{"NodeResourcesFit: Insufficient nvidia.com/gpu (2 nodes)"}}, v.Pools[0]); d != "" {
 		t.Errorf("gpu pool row (-want +got):\n%s", d)
 	}
 }
@@ -145,11 +146,15 @@ func TestFitsAndPodAffinity(t *testing.T) {
 	v := Explain(snapshotOf(nodes(makeNode("a", "cpu"))), pod)
 	wantTop(t, v, CauseFits, []string{"berth finds room", "pool cpu: 1 of 1", "the scheduler last said: 0/1 nodes"}, nil)
 
-	pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: corev1.LabelHostname}}}}
-	v = Explain(snapshotOf(nodes(makeNode("a", "cpu"))), pod)
-	wantTop(t, v, CausePodAffinity, []string{"not re-derived"}, nil)
-	if c := cause(v, CausePodAffinity); c == nil || !strings.Contains(c.Message, "not re-derived by berth; see the scheduler's message") {
-		t.Errorf("pod layer = %+v", v.Causes)
+	// Required anti-affinity against a pod already on the only node: the
+	// scheduler's InterPodAffinity rejects it, in its own words.
+	pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
+		TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
+	v = Explain(snapshotOf(nodes(makeNode("a", "cpu")), makePod("ns", "web-0").label("app", "web").on("a").obj()), pod)
+	wantTop(t, v, CausePodAffinity, []string{"pool cpu: the scheduler's InterPodAffinity filter rejects the pod: node(s) didn't match pod anti-affinity rules"},
+		[]string{"change the pod's required pod (anti-)affinity"})
+	if v.Pools[0].Stage != "InterPodAffinity" {
+		t.Errorf("pool row = %+v", v.Pools[0])
 	}
 }
 

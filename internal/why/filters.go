@@ -1,6 +1,7 @@
 package why
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -10,11 +11,17 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/noderesources"
+
+	"berth.io/berth/internal/simulate"
 )
 
-// stage is one of the scheduler's filters, in the order it runs them
-// (NodeUnschedulable, TaintToleration, NodeAffinity, NodeResourcesFit,
-// PodTopologySpread); stageFits passes them all.
+// stage is what a node fails on, in the order the scheduler runs its
+// Filter plugins (NodeUnschedulable, TaintToleration, NodeAffinity,
+// NodeResourcesFit, PodTopologySpread); stageOther is any other plugin
+// (NodeName, NodePorts, VolumeRestrictions, InterPodAffinity), and
+// stageFits passes them all.
 type stage int
 
 const (
@@ -23,14 +30,15 @@ const (
 	stageAffinity
 	stageResources
 	stageSpread
+	stageOther
 	stageFits
 )
 
 func (s stage) String() string {
-	return [...]string{"", "cordoned", "taints", "affinity", "resources", "spread", "fits"}[s]
+	return [...]string{"", "cordoned", "taints", "affinity", "resources", "spread", "other", "fits"}[s]
 }
 
-// check is one pod against nodes.
+// check is one pod against the scheduler's simulation of the nodes.
 type check struct {
 	snap     *Snapshot
 	pod      *corev1.Pod
@@ -38,6 +46,9 @@ type check struct {
 	priority int32
 	affinity nodeaffinity.RequiredNodeAffinity
 	spread   []*spreadConstraint
+	// diags are the Filter plugins' verdicts on every node, by name.
+	diags map[string]*simulate.Diagnosis
+	err   error
 }
 
 func newCheck(s *Snapshot, pod *corev1.Pod) *check {
@@ -49,50 +60,79 @@ func newCheck(s *Snapshot, pod *corev1.Pod) *check {
 		affinity: nodeaffinity.GetRequiredNodeAffinity(pod),
 	}
 	c.spread = newSpread(c)
+	c.diagnose()
 	return c
 }
 
-// nodeFit is how one node fares. Unlike the scheduler, which stops at a
-// node's first failing filter, it runs them all: a node that fails one
-// filter is closer to holding the pod than one that fails three.
-type nodeFit struct {
-	info     *nodeInfo
-	cordoned bool
-	taints   []corev1.Taint
-	unmet    []unmet
-	short    []shortage
-	spread   []spreadMiss
-	// reserved counts pods nominated to the node, of at least the pod's
-	// priority, whose requests the scheduler holds for them.
-	reserved int
-}
-
-// first is the filter the scheduler would report for the node.
-func (f *nodeFit) first() stage {
-	switch {
-	case f.cordoned:
-		return stageCordoned
-	case len(f.taints) > 0:
-		return stageTaints
-	case len(f.unmet) > 0:
-		return stageAffinity
-	case len(f.short) > 0:
-		return stageResources
-	case len(f.spread) > 0:
-		return stageSpread
+// diagnose runs every Filter plugin of the scheduler for the pod on
+// every node, with the pods nominated to a node that this pod must leave
+// room for counted there.
+func (c *check) diagnose() {
+	ix := c.snap.index()
+	if ix.simErr != nil {
+		c.err = ix.simErr
+		return
 	}
-	return stageFits
-}
-
-func (f *nodeFit) failures() int {
-	n := 0
-	for _, failed := range []bool{f.cordoned, len(f.taints) > 0, len(f.unmet) > 0, len(f.short) > 0, len(f.spread) > 0} {
-		if failed {
-			n++
+	var nominated []simulate.Placement
+	for node, pods := range ix.nominated {
+		for _, p := range pods {
+			if p.UID != c.pod.UID && corev1helpers.PodPriority(p) >= c.priority {
+				nominated = append(nominated, simulate.Placement{Pod: p, Node: node})
+			}
 		}
 	}
-	return n
+	ds, err := ix.sim.Diagnose(context.Background(), c.pod, nominated)
+	if err != nil {
+		c.err = err
+		return
+	}
+	c.diags = make(map[string]*simulate.Diagnosis, len(ds))
+	for i := range ds {
+		c.diags[ds[i].Node.Name] = &ds[i]
+	}
 }
+
+// nodeFit is how one node fares: every Filter plugin that rejects the
+// pod there, with the details that explain it.
+type nodeFit struct {
+	info *nodeInfo
+	// failures are the plugins' own verdicts.
+	failed []simulate.Failure
+	// stages are the node's failures in the scheduler's order.
+	stages   []stage
+	cordoned bool
+	// taints are the node's untolerated taints, when TaintToleration
+	// rejects the pod.
+	taints []corev1.Taint
+	// unmet are the parts of the node selector or affinity NodeAffinity
+	// found unmatched.
+	unmet []unmet
+	// short is what NodeResourcesFit found lacking, with its numbers.
+	short []shortage
+	// spread is why PodTopologySpread rejects the pod.
+	spread []spreadMiss
+	// other are the other plugins' rejections, in their words.
+	other []simulate.Failure
+}
+
+// first is the filter the scheduler reports for the node.
+func (f *nodeFit) first() stage {
+	if len(f.stages) == 0 {
+		return stageFits
+	}
+	return f.stages[0]
+}
+
+// firstName is first as PoolFit.Stage shows it: another plugin by its
+// own name.
+func (f *nodeFit) firstName() string {
+	if f.first() == stageOther {
+		return f.other[0].Plugin
+	}
+	return f.first().String()
+}
+
+func (f *nodeFit) failures() int { return len(f.stages) }
 
 // tooSmall is true when some resource exceeds the node's allocatable:
 // the node could not hold the pod even empty.
@@ -146,83 +186,99 @@ type shortage struct {
 	requested, free, allocatable resource.Quantity
 }
 
-var unschedulableTaint = corev1.Taint{Key: corev1.TaintNodeUnschedulable, Effect: corev1.TaintEffectNoSchedule}
-
+// fit is the node's verdict, from the simulation.
 func (c *check) fit(n *nodeInfo) nodeFit {
-	f := nodeFit{info: n}
-	node := n.node
-	f.cordoned = node.Spec.Unschedulable && !corev1helpers.TolerationsTolerateTaint(klog.Background(), c.pod.Spec.Tolerations, &unschedulableTaint, false)
+	d := c.diags[n.node.Name]
+	if d == nil {
+		return nodeFit{info: n}
+	}
+	return c.fitOf(n, d)
+}
+
+// fitOf explains a Diagnosis: the plugins' verdicts are the
+// scheduler's; the details (which taint, which selector entry, how much
+// is free) say what to change.
+func (c *check) fitOf(n *nodeInfo, d *simulate.Diagnosis) nodeFit {
+	f := nodeFit{info: n, failed: d.Failures}
+	node := d.Node
+	for _, fl := range d.Failures {
+		switch fl.Plugin {
+		case names.NodeUnschedulable:
+			f.cordoned = true
+			f.stages = append(f.stages, stageCordoned)
+		case names.TaintToleration:
+			f.taints = c.untolerated(node, f.cordoned)
+			if len(f.taints) > 0 {
+				f.stages = append(f.stages, stageTaints)
+			} else if !f.cordoned {
+				f.other = append(f.other, fl)
+				f.stages = append(f.stages, stageOther)
+			} // else: the cordon's own taint, said once as the cordon
+		case names.NodeAffinity:
+			f.unmet = unmetOn(c.pod, node)
+			if len(f.unmet) == 0 {
+				f.unmet = []unmet{{what: strings.Join(fl.Reasons, "; ")}}
+			}
+			f.stages = append(f.stages, stageAffinity)
+		case names.NodeResourcesFit:
+			f.short = shortages(d.Insufficient)
+			f.stages = append(f.stages, stageResources)
+		case names.PodTopologySpread:
+			f.spread = c.spreadMisses(node)
+			if len(f.spread) == 0 {
+				f.spread = []spreadMiss{{key: strings.Join(fl.Reasons, "; "), scheduler: true}}
+			}
+			f.stages = append(f.stages, stageSpread)
+		default:
+			f.other = append(f.other, fl)
+			f.stages = append(f.stages, stageOther)
+		}
+	}
+	// The scheduler's order, with other plugins last: they are rarer.
+	sort.SliceStable(f.stages, func(i, j int) bool { return f.stages[i] < f.stages[j] })
+	return f
+}
+
+// untolerated are the node's NoSchedule and NoExecute taints the pod
+// does not tolerate; the cordon's taint is left to the cordon.
+func (c *check) untolerated(node *corev1.Node, cordoned bool) []corev1.Taint {
+	var out []corev1.Taint
 	for i := range node.Spec.Taints {
 		t := &node.Spec.Taints[i]
 		if t.Effect != corev1.TaintEffectNoSchedule && t.Effect != corev1.TaintEffectNoExecute {
 			continue
 		}
-		if f.cordoned && t.Key == corev1.TaintNodeUnschedulable {
-			continue // said once, as the cordon
+		if cordoned && t.Key == corev1.TaintNodeUnschedulable {
+			continue
 		}
 		if !corev1helpers.TolerationsTolerateTaint(klog.Background(), c.pod.Spec.Tolerations, t, false) {
-			f.taints = append(f.taints, *t)
-		}
-	}
-	if ok, _ := c.affinity.Match(node); !ok {
-		f.unmet = unmetOn(c.pod, node)
-	}
-	used, pods := c.used(n, &f)
-	f.short = shortages(c.requests, node.Status.Allocatable, used, pods)
-	f.spread = c.spreadMisses(node)
-	return f
-}
-
-// used is what the node's pods request, plus the pods nominated to it
-// with at least this pod's priority (the scheduler keeps their room).
-func (c *check) used(n *nodeInfo, f *nodeFit) (corev1.ResourceList, int) {
-	nominated := c.snap.index().nominated[n.node.Name]
-	if len(nominated) == 0 {
-		return n.requested, len(n.pods)
-	}
-	used := n.requested.DeepCopy()
-	pods := len(n.pods)
-	for _, p := range nominated {
-		if p.UID == c.pod.UID || corev1helpers.PodPriority(p) < c.priority {
-			continue
-		}
-		addList(used, podRequests(p))
-		pods++
-		f.reserved++
-	}
-	return used, pods
-}
-
-// shortages is what NodeResourcesFit finds lacking: room for one more
-// pod, and each resource the pod requests beyond allocatable less what
-// is already requested.
-func shortages(req, alloc, used corev1.ResourceList, pods int) []shortage {
-	var out []shortage
-	if allowed := alloc.Pods().Value(); int64(pods)+1 > allowed {
-		out = append(out, shortage{
-			name:        corev1.ResourcePods,
-			requested:   *resource.NewQuantity(1, resource.DecimalSI),
-			free:        *resource.NewQuantity(max(allowed-int64(pods), 0), resource.DecimalSI),
-			allocatable: *resource.NewQuantity(allowed, resource.DecimalSI),
-		})
-	}
-	for _, name := range sortedResourceNames(req) {
-		q := req[name]
-		if q.Sign() <= 0 || name == corev1.ResourcePods {
-			continue
-		}
-		a := alloc[name]
-		free := a.DeepCopy()
-		free.Sub(used[name])
-		if q.Cmp(free) > 0 {
-			out = append(out, shortage{name: name, requested: q, free: free, allocatable: a})
+			out = append(out, *t)
 		}
 	}
 	return out
 }
 
+// shortages are NodeResourcesFit's insufficient resources as quantities.
+func shortages(in []noderesources.InsufficientResource) []shortage {
+	out := make([]shortage, 0, len(in))
+	for _, r := range in {
+		q := func(v int64) resource.Quantity {
+			switch r.ResourceName {
+			case corev1.ResourceCPU:
+				return *resource.NewMilliQuantity(v, resource.DecimalSI)
+			case corev1.ResourceMemory, corev1.ResourceEphemeralStorage:
+				return *resource.NewQuantity(v, resource.BinarySI)
+			}
+			return *resource.NewQuantity(v, resource.DecimalSI)
+		}
+		out = append(out, shortage{name: r.ResourceName, requested: q(r.Requested), free: q(max(r.Capacity-r.Used, 0)), allocatable: q(r.Capacity)})
+	}
+	return out
+}
+
 // unmetOn names the node selector entries and node affinity
-// requirements the node does not satisfy.
+// requirements the node does not satisfy: what to change, once
+// NodeAffinity has rejected the node.
 func unmetOn(pod *corev1.Pod, node *corev1.Node) []unmet {
 	var out []unmet
 	keys := make([]string, 0, len(pod.Spec.NodeSelector))

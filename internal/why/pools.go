@@ -1,6 +1,7 @@
 package why
 
 import (
+	"context"
 	"fmt"
 	"sort"
 	"strings"
@@ -9,7 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/simulate"
 )
 
 // poolResult is how one pool fares: its nodes, the closest of them, and
@@ -26,9 +27,10 @@ type poolResult struct {
 	growth   int
 }
 
-// pools runs every node through the filters and groups them by pool,
-// closest pool first. Blueprint pools with no nodes are included, so
-// that a pool that could scale from zero is seen.
+// pools groups the nodes' verdicts by pool, closest pool first.
+// Blueprint pools are tried on their next node too (the autoscaler's
+// template node), so that a pool that could grow, or scale from zero, is
+// found.
 func (c *check) pools() []*poolResult {
 	ix := c.snap.index()
 	var out []*poolResult
@@ -50,7 +52,7 @@ func (c *check) pools() []*poolResult {
 		out = append(out, p)
 		byName[name] = p
 	}
-	if bp := c.snap.Blueprint; bp != nil {
+	if bp := c.snap.Blueprint; bp != nil && c.err == nil {
 		for i := range bp.Spec.Pools {
 			spec := &bp.Spec.Pools[i]
 			p, ok := byName[spec.Name]
@@ -60,7 +62,12 @@ func (c *check) pools() []*poolResult {
 			}
 			p.spec = spec
 			p.growth = max(int(spec.MaxSize())-len(p.fits), 0)
-			t := c.fit(&nodeInfo{node: templateNode(bp, spec, len(p.fits)), pool: spec.Name, requested: corev1.ResourceList{}})
+			d, err := ix.sim.DiagnoseTemplate(context.Background(), c.pod, simulate.PoolTemplate(bp, defaulted(bp, spec), len(p.fits)))
+			if err != nil {
+				c.err = err
+				continue
+			}
+			t := c.fitOf(&nodeInfo{node: d.Node, pool: spec.Name}, &d)
 			p.template = &t
 		}
 	}
@@ -68,8 +75,9 @@ func (c *check) pools() []*poolResult {
 	return out
 }
 
-// templateNode is the node a pool would add next, as berth makes them.
-func templateNode(bp *v1alpha1.Blueprint, spec *v1alpha1.Pool, i int) *corev1.Node {
+// defaulted is the pool with the zones and maxPods its nodes get when
+// the blueprint leaves them out.
+func defaulted(bp *v1alpha1.Blueprint, spec *v1alpha1.Pool) *v1alpha1.Pool {
 	p := *spec
 	if len(p.Zones) == 0 {
 		p.Zones = bp.Spec.Zones
@@ -80,7 +88,7 @@ func templateNode(bp *v1alpha1.Blueprint, spec *v1alpha1.Pool, i int) *corev1.No
 	if p.MaxPods == 0 {
 		p.MaxPods = 110
 	}
-	return pools.NewNode(bp, &p, i)
+	return &p
 }
 
 func poolCloser(a, b *poolResult) bool {
@@ -132,13 +140,17 @@ func (p *poolResult) summary() PoolFit {
 	pf := PoolFit{Name: p.name, Nodes: len(p.fits), Fits: p.fitOK, Size: p.size()}
 	switch {
 	case p.best != nil:
-		pf.Stage = p.best.first().String()
+		pf.Stage = p.best.firstName()
 	case p.template != nil && p.template.failures() == 0:
 		pf.Stage = stageFits.String()
 	case p.template != nil:
-		pf.Stage = p.template.first().String()
+		pf.Stage = p.template.firstName()
 	}
 	pf.Reasons = reasons(p.fits)
+	pf.Filters = filterCounts(p.fits)
+	if len(p.fits) == 0 && p.template != nil {
+		pf.Filters = filterCounts([]nodeFit{*p.template})
+	}
 	if len(p.fits) == 0 && p.template != nil {
 		if p.template.failures() == 0 {
 			pf.Reasons = []string{fmt.Sprintf("no nodes; a new node would fit (%s)", p.sizeWords())}
@@ -147,6 +159,29 @@ func (p *poolResult) summary() PoolFit {
 		}
 	}
 	return pf
+}
+
+// filterCounts are the plugins' reasons over nodes, with node counts,
+// in the order first seen.
+func filterCounts(fits []nodeFit) []string {
+	var order []string
+	count := map[string]int{}
+	for i := range fits {
+		for _, fl := range fits[i].failed {
+			for _, r := range fl.Reasons {
+				k := fl.Plugin + ": " + r
+				if count[k] == 0 {
+					order = append(order, k)
+				}
+				count[k]++
+			}
+		}
+	}
+	var out []string
+	for _, k := range order {
+		out = append(out, fmt.Sprintf("%s (%s)", k, plural(count[k], "node")))
+	}
+	return out
 }
 
 // reasons groups nodes' failures, filter by filter, with node counts.
@@ -192,7 +227,7 @@ func reasonsExcept(fits []nodeFit, skip stage) []string {
 			add(stageTaints, "taint "+strings.Join(names, ","), "untolerated "+word+" "+strings.Join(names, ", "))
 		}
 		for _, u := range f.unmet {
-			add(stageAffinity, "unmet "+u.what, u.what+" not matched ("+labelOf(f.info.node, u.key)+")")
+			add(stageAffinity, "unmet "+u.what, unmetText(f.info.node, u))
 		}
 		for _, sh := range f.short {
 			if skip == stageResources {
@@ -212,6 +247,10 @@ func reasonsExcept(fits []nodeFit, skip stage) []string {
 			} else {
 				add(stageSpread, "spread "+m.key+" "+m.domain, m.String())
 			}
+		}
+		for _, o := range f.other {
+			text := o.Plugin + ": " + strings.Join(o.Reasons, "; ")
+			add(stageOther, "other "+text, text)
 		}
 	}
 	out := make([]string, 0, len(order))
@@ -237,7 +276,7 @@ func templateReasons(f *nodeFit) []string {
 		out = append(out, "untolerated "+strings.Join(names, ", "))
 	}
 	for _, u := range f.unmet {
-		out = append(out, u.what+" not matched ("+labelOf(f.info.node, u.key)+")")
+		out = append(out, unmetText(f.info.node, u))
 	}
 	for _, s := range f.short {
 		out = append(out, fmt.Sprintf("%s: requested %s, a new node has %s", s.name, quantity(s.name, s.requested), quantity(s.name, s.allocatable)))
@@ -245,7 +284,19 @@ func templateReasons(f *nodeFit) []string {
 	for _, m := range f.spread {
 		out = append(out, m.String())
 	}
+	for _, o := range f.other {
+		out = append(out, o.Plugin+": "+strings.Join(o.Reasons, "; "))
+	}
 	return out
+}
+
+// unmetText is "nodeSelector K=V not matched (K=W)"; the scheduler's
+// words alone when berth cannot tell which part failed.
+func unmetText(n *corev1.Node, u unmet) string {
+	if u.key == "" {
+		return u.what
+	}
+	return u.what + " not matched (" + labelOf(n, u.key) + ")"
 }
 
 func labelOf(n *corev1.Node, key string) string {

@@ -1,6 +1,7 @@
 package why
 
 import (
+	"context"
 	"fmt"
 	"sort"
 
@@ -88,6 +89,10 @@ func highest(pods []*corev1.Pod) int32 {
 	return h
 }
 
+// preemptOn picks victims on one node as DefaultPreemption does: every
+// lower-priority pod removed, then, the most important first, each put
+// back while the pod still fits. Whether it fits is the scheduler's
+// Filter plugins' answer on the node without those pods.
 func (c *check) preemptOn(f *nodeFit) *preemption {
 	n := f.info
 	var lower []*corev1.Pod
@@ -96,17 +101,20 @@ func (c *check) preemptOn(f *nodeFit) *preemption {
 			lower = append(lower, p)
 		}
 	}
-	if len(lower) == 0 {
+	if len(lower) == 0 || c.err != nil {
 		return nil
 	}
-	used, pods := c.used(n, &nodeFit{})
-	used = used.DeepCopy()
-	for _, p := range lower {
-		subList(used, podRequests(p))
+	ctx := context.Background()
+	t, err := c.snap.index().sim.Trial(ctx, c.pod, n.node.Name)
+	if err != nil {
+		return nil
 	}
-	pods -= len(lower)
-	alloc := n.node.Status.Allocatable
-	if len(shortages(c.requests, alloc, used, pods)) > 0 {
+	for _, p := range lower {
+		if t.Remove(ctx, p) != nil {
+			return nil
+		}
+	}
+	if ok, err := t.Fits(ctx); err != nil || !ok {
 		return nil
 	}
 	// The most important pods are reprieved first: higher priority, then
@@ -121,14 +129,17 @@ func (c *check) preemptOn(f *nodeFit) *preemption {
 	})
 	violating, others, budgets := c.budgetsCovering(lower)
 	p := &preemption{node: n}
-	reprieve := func(pod *corev1.Pod, breaks bool) {
-		req := podRequests(pod)
-		addList(used, req)
-		if len(shortages(c.requests, alloc, used, pods+1)) == 0 {
-			pods++
-			return
+	reprieve := func(pod *corev1.Pod, breaks bool) error {
+		if err := t.Add(ctx, pod); err != nil {
+			return err
 		}
-		subList(used, req)
+		ok, err := t.Fits(ctx)
+		if err != nil || ok {
+			return err
+		}
+		if err := t.Remove(ctx, pod); err != nil {
+			return err
+		}
 		p.victims = append(p.victims, pod)
 		if breaks {
 			p.violating++
@@ -138,12 +149,17 @@ func (c *check) preemptOn(f *nodeFit) *preemption {
 				}
 			}
 		}
+		return nil
 	}
 	for _, pod := range violating {
-		reprieve(pod, true)
+		if reprieve(pod, true) != nil {
+			return nil
+		}
 	}
 	for _, pod := range others {
-		reprieve(pod, false)
+		if reprieve(pod, false) != nil {
+			return nil
+		}
 	}
 	sort.Strings(p.budgets)
 	return p
@@ -192,14 +208,6 @@ func startTime(p *corev1.Pod) metav1.Time {
 		return *p.Status.StartTime
 	}
 	return p.CreationTimestamp
-}
-
-func subList(from, l corev1.ResourceList) {
-	for name, q := range l {
-		v := from[name]
-		v.Sub(q)
-		from[name] = v
-	}
 }
 
 func contains(s []string, v string) bool {

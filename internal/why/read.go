@@ -40,8 +40,8 @@ func newReader(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Bluepri
 }
 
 // cluster lists what every explanation needs: nodes, active pods,
-// PriorityClasses, PDBs, and whether this is a berth local cluster;
-// quotas and LimitRanges of namespace ("" for all).
+// namespaces, PriorityClasses, PDBs, and whether this is a berth local
+// cluster; quotas, LimitRanges and claims of namespace ("" for all).
 func (r *reader) cluster(namespace string) {
 	r.g.Go(func() error {
 		l, err := r.c.CoreV1().Nodes().List(r.ctx, metav1.ListOptions{})
@@ -89,6 +89,22 @@ func (r *reader) cluster(namespace string) {
 			return fmt.Errorf("listing LimitRanges: %w", err)
 		}
 		r.s.LimitRanges = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		l, err := r.c.CoreV1().Namespaces().List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing namespaces: %w", err)
+		}
+		r.s.Namespaces = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		l, err := r.c.CoreV1().PersistentVolumeClaims(namespace).List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return fmt.Errorf("listing PersistentVolumeClaims: %w", err)
+		}
+		r.s.Claims = l.Items
 		return nil
 	})
 	r.g.Go(func() error {

@@ -1,6 +1,8 @@
 package why
 
 import (
+	"context"
+	"fmt"
 	"sort"
 	"sync"
 	"time"
@@ -14,6 +16,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/simulate"
 )
 
 // Snapshot is everything an explanation reads. Read fills it from a
@@ -44,8 +47,13 @@ type Snapshot struct {
 	// node, so that a pool that could grow (or scale from zero) is found.
 	// Nil means pools are known only by their nodes.
 	Blueprint *v1alpha1.Blueprint
-	// Local is true on a berth local cluster, which has no autoscaler.
+	// Local is true on a berth local cluster.
 	Local bool
+	// Namespaces and Claims are what the scheduler's InterPodAffinity
+	// (namespace selectors) and VolumeRestrictions (claims of the
+	// namespaces explained) read.
+	Namespaces []corev1.Namespace
+	Claims     []corev1.PersistentVolumeClaim
 
 	once sync.Once
 	idx  *index
@@ -84,14 +92,17 @@ type index struct {
 	byPool    map[string][]*nodeInfo
 	// nominated are unbound pods the scheduler has nominated to a node.
 	nominated map[string][]*corev1.Pod
+	// sim is the scheduler's simulation of the nodes and their pods;
+	// simErr why there is none.
+	sim    *simulate.Simulator
+	simErr error
 }
 
 // nodeInfo is a node, its pool and the pods bound to it.
 type nodeInfo struct {
-	node      *corev1.Node
-	pool      string
-	pods      []*corev1.Pod
-	requested corev1.ResourceList
+	node *corev1.Node
+	pool string
+	pods []*corev1.Pod
 }
 
 func (s *Snapshot) index() *index {
@@ -106,7 +117,7 @@ func buildIndex(s *Snapshot) *index {
 		nominated: map[string][]*corev1.Pod{},
 	}
 	for i := range s.Nodes {
-		n := &nodeInfo{node: &s.Nodes[i], pool: PoolOf(&s.Nodes[i]), requested: corev1.ResourceList{}}
+		n := &nodeInfo{node: &s.Nodes[i], pool: PoolOf(&s.Nodes[i])}
 		ix.nodes = append(ix.nodes, n)
 		ix.byName[n.node.Name] = n
 		if _, ok := ix.byPool[n.pool]; !ok {
@@ -131,23 +142,36 @@ func buildIndex(s *Snapshot) *index {
 			continue
 		}
 		n.pods = append(n.pods, p)
-		addList(n.requested, podRequests(p))
 	}
+	ix.sim, ix.simErr = simulation(s, ix)
 	return ix
+}
+
+// simulation is the kube-scheduler's Filter plugins over the snapshot's
+// nodes and the pods bound to them.
+func simulation(s *Snapshot, ix *index) (*simulate.Simulator, error) {
+	c := simulate.Cluster{Nodes: make([]*corev1.Node, len(ix.nodes))}
+	for i, n := range ix.nodes {
+		c.Nodes[i] = n.node
+		c.Pods = append(c.Pods, n.pods...)
+	}
+	for i := range s.Namespaces {
+		c.Namespaces = append(c.Namespaces, &s.Namespaces[i])
+	}
+	for i := range s.Claims {
+		c.Claims = append(c.Claims, &s.Claims[i])
+	}
+	sim, err := simulate.New(context.Background(), c)
+	if err != nil {
+		return nil, fmt.Errorf("simulating the scheduler: %w", err)
+	}
+	return sim, nil
 }
 
 // podRequests is what the scheduler counts for a pod: init containers,
 // sidecars and overhead included (the resize status of a running pod too).
 func podRequests(p *corev1.Pod) corev1.ResourceList {
 	return resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{UseStatusResources: p.Spec.NodeName != ""})
-}
-
-func addList(into, l corev1.ResourceList) {
-	for name, q := range l {
-		sum := into[name]
-		sum.Add(q)
-		into[name] = sum
-	}
 }
 
 // NoPool is the pool of nodes that carry no pool label.

@@ -13,8 +13,9 @@ import (
 )
 
 // spreadConstraint is one DoNotSchedule TopologySpreadConstraint with
-// its matching pods counted per domain, as PodTopologySpread's PreFilter
-// counts them: over the nodes that carry every constraint's key and pass
+// its matching pods counted per domain, for the numbers of a message
+// once PodTopologySpread has rejected a node (the verdict is the
+// plugin's), counted as its PreFilter counts them: over the nodes that carry every constraint's key and pass
 // its node inclusion policies (node affinity honoured and taints ignored,
 // unless the constraint says otherwise), pods of the pod's namespace that
 // match the selector and are not terminating.
@@ -38,6 +39,9 @@ type spreadMiss struct {
 	// there would make it.
 	matching, skew int
 	sc             *spreadConstraint
+	// scheduler is set when the counts do not show the skew: key is
+	// then the plugin's own reason.
+	scheduler bool
 }
 
 func newSpread(c *check) []*spreadConstraint {
@@ -150,6 +154,9 @@ func (c *check) spreadMisses(n *corev1.Node) []spreadMiss {
 }
 
 func (m spreadMiss) String() string {
+	if m.scheduler {
+		return "topology spread: " + m.key
+	}
 	if m.missing {
 		return fmt.Sprintf("topology spread over %s: the node has no %s label", m.key, m.key)
 	}

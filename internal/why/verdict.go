@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+
 	"berth.io/berth/internal/pools"
 )
 
@@ -89,6 +91,8 @@ func (e *explainer) stageVerdict(s stage, pools []*poolResult) Cause {
 		return e.affinityVerdict(pools[0])
 	case stageSpread:
 		return e.spreadVerdict(pools[0])
+	case stageOther:
+		return e.pluginVerdict(pools[0])
 	}
 	return e.resourceVerdict(pools, e.tooSmallMessage(pools[0]), "", nil, nil)
 }
@@ -191,9 +195,37 @@ func (e *explainer) valuesOf(key string) string {
 	return s
 }
 
+// pluginFixes say what to do when a plugin other than the common ones
+// rejects the pod.
+var pluginFixes = map[string]string{
+	names.InterPodAffinity:   "change the pod's required pod (anti-)affinity, or move the pods it must keep away from (or run those it must be near) so that a node qualifies",
+	names.NodePorts:          "free the host port on a node, or drop hostPort from the pod's containers",
+	names.NodeName:           "drop spec.nodeName, or name a node that exists and fits",
+	names.VolumeRestrictions: "check the pod's volumes: the claim must exist, and a ReadWriteOncePod claim may be used by one pod only",
+}
+
+// pluginVerdict quotes a Filter plugin berth has no numbers for.
+func (e *explainer) pluginVerdict(p *poolResult) Cause {
+	o := p.best.other[0]
+	c := Cause{Layer: LayerPools, Code: CauseFilter,
+		Message: fmt.Sprintf("pool %s: the scheduler's %s filter rejects the pod: %s", p.name, o.Plugin, strings.Join(o.Reasons, "; ")),
+		Fix:     pluginFixes[o.Plugin]}
+	if o.Plugin == names.InterPodAffinity {
+		c.Code = CausePodAffinity
+	}
+	if c.Fix == "" {
+		c.Fix = "see the scheduler's reason above"
+	}
+	return c
+}
+
 func (e *explainer) spreadVerdict(p *poolResult) Cause {
 	m := p.best.spread[0]
 	c := Cause{Layer: LayerPools, Code: CauseSpread, Message: fmt.Sprintf("pool %s: %s", p.name, m.String())}
+	if m.scheduler {
+		c.Fix = "raise maxSkew, or set whenUnsatisfiable: ScheduleAnyway, or wait for matching pods to land in the emptier domains"
+		return c
+	}
 	if m.missing {
 		c.Fix = fmt.Sprintf("label pool %s's nodes with %s (blueprint pools[].labels), or spread over a key they have", p.name, m.key)
 		return c
@@ -215,7 +247,7 @@ func (e *explainer) reachable(key, domain string) bool {
 			continue
 		}
 		f := e.c.fit(n)
-		if !f.cordoned && len(f.taints) == 0 && len(f.unmet) == 0 && len(f.short) == 0 {
+		if f.failures() == 0 || (f.failures() == 1 && f.first() == stageSpread) {
 			return true
 		}
 	}
@@ -229,19 +261,15 @@ func (e *explainer) fits(results []*poolResult) Cause {
 			parts = append(parts, fmt.Sprintf("pool %s: %d of %d", r.name, r.fitOK, len(r.fits)))
 		}
 	}
-	msg := "berth finds room: nodes pass every filter it re-derives (cordon, taints, node affinity, resources, topology spread): " + strings.Join(parts, ", ")
+	msg := "berth finds room: nodes pass every Filter plugin of the scheduler's simulation: " + strings.Join(parts, ", ")
 	code := CauseFits
-	if a := e.podAffinity(); a != nil {
-		code = CausePodAffinity
-		msg += "; the pod's required pod (anti-)affinity is not re-derived and may be what holds it"
-	}
 	if s := e.v.Scheduler; s != nil && s.Message != "" {
 		msg += "; the scheduler last said: " + s.Message
 	} else {
 		msg += "; the scheduler has not reported on the pod yet"
 	}
 	return Cause{Layer: LayerScheduler, Code: code, Message: msg,
-		Fix: "wait for the scheduler's next attempt; if the pod stays Pending, the scheduler's message names what berth does not re-derive (volumes, host ports, dynamic resources, pod affinity)"}
+		Fix: "wait for the scheduler's next attempt; if the pod stays Pending, the scheduler's message names what the simulation leaves out (volume binding, volume zones and limits, dynamic resources)"}
 }
 
 // tooSmallMessage says which requests no node could hold even empty.

@@ -30,8 +30,14 @@ const (
 	CauseSpread       = "topology-spread"
 	CausePodAffinity  = "pod-affinity"
 	CausePoolCanGrow  = "pool-can-grow"
-	// Some node fits by berth's account: the scheduler has not retried,
-	// or a filter berth does not re-derive holds the pod.
+	// Another Filter plugin of the scheduler (NodePorts,
+	// VolumeRestrictions, NodeName) rejects the pod.
+	CauseFilter = "scheduler-filter"
+	// The simulation of the scheduler could not run.
+	CauseSimulation = "simulation-failed"
+	// Some node passes every Filter plugin of the simulation: the
+	// scheduler has not retried, or a plugin the simulation leaves out
+	// (volume binding, dynamic resources) holds the pod.
 	CauseFits = "fits"
 	// Context for the verdict.
 	CauseQuota           = "quota"
@@ -123,16 +129,22 @@ type PoolFit struct {
 	Name string `json:"name"`
 	// Nodes is the number of nodes the pool has now.
 	Nodes int `json:"nodes"`
-	// Fits is how many of them pass every filter berth re-derives.
+	// Fits is how many of them pass every Filter plugin.
 	Fits int `json:"fits"`
 	// Size is the pool's size range in the blueprint, "0-2" or "3";
 	// empty when the blueprint does not declare the pool.
 	Size string `json:"size,omitempty"`
-	// Stage is the latest filter its closest node reaches: cordoned,
-	// taints, affinity, resources, spread, fits.
+	// Stage is the first filter its closest node fails: cordoned,
+	// taints, affinity, resources, spread, another plugin by its name
+	// (InterPodAffinity, NodePorts, ...), or fits.
 	Stage string `json:"stage"`
 	// Reasons say why nodes do not fit, with node counts and numbers.
 	Reasons []string `json:"reasons,omitempty"`
+	// Filters are the scheduler's Filter plugins that reject the pod on
+	// the pool's nodes (or, without nodes, on its next node), each
+	// reason in the plugin's own words with a node count:
+	// "TaintToleration: node(s) had untolerated taint {gpu: true} (2 nodes)".
+	Filters []string `json:"filters,omitempty"`
 }
 
 // QuotaUse is one resource of one ResourceQuota.
