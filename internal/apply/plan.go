@@ -25,6 +25,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/simulate"
 )
 
 // FieldManager is the name berth's writes are recorded under. An object
@@ -193,7 +194,7 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	}
 	if local {
 		plan.PoolsManaged = true
-		changes, kept, err := pools.Plan(ctx, cl.Kube, bp, o.Prune)
+		changes, kept, err := pools.Plan(ctx, cl.Kube, bp, o.Prune, simulate.FitAfter)
 		if err != nil {
 			return nil, err
 		}

@@ -309,7 +309,7 @@ func applyOnUp(ctx context.Context, report io.Writer, c *cluster.Cluster, bp *lo
 	fmt.Fprintf(report, " • %-44s %6.2fs\n", fmt.Sprintf("blueprint applied (%d changes)", len(plan.Objects)), (c.StartedIn + time.Since(start)).Seconds())
 	c.StartedIn += time.Since(start)
 	if c.Resumed {
-		changes, _, err := pools.Plan(ctx, cl.Kube, bp.Blueprint, false)
+		changes, _, err := pools.Plan(ctx, cl.Kube, bp.Blueprint, false, nil)
 		if err == nil && len(changes) > 0 {
 			fmt.Fprintf(report, "   note: %d pool(s) differ from the blueprint; `berth plan --context %s` shows how, `berth apply` makes them match\n", len(changes), cluster.ContextName(c.Name))
 		}

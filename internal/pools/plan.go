@@ -92,8 +92,9 @@ func IsLocal(ctx context.Context, c kubernetes.Interface) (bool, error) {
 
 // Plan compares the blueprint's pools with the cluster's nodes. Pools
 // that left the blueprint are deleted when prune is set, and otherwise
-// returned in kept.
-func Plan(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, prune bool) (changes []Change, kept []string, err error) {
+// returned in kept. Fit, when set, finds the pods that the changes would
+// leave with nowhere to run (see Fit); nil skips that check.
+func Plan(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, prune bool, fit Fit) (changes []Change, kept []string, err error) {
 	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing pool nodes: %w", err)
@@ -139,7 +140,9 @@ func Plan(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, p
 		ch.remove = nodeNames(byPool[name])
 		changes = append(changes, ch)
 	}
-	block(changes, list.Items, podsOn)
+	if err := block(ctx, changes, list.Items, podsOn, fit); err != nil {
+		return nil, nil, err
+	}
 	return changes, kept, nil
 }
 

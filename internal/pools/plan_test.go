@@ -1,6 +1,7 @@
 package pools
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -174,10 +175,20 @@ func TestBlockers(t *testing.T) {
 	owned.Namespace, owned.Name = "ns", "web-1"
 	owned.OwnerReferences = append(owned.OwnerReferences, ownerRef("ReplicaSet", "web", &yes))
 	owned.Spec.Tolerations = []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "old", Effect: corev1.TaintEffectNoSchedule}}
+	owned.UID = "web-1"
 	bare := corev1.Pod{}
 	bare.Namespace, bare.Name = "ns", "debug"
 	changes := []Change{*ch}
-	block(changes, nodes, map[string][]*corev1.Pod{"gpu-0": {&owned, &bare}})
+	// The fit is the simulation's (simulate.FitAfter); here, its answer.
+	fit := func(_ context.Context, final []*corev1.Node, staying, displaced []*corev1.Pod) (map[types.UID]map[string]string, error) {
+		if len(displaced) != 1 || displaced[0] != &owned || len(final) != 1 || final[0].Name != "gpu-g2-0" {
+			t.Errorf("fit asked about %d pods on %d nodes", len(displaced), len(final))
+		}
+		return map[types.UID]map[string]string{"web-1": {"gpu-g2-0": "it does not tolerate the taint gpu=new:NoSchedule"}}, nil
+	}
+	if err := block(context.Background(), changes, nodes, map[string][]*corev1.Pod{"gpu-0": {&owned, &bare}}, fit); err != nil {
+		t.Fatal(err)
+	}
 	got := strings.Join(changes[0].Blockers, "\n")
 	for _, want := range []string{"pod ns/debug on gpu-0 has no controller", "ReplicaSet ns/web: 1 pod(s) would have nowhere to run", "does not tolerate the taint gpu=new:NoSchedule"} {
 		if !strings.Contains(got, want) {
