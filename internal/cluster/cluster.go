@@ -205,7 +205,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	})
 	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig) })
 	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })
-	c.run(runCtx, "allocatable", func(ctx context.Context) error { runAllocatable(ctx, client); return nil })
+	c.run(runCtx, "kubelet", func(ctx context.Context) error { return runKubelet(ctx, client, opts.Blueprint.Spec.DevicePlugin) })
 	c.run(runCtx, "budgets", budgets.NewController(client).Run)
 
 	if err := markLocal(waitCtx, client, m.Name); err != nil {
@@ -228,6 +228,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	step("default ServiceAccount present")
+	if err := c.startDevicePlugin(waitCtx, client, opts.Blueprint, step); err != nil {
+		return nil, err
+	}
 	c.StartedIn = time.Since(begin)
 	return c, nil
 }
