@@ -26,8 +26,10 @@ import (
 var gpuX4Taint = corev1.Taint{Key: "gpu-x4", Value: "true", Effect: corev1.TaintEffectNoSchedule}
 
 // A GPU node advertises its GPUs only while the device plugin runs on
-// it. `berth up` installed the plugin (the guardrails admitted it in
-// kube-system), so every GPU node starts with its GPUs. A plugin that
+// it. `berth up` installed the plugin, so every GPU node starts with its
+// GPUs; the pods the rolling updates below recreate are admitted under
+// the blueprint's guardrails (kube-system is a system namespace), or the
+// GPUs would not come back. A plugin that
 // does not tolerate a pool's taint leaves that pool's GPUs invisible: a
 // GPU pod waits there, Insufficient nvidia.com/gpu, and `berth audit`
 // names the pool, the taint and the toleration to add. Tolerating it
