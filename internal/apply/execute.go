@@ -99,6 +99,13 @@ func Execute(ctx context.Context, cl Client, plan *Plan, o ExecOptions) error {
 			}
 		}
 	}
+	// The local cluster's autoscaler takes pools' bounds and its profile
+	// from the recorded blueprint: record it before the pools change.
+	if plan.blueprint != nil && !o.DryRun {
+		if err := pools.StoreBlueprint(ctx, cl.Kube, plan.blueprint); err != nil {
+			return err
+		}
+	}
 	for i := range plan.Pools {
 		ch := &plan.Pools[i]
 		fmt.Fprintf(out, "  pool %s: %s\n", ch.Pool, describePool(ch))

@@ -75,6 +75,9 @@ type Plan struct {
 	// cloud owns them (PoolsManaged false).
 	Pools        []pools.Change
 	PoolsManaged bool
+	// blueprint is recorded in a local cluster for its controllers
+	// (pools.StoreBlueprint) when the plan is executed.
+	blueprint *v1alpha1.Blueprint
 	// Kept are berth's objects and pools that left the blueprint, left
 	// in place because prune was not asked for (or is unsafe).
 	Kept []string
@@ -194,6 +197,7 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	}
 	if local {
 		plan.PoolsManaged = true
+		plan.blueprint = bp
 		changes, kept, err := pools.Plan(ctx, cl.Kube, bp, o.Prune, simulate.FitAfter)
 		if err != nil {
 			return nil, err

@@ -42,6 +42,7 @@ type upOptions struct {
 	unsafeNoFsync bool
 	timeout       time.Duration
 	reportFD      int // set on the detached child: where its report goes
+	autoscaler    upAutoscalerFlags
 
 	sizes map[string]int32
 	bp    *loadedBlueprint
@@ -77,6 +78,7 @@ Without -f, berth reads ./berth.yaml, or else starts the retail template.`,
 	f.IntVar(&o.port, "port", 0, "API server port on 127.0.0.1 (default: the port it had, or a free one)")
 	f.BoolVar(&o.unsafeNoFsync, "unsafe-no-fsync", false, "turn off etcd's fsync: faster, but a crash may lose the cluster")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to be ready")
+	o.autoscaler.add(f)
 	f.IntVar(&o.reportFD, "report-fd", 0, "")
 	f.MarkHidden("report-fd")
 	return cmd
@@ -95,7 +97,10 @@ func (o *upOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	return o.parseNodes()
+	if err := o.parseNodes(); err != nil {
+		return err
+	}
+	return o.autoscaler.complete(o.bp.Blueprint)
 }
 
 // parseNodes reads --nodes POOL=N against the blueprint's pools.
@@ -145,6 +150,7 @@ func (o *upOptions) Run(ctx context.Context) error {
 		UnsafeNoFsync: o.unsafeNoFsync,
 		Progress:      report,
 		Timeout:       o.timeout,
+		Autoscaler:    o.autoscaler.options(),
 	})
 	if err != nil {
 		return fail(err)

@@ -33,6 +33,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/pools"
 	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
@@ -58,6 +59,15 @@ type Options struct {
 	Progress io.Writer
 	// Timeout bounds the wait for readiness. Zero means two minutes.
 	Timeout time.Duration
+	// Autoscaler tunes the node autoscaler (`berth up`'s flags). Its
+	// Profile is always the blueprint's name.
+	Autoscaler autoscaler.Options
+}
+
+func (o *Options) autoscalerOptions() autoscaler.Options {
+	a := o.Autoscaler
+	a.Profile = o.Blueprint.Metadata.Name
+	return a
 }
 
 // Cluster is a running local cluster.
@@ -207,8 +217,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })
 	c.run(runCtx, "kubelet", func(ctx context.Context) error { return runKubelet(ctx, client, opts.Blueprint.Spec.DevicePlugin) })
 	c.run(runCtx, "budgets", budgets.NewController(client).Run)
+	c.run(runCtx, "autoscaler", autoscaler.NewController(client, opts.autoscalerOptions()).Run)
 
 	if err := markLocal(waitCtx, client, m.Name); err != nil {
+		return nil, err
+	}
+	if err := pools.StoreBlueprint(waitCtx, client, opts.Blueprint); err != nil {
 		return nil, err
 	}
 	if c.Nodes, err = EnsurePoolNodes(waitCtx, client, opts.Blueprint, opts.Nodes); err != nil {

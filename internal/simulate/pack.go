@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	fwk "k8s.io/kube-scheduler/framework"
 
@@ -26,6 +28,20 @@ type Template struct {
 	// their name (a pool's zones, taken in turn); 0 means 1. A pod that
 	// fits none of that many empty new nodes fits no new node.
 	Variants int
+	// Daemons are the pods of the cluster's DaemonSets (DaemonPod makes
+	// them). Each new node gets those whose filters let them on, as the
+	// DaemonSet controller would place them, so that what they request
+	// is not counted as room, as cluster-autoscaler's template nodes do.
+	Daemons []*corev1.Pod
+}
+
+// DaemonPod is the pod a DaemonSet runs on each node, for
+// Template.Daemons.
+func DaemonPod(ds *appsv1.DaemonSet) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: *ds.Spec.Template.ObjectMeta.DeepCopy(), Spec: *ds.Spec.Template.Spec.DeepCopy()}
+	p.Namespace, p.Name, p.UID = ds.Namespace, ds.Name, ds.UID
+	p.OwnerReferences = []metav1.OwnerReference{*metav1.NewControllerRef(ds, appsv1.SchemeGroupVersion.WithKind("DaemonSet"))}
+	return p
 }
 
 // PoolTemplate is the template of a blueprint pool whose next new node
@@ -95,6 +111,9 @@ func (s *Simulator) Pack(ctx context.Context, pods []*corev1.Pod, t Template, li
 			if err := s.snap.addNode(n); err != nil {
 				return nil, fmt.Errorf("pool %s: %w", t.Pool, err)
 			}
+			if err := s.addDaemons(ctx, t, n.Name); err != nil {
+				return nil, err
+			}
 			index[n.Name] = len(opened)
 			opened = slices.Insert(opened, 0, fwk.NodeInfo(s.snap.infos[n.Name]))
 			empty++
@@ -125,8 +144,29 @@ func (s *Simulator) Pack(ctx context.Context, pods []*corev1.Pod, t Template, li
 	return &out, nil
 }
 
+// addDaemons binds to a new node the daemon pods its filters let on.
+func (s *Simulator) addDaemons(ctx context.Context, t Template, node string) error {
+	for _, d := range t.Daemons {
+		v, err := s.verdict(ctx, d, s.snap.infos[node])
+		if err != nil {
+			return err
+		}
+		if !v.Fits() {
+			continue
+		}
+		p := *d
+		p.UID = types.UID(string(d.UID) + "/" + node)
+		if err := s.snap.bind(&p, node); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // onEmpty is pod's verdict on an empty new node of t: the oldest empty
-// one opened, or one added for the question and taken away again.
+// one opened, or one added for the question and taken away again. The
+// node added for the question holds no daemon pods, so a pod that fits
+// only without them is reported as fitting (and left out for the limit).
 func (s *Simulator) onEmpty(ctx context.Context, pod *corev1.Pod, t Template, opened []fwk.NodeInfo, empty int) (Verdict, error) {
 	if empty > 0 {
 		return s.verdict(ctx, pod, opened[empty-1])

@@ -1,0 +1,279 @@
+package autoscaler
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/pools"
+)
+
+// Options tune the autoscaler.
+type Options struct {
+	// Profile names the blueprint whose spec.autoscaler the autoscaler
+	// runs: the one `berth up` started. The pools of every blueprint
+	// recorded in the cluster are scaled with it. Empty means the first
+	// recorded blueprint by name.
+	Profile string
+	// Tune, when set, adjusts each recorded blueprint before a scan:
+	// `berth up`'s flags that compress a rehearsal's timings.
+	Tune func(*v1alpha1.Blueprint)
+	// Seed seeds the random expander, so that a test can pin its picks.
+	// Zero seeds it from the clock.
+	Seed uint64
+	// Clock is the autoscaler's clock. Nil means the real one.
+	Clock clock.WithDelayedExecution
+}
+
+// Controller is the node autoscaler. Its state (nodes being provisioned,
+// how long each node has been unneeded, the cooldowns) lives in memory,
+// as cluster-autoscaler's does: a restart forgets it and starts over.
+type Controller struct {
+	client      kubernetes.Interface
+	opts        Options
+	clock       clock.WithDelayedExecution
+	rand        *rand.Rand
+	broadcaster record.EventBroadcaster
+	recorder    record.EventRecorder
+
+	factory    informers.SharedInformerFactory
+	system     informers.SharedInformerFactory
+	nodes      cache.SharedIndexInformer
+	pods       cache.SharedIndexInformer
+	budgets    cache.SharedIndexInformer
+	daemonSets cache.SharedIndexInformer
+	configMaps cache.SharedIndexInformer
+
+	// mu guards everything below: a scan and the timers that register
+	// provisioned nodes.
+	mu     sync.Mutex
+	groups map[string]*group
+	// unneeded is when each node was first found unneeded.
+	unneeded map[string]time.Time
+	// lastScaleUp, lastScaleDown and lastFailure start the cooldowns.
+	lastScaleUp, lastScaleDown, lastFailure time.Time
+	// draining is the node being drained, "" when none.
+	draining string
+	// notified is the last NotTriggerScaleUp each pod got, so that a pod
+	// is told again only when the reason changes or a minute passed.
+	notified map[types.UID]notice
+	// blocked is the last reason each node was kept for.
+	blocked map[string]string
+	// last is the outcome of the last scan, for the status ConfigMap.
+	last scanResult
+}
+
+type notice struct {
+	message string
+	at      time.Time
+}
+
+// NewController returns an autoscaler that works through client.
+func NewController(client kubernetes.Interface, opts Options) *Controller {
+	clk := opts.Clock
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	seed := opts.Seed
+	if seed == 0 {
+		seed = uint64(clk.Now().UnixNano())
+	}
+	c := &Controller{
+		client:   client,
+		opts:     opts,
+		clock:    clk,
+		rand:     rand.New(rand.NewPCG(seed, seed>>1|1)),
+		groups:   map[string]*group{},
+		unneeded: map[string]time.Time{},
+		notified: map[types.UID]notice{},
+		blocked:  map[string]string{},
+	}
+	c.factory = informers.NewSharedInformerFactory(client, 10*time.Minute)
+	c.system = informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, informers.WithNamespace("kube-system"))
+	c.nodes = c.factory.Core().V1().Nodes().Informer()
+	c.pods = c.factory.Core().V1().Pods().Informer()
+	c.budgets = c.factory.Policy().V1().PodDisruptionBudgets().Informer()
+	c.daemonSets = c.factory.Apps().V1().DaemonSets().Informer()
+	c.configMaps = c.system.Core().V1().ConfigMaps().Informer()
+	return c
+}
+
+// Run scans every scanInterval until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	c.broadcaster = record.NewBroadcaster(record.WithContext(ctx))
+	c.broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	defer c.broadcaster.Shutdown()
+	c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "cluster-autoscaler"})
+
+	c.factory.Start(ctx.Done())
+	c.system.Start(ctx.Done())
+	defer c.factory.Shutdown()
+	defer c.system.Shutdown()
+	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.configMaps.HasSynced) {
+		return ctx.Err()
+	}
+	for {
+		interval, err := c.Scan(ctx)
+		if err != nil && ctx.Err() == nil {
+			klog.FromContext(ctx).Error(err, "autoscaler scan")
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-c.clock.After(interval):
+		}
+	}
+}
+
+// Scan runs one scan and returns how long to wait for the next.
+func (c *Controller) Scan(ctx context.Context) (time.Duration, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, err := c.view()
+	if err != nil {
+		return v1alpha1.DefaultScanInterval, err
+	}
+	c.expire(ctx, v)
+	c.registerDue(ctx, v)
+	res := scanResult{time: v.now}
+	up, err := c.scaleUp(ctx, v)
+	if err != nil {
+		return v.interval(), err
+	}
+	res.scaledUp = up
+	if !up {
+		if err := c.scaleDown(ctx, v, &res); err != nil {
+			return v.interval(), err
+		}
+	}
+	c.last = res
+	return v.interval(), c.publish(ctx, v)
+}
+
+// view reads the informers' caches into one consistent picture.
+func (c *Controller) view() (*view, error) {
+	v := &view{now: c.clock.Now()}
+	bps, err := c.blueprints()
+	if err != nil {
+		return nil, err
+	}
+	v.profile = &v1alpha1.AutoscalerProfile{}
+	for _, bp := range bps {
+		if c.opts.Profile == "" || bp.Metadata.Name == c.opts.Profile {
+			v.profile = bp.Spec.Autoscaler
+			break
+		}
+	}
+	if v.profile.ScanInterval == nil {
+		bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Autoscaler: v.profile}}
+		v1alpha1.SetDefaults(bp)
+	}
+	for _, obj := range c.nodes.GetStore().List() {
+		v.nodes = append(v.nodes, obj.(*corev1.Node))
+	}
+	sort.Slice(v.nodes, func(i, j int) bool { return v.nodes[i].Name < v.nodes[j].Name })
+	for _, obj := range c.pods.GetStore().List() {
+		v.pods = append(v.pods, obj.(*corev1.Pod))
+	}
+	for _, obj := range c.budgets.GetStore().List() {
+		v.budgets = append(v.budgets, obj.(*policyv1.PodDisruptionBudget))
+	}
+	for _, obj := range c.daemonSets.GetStore().List() {
+		v.daemonSets = append(v.daemonSets, obj.(*appsv1.DaemonSet))
+	}
+	live := map[string]bool{}
+	for _, bp := range bps {
+		for i := range bp.Spec.Pools {
+			p := &bp.Spec.Pools[i]
+			key := bp.Metadata.Name + "/" + p.Name
+			live[key] = true
+			g := c.groups[key]
+			if g == nil {
+				g = &group{}
+				c.groups[key] = g
+			}
+			g.bp, g.pool = bp, p
+			g.nodes = nil
+			for _, n := range v.nodes {
+				if n.Labels[pools.LabelPool] == p.Name && n.Labels[pools.LabelBlueprint] == bp.Metadata.Name {
+					g.nodes = append(g.nodes, n)
+				}
+			}
+			g.arrived()
+			v.groups = append(v.groups, g)
+		}
+	}
+	for key, g := range c.groups {
+		if !live[key] {
+			g.cancel()
+			delete(c.groups, key)
+		}
+	}
+	return v, nil
+}
+
+// blueprints are the blueprints recorded in the cluster, by name.
+func (c *Controller) blueprints() ([]*v1alpha1.Blueprint, error) {
+	var out []*v1alpha1.Blueprint
+	for _, obj := range c.configMaps.GetStore().List() {
+		cm := obj.(*corev1.ConfigMap)
+		if _, ok := cm.Labels[pools.LabelBlueprint]; !ok || !strings.HasPrefix(cm.Name, pools.BlueprintConfigMapPrefix) {
+			continue
+		}
+		bp, err := pools.BlueprintFrom(cm)
+		if err != nil {
+			return nil, err
+		}
+		if c.opts.Tune != nil {
+			c.opts.Tune(bp)
+		}
+		out = append(out, bp)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
+	return out, nil
+}
+
+// expire gives up on nodes that did not register within
+// maxNodeProvisionTime: the pool shrinks back and is backed off, as
+// cluster-autoscaler does with a scale-up that timed out.
+func (c *Controller) expire(ctx context.Context, v *view) {
+	limit := v.profile.MaxNodeProvisionTime.Duration
+	for _, g := range v.groups {
+		var late []*upcoming
+		for _, u := range g.upcoming {
+			if v.now.Sub(u.requested) >= limit {
+				late = append(late, u)
+			}
+		}
+		if len(late) == 0 {
+			continue
+		}
+		for _, u := range late {
+			g.drop(u)
+		}
+		g.backoffUntil = v.now.Add(backoffDuration)
+		g.backoffWhy = fmt.Sprintf("%d node(s) did not become Ready within maxNodeProvisionTime (%s)", len(late), limit)
+		c.event(ctx, corev1.EventTypeWarning, "ScaleUpTimedOut", "Nodes added to group %s failed to register within %s", g.pool.Name, limit)
+	}
+}
+
+// backoffDuration is cluster-autoscaler's initial node group backoff.
+const backoffDuration = 5 * time.Minute

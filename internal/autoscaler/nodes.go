@@ -1,0 +1,237 @@
+package autoscaler
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/klog/v2"
+
+	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/pools"
+)
+
+// provision asks for a node: it registers at u.due, as a cloud's VM
+// joins the cluster once booted. Called with c.mu held.
+func (c *Controller) provision(ctx context.Context, g *group, u *upcoming) {
+	g.upcoming = append(g.upcoming, u)
+	wait := u.due.Sub(c.clock.Now())
+	if wait <= 0 {
+		c.register(ctx, u)
+		return
+	}
+	u.timer = c.clock.AfterFunc(wait, func() {
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.register(ctx, u)
+	})
+}
+
+// register creates the node in the API, as its kubelet would register
+// it: without GPUs until the device plugin advertises them. A failure
+// is retried by the next scan. Called with c.mu held.
+func (c *Controller) register(ctx context.Context, u *upcoming) {
+	if u.created {
+		return
+	}
+	n := pools.StripGPUs(u.node)
+	_, err := c.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{FieldManager: fieldManager})
+	if err != nil && !apierrors.IsAlreadyExists(err) {
+		klog.FromContext(ctx).Error(err, "registering a node the autoscaler added", "node", n.Name)
+		return
+	}
+	u.created = true
+}
+
+// registerDue registers the upcoming nodes whose time has come but
+// whose registration failed. Called with c.mu held.
+func (c *Controller) registerDue(ctx context.Context, v *view) {
+	for _, g := range v.groups {
+		for _, u := range g.upcoming {
+			if !u.created && !v.now.Before(u.due) {
+				c.register(ctx, u)
+			}
+		}
+	}
+}
+
+// removeEmpty deletes empty unneeded nodes at once, never taking a pool
+// below its minimum.
+func (c *Controller) removeEmpty(ctx context.Context, v *view, cands []*candidate) {
+	for _, cd := range cands {
+		g, n := cd.g, cd.node
+		if g.target() <= g.min() {
+			continue
+		}
+		if err := c.taint(ctx, n.Name, true); err != nil {
+			c.failed(ctx, v.now, n, err)
+			continue
+		}
+		c.recorder.Event(n, corev1.EventTypeNormal, castatus.ReasonScaleDownNode, "marked the node as toBeDeleted/unschedulable")
+		c.event(ctx, corev1.EventTypeNormal, castatus.ReasonScaleDownEmpty, "Scale-down: removing empty node %q", n.Name)
+		from := g.target()
+		if err := c.client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			c.failed(ctx, v.now, n, err)
+			continue
+		}
+		g.markRemoving(n.Name)
+		delete(c.unneeded, n.Name)
+		c.lastScaleDown = v.now
+		g.lastDown = &castatus.Event{Time: metaTime(v.now), From: from, To: g.target(),
+			Reason: fmt.Sprintf("node %s was empty and unneeded for %s (%s)", n.Name, since(v.now, cd.since), cd.util)}
+	}
+}
+
+// removeDrained drains one node through the Eviction API in the
+// background and deletes it when its pods are gone. Called with c.mu
+// held.
+func (c *Controller) removeDrained(ctx context.Context, v *view, cd *candidate) {
+	g, n := cd.g, cd.node
+	if err := c.taint(ctx, n.Name, true); err != nil {
+		c.failed(ctx, v.now, n, err)
+		return
+	}
+	c.draining = n.Name
+	c.recorder.Event(n, corev1.EventTypeNormal, castatus.ReasonScaleDownNode, "marked the node as toBeDeleted/unschedulable")
+	c.event(ctx, corev1.EventTypeNormal, castatus.ReasonScaleDownNode, "Scale-down: removing node %s, utilization: %s, pods to reschedule: %s", n.Name, cd.util, list(podNames(cd.pods), 5))
+	grace := int64(*v.profile.MaxGracefulTerminationSec)
+	unneededFor := since(v.now, cd.since)
+	go func() {
+		err := c.drain(ctx, cd.pods, grace)
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.draining = ""
+		now := c.clock.Now()
+		if err == nil {
+			err = c.client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{})
+			if apierrors.IsNotFound(err) {
+				err = nil
+			}
+		}
+		if err != nil {
+			c.failed(ctx, now, n, err)
+			return
+		}
+		from := g.target()
+		g.markRemoving(n.Name)
+		delete(c.unneeded, n.Name)
+		c.lastScaleDown = now
+		g.lastDown = &castatus.Event{Time: metaTime(now), From: from, To: g.target(),
+			Reason: fmt.Sprintf("node %s was unneeded for %s (%s); %s moved", n.Name, unneededFor, cd.util, plural(len(cd.pods), "pod"))}
+	}()
+}
+
+// drain evicts pods through the Eviction API, which honours
+// PodDisruptionBudgets, retrying a refused eviction for up to
+// maxPodEvictionTime, and waits for them to be gone.
+func (c *Controller) drain(ctx context.Context, pods []*corev1.Pod, grace int64) error {
+	for _, p := range pods {
+		g := grace
+		if t := p.Spec.TerminationGracePeriodSeconds; t != nil && *t < g {
+			g = *t
+		}
+		ev := &policyv1.Eviction{
+			ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
+			DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: &g},
+		}
+		deadline := c.clock.Now().Add(maxPodEvictionTime)
+		for {
+			err := c.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
+			if err == nil || apierrors.IsNotFound(err) {
+				c.recorder.Event(p, corev1.EventTypeNormal, castatus.ReasonScaleDown, "deleting pod for node scale down")
+				break
+			}
+			if !apierrors.IsTooManyRequests(err) || c.clock.Now().After(deadline) {
+				return fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-c.clock.After(time.Second):
+			}
+		}
+	}
+	deadline := c.clock.Now().Add(time.Duration(grace)*time.Second + 30*time.Second)
+	for _, p := range pods {
+		for {
+			cur, err := c.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) || err == nil && cur.UID != p.UID {
+				break
+			}
+			if c.clock.Now().After(deadline) {
+				return fmt.Errorf("pod %s/%s is still there after its grace period", p.Namespace, p.Name)
+			}
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-c.clock.After(200 * time.Millisecond):
+			}
+		}
+	}
+	return nil
+}
+
+// maxPodEvictionTime is how long cluster-autoscaler retries an eviction
+// a PodDisruptionBudget refuses before it gives the node up.
+const maxPodEvictionTime = 2 * time.Minute
+
+// failed records a failed removal: the node is untainted and scale-down
+// waits scaleDownDelayAfterFailure.
+func (c *Controller) failed(ctx context.Context, now time.Time, n *corev1.Node, err error) {
+	c.lastFailure = now
+	if terr := c.taint(ctx, n.Name, false); terr != nil {
+		klog.FromContext(ctx).Error(terr, "untainting a node scale-down gave up", "node", n.Name)
+	}
+	c.recorder.Event(n, corev1.EventTypeWarning, castatus.ReasonScaleDownFailed, "failed to drain the node, aborting ScaleDown: "+err.Error())
+}
+
+// taint adds (or removes) cluster-autoscaler's ToBeDeleted taint, so the
+// scheduler places nothing new on a node being removed.
+func (c *Controller) taint(ctx context.Context, node string, on bool) error {
+	n, err := c.client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
+	if err != nil {
+		return err
+	}
+	var taints []corev1.Taint
+	for _, t := range n.Spec.Taints {
+		if t.Key != castatus.TaintToBeDeleted {
+			taints = append(taints, t)
+		}
+	}
+	if on {
+		taints = append(taints, corev1.Taint{Key: castatus.TaintToBeDeleted, Value: fmt.Sprint(c.clock.Now().Unix()), Effect: corev1.TaintEffectNoSchedule})
+	}
+	patch, err := json.Marshal(map[string]any{
+		"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
+		"spec":     map[string]any{"taints": taints},
+	})
+	if err != nil {
+		return err
+	}
+	_, err = c.client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	return err
+}
+
+func (g *group) markRemoving(name string) {
+	if g.removing == nil {
+		g.removing = map[string]bool{}
+	}
+	g.removing[name] = true
+}
+
+// fieldManager signs the autoscaler's writes.
+const fieldManager = "berth-autoscaler"
+
+func podNames(pods []*corev1.Pod) []string {
+	out := make([]string, len(pods))
+	for i, p := range pods {
+		out[i] = p.Namespace + "/" + p.Name
+	}
+	return out
+}

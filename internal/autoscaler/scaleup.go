@@ -1,0 +1,210 @@
+package autoscaler
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
+	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+
+	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/simulate"
+)
+
+// option is one pool that could grow for some of the pending pods.
+type option struct {
+	g       *group
+	packing *simulate.Packing
+}
+
+// scaleUp grows at most one pool for the pods the scheduler could not
+// place, as one cluster-autoscaler loop does. It reports whether a pool
+// grew.
+func (c *Controller) scaleUp(ctx context.Context, v *view) (bool, error) {
+	pending := unschedulable(v)
+	if len(pending) == 0 {
+		return false, nil
+	}
+	sim, err := v.simulation(ctx, true)
+	if err != nil {
+		return false, err
+	}
+	// Pods that fit where nodes exist or are coming need no new node:
+	// freed capacity, or the nodes an earlier scan asked for.
+	if _, pending, err = sim.Place(ctx, pending); err != nil || len(pending) == 0 {
+		return false, err
+	}
+	opts, why, err := c.options(ctx, v, sim, pending)
+	if err != nil {
+		return false, err
+	}
+	helped := map[types.UID]bool{}
+	for _, o := range opts {
+		for _, p := range o.packing.Placements {
+			helped[p.Pod.UID] = true
+		}
+	}
+	for _, p := range pending {
+		if !helped[p.UID] {
+			c.notTriggered(ctx, v, p, why[p.UID])
+		}
+	}
+	if len(opts) == 0 {
+		return false, nil
+	}
+	best, chose := c.expand(v, opts)
+	c.grow(ctx, v, best, chose)
+	return true, nil
+}
+
+// options packs the pending pods onto each pool that may grow, and
+// records, per pod, why each pool would not take it.
+func (c *Controller) options(ctx context.Context, v *view, sim *simulate.Simulator, pending []*corev1.Pod) ([]*option, map[types.UID][]castatus.NotTriggered, error) {
+	daemons := daemonPods(v)
+	why := map[types.UID][]castatus.NotTriggered{}
+	var opts []*option
+	for _, g := range v.groups {
+		if g.autoscaled() && v.now.Before(g.backoffUntil) {
+			for _, p := range pending {
+				why[p.UID] = append(why[p.UID], castatus.NotTriggered{Pool: g.name(), Reason: castatus.InBackoff + " (" + g.backoffWhy + ")"})
+			}
+			continue
+		}
+		room := 0
+		if g.autoscaled() {
+			room = max(g.max()-g.target(), 0)
+		}
+		packing, err := sim.Pack(ctx, pending, g.template(room, daemons), room)
+		if err != nil {
+			return nil, nil, fmt.Errorf("pool %s: %w", g.name(), err)
+		}
+		for _, m := range packing.Misfits {
+			switch {
+			case m.Verdict.Fits() && g.autoscaled():
+				why[m.Pod.UID] = append(why[m.Pod.UID], castatus.NotTriggered{Pool: g.name(), Reason: fmt.Sprintf("%s (%d)", castatus.MaxSizeReached, g.max())})
+			case m.Verdict.Fits():
+				why[m.Pod.UID] = append(why[m.Pod.UID], castatus.NotTriggered{Pool: g.name(), Reason: fmt.Sprintf("%s (a fixed pool of %d)", castatus.NotAutoscaled, len(g.nodes))})
+			case g.autoscaled():
+				why[m.Pod.UID] = append(why[m.Pod.UID], castatus.NotTriggered{Pool: g.name(), Reason: strings.Join(m.Verdict.Reasons, ", ")})
+			}
+		}
+		if g.autoscaled() && len(packing.Placements) > 0 {
+			opts = append(opts, &option{g: g, packing: packing})
+		}
+	}
+	return opts, why, nil
+}
+
+// grow adds the nodes the chosen packing needs to its pool.
+func (c *Controller) grow(ctx context.Context, v *view, o *option, chose string) {
+	g := o.g
+	from := g.target()
+	n := min(o.packing.Nodes, g.max()-from)
+	to := from + n
+	for _, node := range g.next(n) {
+		c.provision(ctx, g, &upcoming{node: node, requested: v.now, due: v.now.Add(g.provisioningTime())})
+	}
+	c.lastScaleUp = v.now
+	pods := make([]string, 0, len(o.packing.Placements))
+	msg := castatus.TriggeredMessage([]castatus.ScaleUp{{Pool: g.name(), From: from, To: to, Max: g.max()}})
+	for _, p := range o.packing.Placements {
+		pods = append(pods, p.Pod.Namespace+"/"+p.Pod.Name)
+		c.recorder.Event(p.Pod, corev1.EventTypeNormal, castatus.ReasonTriggeredScaleUp, msg)
+		delete(c.notified, p.Pod.UID)
+	}
+	reason := fmt.Sprintf("%s waiting (%s) fit %d new node(s); %s", plural(len(pods), "pod"), list(pods, 3), n, chose)
+	g.lastUp = &castatus.Event{Time: metaTime(v.now), From: from, To: to, Reason: reason}
+	c.event(ctx, corev1.EventTypeNormal, castatus.ReasonScaledUpGroup, "Scale-up: setting group %s size to %d instead of %d (max: %d)", g.name(), to, from, g.max())
+}
+
+// notTriggered tells a pod no pool grows for it, when the reason is new
+// or a minute has passed since it was last told.
+func (c *Controller) notTriggered(ctx context.Context, v *view, p *corev1.Pod, why []castatus.NotTriggered) {
+	msg := castatus.NotTriggeredMessage(why)
+	if last, ok := c.notified[p.UID]; ok && last.message == msg && v.now.Sub(last.at) < notifyAgain {
+		return
+	}
+	c.notified[p.UID] = notice{message: msg, at: v.now}
+	c.recorder.Event(p, corev1.EventTypeNormal, castatus.ReasonNotTriggerScaleUp, msg)
+}
+
+// notifyAgain is how often a pod that still triggers no scale-up is
+// told so again.
+const notifyAgain = time.Minute
+
+// unschedulable are the pods the scheduler gave up on, highest priority
+// first, as cluster-autoscaler takes them: unbound, not being deleted,
+// marked PodScheduled=False/Unschedulable, and old enough for
+// newPodScaleUpDelay.
+func unschedulable(v *view) []*corev1.Pod {
+	var out []*corev1.Pod
+	for _, p := range v.pods {
+		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || finished(p) || p.Status.NominatedNodeName != "" {
+			continue
+		}
+		if v.now.Sub(p.CreationTimestamp.Time) < v.profile.NewPodScaleUpDelay.Duration {
+			continue
+		}
+		for _, cond := range p.Status.Conditions {
+			if cond.Type == corev1.PodScheduled && cond.Status == corev1.ConditionFalse && cond.Reason == corev1.PodReasonUnschedulable {
+				out = append(out, p)
+				break
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := corev1helpers.PodPriority(out[i]), corev1helpers.PodPriority(out[j])
+		if a != b {
+			return a > b
+		}
+		return out[i].CreationTimestamp.Before(&out[j].CreationTimestamp)
+	})
+	return out
+}
+
+// daemonPods are the pods the cluster's DaemonSets would run on a new
+// node.
+func daemonPods(v *view) []*corev1.Pod {
+	out := make([]*corev1.Pod, 0, len(v.daemonSets))
+	for _, ds := range v.daemonSets {
+		out = append(out, simulate.DaemonPod(ds))
+	}
+	return out
+}
+
+// simulation is the scheduler's view for this scan: the Ready nodes
+// (a young GPU node whose GPUs are not advertised yet counts with
+// them), the pods bound to them and, when withUpcoming is set, the
+// nodes being provisioned.
+func (v *view) simulation(ctx context.Context, withUpcoming bool) (*simulate.Simulator, error) {
+	var nodes []*corev1.Node
+	gpuRes := map[string]corev1.ResourceName{}
+	young := map[string]bool{}
+	for _, g := range v.groups {
+		for _, n := range g.nodes {
+			gpuRes[n.Name] = g.gpuResource()
+			young[n.Name] = v.now.Sub(n.CreationTimestamp.Time) < v.profile.MaxNodeProvisionTime.Duration
+		}
+	}
+	for _, n := range v.nodes {
+		if !isReady(n) {
+			continue
+		}
+		if res := gpuRes[n.Name]; young[n.Name] && resourceUnready(n, res) {
+			n = withGPUs(n, res)
+		}
+		nodes = append(nodes, n)
+	}
+	if withUpcoming {
+		for _, g := range v.groups {
+			for _, u := range g.upcoming {
+				nodes = append(nodes, u.node)
+			}
+		}
+	}
+	return simulate.New(ctx, simulate.Cluster{Nodes: nodes, Pods: v.pods})
+}

@@ -1,0 +1,413 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/pools"
+)
+
+// The node autoscaler on a cluster of its own, started through the real
+// command line from the retail template with no --nodes (the GPU pools
+// start at zero) and its timings compressed by `berth up`'s flags: a
+// 1-second scan, 3 seconds of unneeded time, a 2-second provisioning time
+// for the spot GPU pool. One namespace, ops, is added to the system
+// namespaces so that the scale-down blockers can be pinned to a pool.
+func TestAutoscaler(t *testing.T) {
+	home := t.TempDir()
+	raw, err := blueprint.Template("retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(raw), "  teams:\n", "  systemNamespaces: [kube-system, ops]\n  teams:\n", 1)
+	bpFile := filepath.Join(home, "retail.yaml")
+	if err := os.WriteFile(bpFile, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "scale",
+		"--autoscaler", "scanInterval=1s,scaleDownUnneededTime=3s,scaleDownDelayAfterAdd=0s,scaleDownDelayAfterDelete=0s,scaleDownDelayAfterFailure=1s",
+		"--provisioning-time", "spot-gpu=2s", "--autoscaler-seed", "7")
+	t.Cleanup(func() { berth(t, home, "down", "--name", "scale", "--purge") })
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
+		&clientcmd.ConfigOverrides{CurrentContext: "berth-scale"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &scaleEnv{t: t, home: home, c: kubernetes.NewForConfigOrDie(cfg)}
+	if n := a.poolSize("spot-gpu"); n != 0 {
+		t.Fatalf("spot-gpu starts with %d nodes; want 0 (its autoscale.min)", n)
+	}
+	a.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ops"}})
+	a.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "load"}})
+
+	t.Run("a training Job grows the spot GPU pool from zero and back", a.trainingFromZero)
+	t.Run("a CPU Deployment grows its pool to max and no further", a.cpuToMax)
+	t.Run("pods no pool fits add no node", a.noPoolFits)
+	t.Run("scale-down is refused for each blocker", a.blockers)
+}
+
+type scaleEnv struct {
+	t    *testing.T
+	home string
+	c    kubernetes.Interface
+}
+
+func (a *scaleEnv) trainingFromZero(t *testing.T) {
+	ctx := context.Background()
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "train"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}},
+			Spec: corev1.PodSpec{
+				PriorityClassName: "training-low",
+				RestartPolicy:     corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
+			},
+		}},
+	}
+	job, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pod := a.podOf("team-a", "job-name=train")
+	up := a.event("team-a", pod.Name, castatus.ReasonTriggeredScaleUp)
+	ups, ok := castatus.ParseTriggered(up.Message)
+	if !ok || len(ups) != 1 || ups[0].From != 0 || ups[0].To != 1 {
+		t.Fatalf("TriggeredScaleUp says %q; want one pool from 0 to 1", up.Message)
+	}
+	pool := ups[0].Pool
+	if pool != "spot-gpu" && pool != "gpu" {
+		t.Fatalf("pool %s grew for a training pod; want spot-gpu or gpu (the training class's pools)", pool)
+	}
+	// The seeded random expander picks the same pool every run; the
+	// wait for the node is the pool's provisioning time.
+	a.eventually(time.Minute, "the training pod to complete on the new node", func() (bool, error) {
+		p, err := a.c.CoreV1().Pods("team-a").Get(ctx, pod.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return p.Status.Phase == corev1.PodSucceeded && strings.HasPrefix(p.Spec.NodeName, pool+"-"), nil
+	})
+	node := a.node(pool)
+	if pool == "spot-gpu" {
+		if wait := node.CreationTimestamp.Sub(up.FirstTimestamp.Time); wait < time.Second {
+			t.Errorf("node %s registered %s after the scale-up; want the pool's 2s provisioning time", node.Name, wait)
+		}
+	}
+	t.Logf("pool %s: scale-up event %s after the pod was created, node registered %s later",
+		pool, up.FirstTimestamp.Sub(pod.CreationTimestamp.Time), node.CreationTimestamp.Sub(up.FirstTimestamp.Time))
+	a.eventually(time.Minute, "pool "+pool+" back at 0 after the Job", func() (bool, error) { return a.poolSize(pool) == 0, nil })
+	a.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	st := a.status()
+	act := st.pool(pool)
+	if act == nil || act.LastScaleUp == nil || act.LastScaleDown == nil || act.LastScaleDown.To != 0 {
+		t.Errorf("status of pool %s after the round trip: %+v; want its last scale-up and a scale-down to 0", pool, act)
+	}
+}
+
+func (a *scaleEnv) cpuToMax(t *testing.T) {
+	ctx := context.Background()
+	// 7 CPUs each: two per 16-CPU node, so 8 nodes (the pool's max) hold
+	// 16 of the 20 replicas.
+	d := makeDeployment("load", "wide", 20).d
+	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("7")}
+	d.Spec.Template.Spec.NodeSelector = map[string]string{pools.LabelPool: "cpu"}
+	a.create(d)
+	a.eventually(2*time.Minute, "pool cpu at its max of 8", func() (bool, error) { return a.poolSize("cpu") == 8, nil })
+	var pending []corev1.Pod
+	a.eventually(time.Minute, "16 replicas running and 4 pending", func() (bool, error) {
+		pods, err := a.c.CoreV1().Pods("load").List(ctx, metav1.ListOptions{LabelSelector: "app=wide"})
+		if err != nil {
+			return false, err
+		}
+		pending = pending[:0]
+		running := 0
+		for _, p := range pods.Items {
+			switch {
+			case p.Status.Phase == corev1.PodRunning:
+				running++
+			case p.Spec.NodeName == "":
+				pending = append(pending, p)
+			}
+		}
+		return running == 16 && len(pending) == 4, nil
+	})
+	ev := a.event("load", pending[0].Name, castatus.ReasonNotTriggerScaleUp)
+	if !strings.Contains(ev.Message, "pool cpu: "+castatus.MaxSizeReached) {
+		t.Errorf("NotTriggerScaleUp says %q; want pool cpu at its max", ev.Message)
+	}
+	out, _ := berth(t, a.home, "why", pending[0].Name, "-n", "load")
+	if !strings.Contains(out, "maximum of 8") {
+		t.Errorf("berth why on a pod left over at the pool's max says:\n%s\nwant it to say pool cpu is at its maximum of 8", out)
+	}
+	// A few more scans: the pool stays at 8.
+	time.Sleep(3 * time.Second)
+	if n := a.poolSize("cpu"); n != 8 {
+		t.Errorf("pool cpu has %d nodes after more scans; want 8, its max", n)
+	}
+	if err := a.c.AppsV1().Deployments("load").Delete(ctx, "wide", metav1.DeleteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	a.eventually(2*time.Minute, "pool cpu back at its min of 4", func() (bool, error) { return a.poolSize("cpu") == 4, nil })
+	time.Sleep(3 * time.Second)
+	if n := a.poolSize("cpu"); n != 4 {
+		t.Errorf("pool cpu shrank to %d nodes; want it to stop at its min, 4", n)
+	}
+}
+
+func (a *scaleEnv) noPoolFits(t *testing.T) {
+	before := a.nodeCount()
+	d := makeDeployment("load", "nowhere", 2).d
+	d.Spec.Template.Spec.NodeSelector = map[string]string{pools.LabelPool: "no-such-pool"}
+	a.create(d)
+	pod := a.podOf("load", "app=nowhere")
+	ev := a.event("load", pod.Name, castatus.ReasonNotTriggerScaleUp)
+	nt, ok := castatus.ParseNotTriggered(ev.Message)
+	named := map[string]bool{}
+	for _, p := range nt {
+		named[p.Pool] = true
+	}
+	if !ok || !named["cpu"] || !named["gpu"] || !named["spot-gpu"] {
+		t.Errorf("NotTriggerScaleUp says %q; want every autoscaled pool named with its reason", ev.Message)
+	}
+	time.Sleep(3 * time.Second)
+	if n := a.nodeCount(); n != before {
+		t.Errorf("the cluster went from %d to %d nodes for pods no pool fits", before, n)
+	}
+	a.c.AppsV1().Deployments("load").Delete(context.Background(), "nowhere", metav1.DeleteOptions{})
+}
+
+// blockers pins pods, each with one property that keeps a node, to one
+// node of the gpu pool (they ask for no GPU, so the node is unneeded by
+// its GPU utilization) and removes them one by one: the node reports
+// each blocker in turn (annotation, then pods by name, then budget, then
+// no place to move), and goes once the last one is gone.
+func (a *scaleEnv) blockers(t *testing.T) {
+	ctx := context.Background()
+	pinned := func(ns, name string) *appsv1.Deployment {
+		d := makeDeployment(ns, name, 1).nodeSelector(pools.LabelPool, "gpu").toleration("gpu").d
+		d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
+		return d
+	}
+	unsafe := pinned("ops", "a-unsafe")
+	unsafe.Spec.Template.Annotations = map[string]string{castatus.SafeToEvictAnnotation: "false"}
+	local := pinned("ops", "c-local")
+	local.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
+	system := pinned("kube-system", "d-system")
+	budgeted := pinned("ops", "e-budget")
+	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "b-bare"}, Spec: *pinned("ops", "b-bare").Spec.Template.Spec.DeepCopy()}
+	for _, obj := range []any{unsafe, bare, local, system, budgeted, &policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "e-budget"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr(intstr.FromInt32(1)), Selector: budgeted.Spec.Selector},
+	}} {
+		a.create(obj)
+	}
+	a.eventually(time.Minute, "one gpu node for the pinned pods", func() (bool, error) { return a.poolSize("gpu") == 1, nil })
+	node := a.node("gpu")
+	for _, step := range []struct {
+		code   string
+		remove func()
+	}{
+		{"NotSafeToEvictAnnotation", func() { a.deleteDeployment("ops", "a-unsafe") }},
+		{"NotReplicated", func() { a.c.CoreV1().Pods("ops").Delete(ctx, "b-bare", metav1.DeleteOptions{}) }},
+		{"LocalStorageRequested", func() { a.deleteDeployment("ops", "c-local") }},
+		{"UnmovableKubeSystemPod", func() { a.deleteDeployment("kube-system", "d-system") }},
+		{"NotEnoughPdb", func() { a.c.PolicyV1().PodDisruptionBudgets("ops").Delete(ctx, "e-budget", metav1.DeleteOptions{}) }},
+		{"NoPlaceToMovePods", func() { a.annotate(node.Name, castatus.ScaleDownDisabledAnnotation, "true") }},
+		{"ScaleDownDisabledAnnotation", func() {
+			a.deleteDeployment("ops", "e-budget")
+			a.annotate(node.Name, castatus.ScaleDownDisabledAnnotation, "")
+		}},
+	} {
+		a.eventually(time.Minute, "node "+node.Name+" kept for "+step.code, func() (bool, error) {
+			return a.hasNodeEvent(node.Name, castatus.ReasonNoScaleDown, "("+step.code+")"), nil
+		})
+		if n := a.poolSize("gpu"); n != 1 {
+			t.Fatalf("pool gpu has %d nodes while %s holds its node; want 1", n, step.code)
+		}
+		step.remove()
+	}
+	a.eventually(time.Minute, "the gpu node removed once nothing holds it", func() (bool, error) { return a.poolSize("gpu") == 0, nil })
+
+	// cpu sits at its min: its empty nodes are kept, and say why.
+	cpu := a.node("cpu")
+	a.eventually(time.Minute, "node "+cpu.Name+" kept at the pool's min", func() (bool, error) {
+		return a.hasNodeEvent(cpu.Name, castatus.ReasonNoScaleDown, "(NodeGroupMinSizeReached)"), nil
+	})
+}
+
+// --- helpers on the autoscaler's cluster ---
+
+func (a *scaleEnv) eventually(timeout time.Duration, what string, cond func() (bool, error)) {
+	a.t.Helper()
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return cond() })
+	if err != nil {
+		st, _ := berth(a.t, a.home, "status")
+		a.t.Fatalf("waiting for %s: %v\nberth status:\n%s", what, err, st)
+	}
+}
+
+func (a *scaleEnv) create(obj any) {
+	a.t.Helper()
+	ctx := context.Background()
+	var err error
+	switch o := obj.(type) {
+	case *corev1.Namespace:
+		_, err = a.c.CoreV1().Namespaces().Create(ctx, o, metav1.CreateOptions{})
+		if err == nil {
+			a.eventually(time.Minute, "namespace "+o.Name+" ready", func() (bool, error) {
+				_, err := a.c.CoreV1().ServiceAccounts(o.Name).Get(ctx, "default", metav1.GetOptions{})
+				return err == nil, nil
+			})
+		}
+	case *appsv1.Deployment:
+		_, err = a.c.AppsV1().Deployments(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *corev1.Pod:
+		_, err = a.c.CoreV1().Pods(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	case *policyv1.PodDisruptionBudget:
+		_, err = a.c.PolicyV1().PodDisruptionBudgets(o.Namespace).Create(ctx, o, metav1.CreateOptions{})
+	default:
+		a.t.Fatalf("create: %T", obj)
+	}
+	if err != nil {
+		a.t.Fatalf("creating %T: %v", obj, err)
+	}
+}
+
+func (a *scaleEnv) deleteDeployment(ns, name string) {
+	a.c.AppsV1().Deployments(ns).Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationForeground)})
+}
+
+func (a *scaleEnv) annotate(node, key, value string) {
+	a.t.Helper()
+	v := fmt.Sprintf("%q", value)
+	if value == "" {
+		v = "null"
+	}
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%s}}}`, key, v)
+	if _, err := a.c.CoreV1().Nodes().Patch(context.Background(), node, "application/merge-patch+json", []byte(patch), metav1.PatchOptions{}); err != nil {
+		a.t.Fatal(err)
+	}
+}
+
+func (a *scaleEnv) nodes(pool string) []corev1.Node {
+	a.t.Helper()
+	list, err := a.c.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: pools.LabelPool + "=" + pool})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	sort.Slice(list.Items, func(i, j int) bool { return list.Items[i].Name < list.Items[j].Name })
+	return list.Items
+}
+
+func (a *scaleEnv) poolSize(pool string) int { return len(a.nodes(pool)) }
+
+func (a *scaleEnv) node(pool string) corev1.Node {
+	a.t.Helper()
+	ns := a.nodes(pool)
+	if len(ns) == 0 {
+		a.t.Fatalf("pool %s has no node", pool)
+	}
+	return ns[0]
+}
+
+func (a *scaleEnv) nodeCount() int {
+	list, err := a.c.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return len(list.Items)
+}
+
+// podOf waits for the first pod matching selector.
+func (a *scaleEnv) podOf(ns, selector string) corev1.Pod {
+	a.t.Helper()
+	var pod corev1.Pod
+	a.eventually(time.Minute, "a pod "+selector+" in "+ns, func() (bool, error) {
+		list, err := a.c.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil || len(list.Items) == 0 {
+			return false, err
+		}
+		pod = list.Items[0]
+		return true, nil
+	})
+	return pod
+}
+
+// event waits for an event with reason on a pod.
+func (a *scaleEnv) event(ns, pod, reason string) corev1.Event {
+	a.t.Helper()
+	var ev corev1.Event
+	a.eventually(time.Minute, reason+" on pod "+ns+"/"+pod, func() (bool, error) {
+		list, err := a.c.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=" + reason})
+		if err != nil || len(list.Items) == 0 {
+			return false, err
+		}
+		ev = list.Items[len(list.Items)-1]
+		return true, nil
+	})
+	return ev
+}
+
+func (a *scaleEnv) hasNodeEvent(node, reason, substr string) bool {
+	list, err := a.c.CoreV1().Events(metav1.NamespaceAll).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.kind=Node,involvedObject.name=" + node + ",reason=" + reason})
+	if err != nil {
+		return false
+	}
+	for _, e := range list.Items {
+		if strings.Contains(e.Message, substr) {
+			return true
+		}
+	}
+	return false
+}
+
+type scaleStatus struct{ act *castatus.Activity }
+
+func (s scaleStatus) pool(name string) *castatus.PoolActivity {
+	if s.act == nil {
+		return nil
+	}
+	for i := range s.act.Pools {
+		if s.act.Pools[i].Name == name {
+			return &s.act.Pools[i]
+		}
+	}
+	return nil
+}
+
+func (a *scaleEnv) status() scaleStatus {
+	a.t.Helper()
+	cm, err := a.c.CoreV1().ConfigMaps(castatus.ConfigMapNamespace).Get(context.Background(), castatus.ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	_, act, err := castatus.Read(cm)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	return scaleStatus{act: act}
+}
+
+func ptrTo[T any](v T) *T { return &v }
