@@ -54,12 +54,21 @@ func (e *explainer) explain() Verdict {
 	e.add(e.ownerEvents())
 	e.add(e.otherScheduler())
 	e.add(e.priorityCause())
-	e.add(e.autoscalerEvents())
 
 	top := e.pools()
 	if e.c.err != nil {
 		top = Cause{Layer: LayerScheduler, Code: CauseSimulation, Message: "berth could not simulate the scheduler: " + e.c.err.Error(),
 			Fix: "the scheduler's own account above is what there is; report the error"}
+	}
+	if g, all := e.invisibleGPUs(); g != nil {
+		// With no GPU advertised anywhere, no pool is merely full, and a
+		// new node would be as blind.
+		if all && (top.Code == CauseResources || top.Code == CausePoolCanGrow) {
+			v.Causes = append(v.Causes, top)
+			top = *g
+		} else {
+			e.add(g)
+		}
 	}
 	if v.Top.Code == "" {
 		v.Top = top
@@ -231,15 +240,4 @@ func (e *explainer) priorityCause() *Cause {
 	}
 	return &Cause{Layer: LayerPriority, Code: CausePriority,
 		Message: fmt.Sprintf("priority %d (%s), preemptionPolicy %s", p.Value, from, p.PreemptionPolicy)}
-}
-
-// autoscalerEvents are what a cluster autoscaler said about the pod.
-func (e *explainer) autoscalerEvents() *Cause {
-	evs := e.s.eventsAbout("Pod", e.pod.Namespace, e.pod.Name, e.pod.UID)
-	for i := len(evs) - 1; i >= 0; i-- {
-		if r := evs[i].Reason; r == "NotTriggerScaleUp" || r == "TriggeredScaleUp" || r == "ScaleUpFailed" {
-			return &Cause{Layer: LayerAutoscale, Code: CauseAutoscaler, Message: fmt.Sprintf("the cluster autoscaler said %s: %s", r, evs[i].Message)}
-		}
-	}
-	return nil
 }

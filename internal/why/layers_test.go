@@ -177,9 +177,9 @@ func TestPoolCanGrowFromZero(t *testing.T) {
 	s.Local = true
 	v := Explain(s, makePod("ns", "p").nodeSelector("berth.io/pool", "burst").ptr())
 	wantTop(t, v, CausePoolCanGrow, []string{
-		"no node can hold the pod now, but pool burst could grow from 0 to 3 nodes (autoscale 0-3), and a new node would hold the pod, but this local cluster has no autoscaler to add it",
+		"no node can hold the pod now, but pool burst could grow from 0 to 3 nodes (autoscale 0-3), and a new node would hold the pod, but the autoscaler is not running on this local cluster (no kube-system/cluster-autoscaler-status)",
 		"the closest existing pool, cpu: 2 nodes: nodeSelector berth.io/pool=burst not matched (berth.io/pool=cpu)",
-	}, []string{"raise pool burst's autoscale.min to 1 in the blueprint and run `berth apply`"})
+	}, []string{"`berth down`, then `berth up`", "raise pool burst's autoscale.min to 1 in the blueprint and run `berth apply`"})
 	var row *PoolFit
 	for i := range v.Pools {
 		if v.Pools[i].Name == "burst" {

@@ -62,6 +62,10 @@ func (c *check) pools() []*poolResult {
 			}
 			p.spec = spec
 			p.growth = max(int(spec.MaxSize())-len(p.fits), 0)
+			if st, ok := c.snap.autoscaled(spec.Name); ok && spec.Autoscale != nil {
+				// The autoscaler's target counts the nodes on their way.
+				p.growth = max(st.max-max(st.target, len(p.fits)), 0)
+			}
 			d, err := ix.sim.DiagnoseTemplate(context.Background(), c.pod, simulate.PoolTemplate(bp, defaulted(bp, spec), len(p.fits)))
 			if err != nil {
 				c.err = err

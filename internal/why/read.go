@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/pools"
 )
 
@@ -89,6 +90,24 @@ func (r *reader) cluster(namespace string) {
 			return fmt.Errorf("listing LimitRanges: %w", err)
 		}
 		r.s.LimitRanges = l.Items
+		return nil
+	})
+	r.g.Go(func() error {
+		ns, name := devicePluginRef(r.s.Blueprint)
+		ds, err := r.c.AppsV1().DaemonSets(ns).Get(r.ctx, name, metav1.GetOptions{})
+		if err == nil {
+			r.s.DevicePlugin = ds
+		}
+		return nil // not found, or not allowed to look: none known
+	})
+	r.g.Go(func() error {
+		cm, err := r.c.CoreV1().ConfigMaps(castatus.ConfigMapNamespace).Get(r.ctx, castatus.ConfigMapName, metav1.GetOptions{})
+		if err != nil {
+			return nil // not found, or not allowed to look: no autoscaler status
+		}
+		if st, a, err := castatus.Read(cm); err == nil {
+			r.s.Autoscaler, r.s.AutoscalerActivity = st, a
+		}
 		return nil
 	})
 	r.g.Go(func() error {
@@ -189,6 +208,8 @@ func ReadAll(ctx context.Context, c kubernetes.Interface, namespace string, bp *
 	r := newReader(ctx, c, bp)
 	r.cluster(namespace)
 	r.events(namespace, fields.OneTermEqualSelector("reason", "FailedScheduling"))
+	r.events(namespace, fields.OneTermEqualSelector("reason", castatus.ReasonTriggeredScaleUp))
+	r.events(namespace, fields.OneTermEqualSelector("reason", castatus.ReasonNotTriggerScaleUp))
 	var failed []corev1.Event
 	r.g.Go(func() error {
 		l, err := c.CoreV1().Events(namespace).List(r.ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("reason", "FailedCreate").String()})

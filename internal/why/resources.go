@@ -206,24 +206,50 @@ func atMaxCause(m *poolResult) *Cause {
 		Fix:     fmt.Sprintf("raise pool %s's maximum in the blueprint", m.name)}
 }
 
-// growText says how the pool could grow, and who would grow it.
+// growText says how the pool could grow, and who would grow it: the
+// autoscaler, when its status shows it runs (and whether it is adding
+// the node already), or nobody on a local cluster where it does not.
 func (e *explainer) growText(g *poolResult) string {
 	s := fmt.Sprintf("pool %s could grow from %d to %s (%s), and a new node would hold the pod", g.name, len(g.fits), plural(int(g.spec.MaxSize()), "node"), g.sizeWords())
-	if e.s.Local {
-		return s + ", but this local cluster has no autoscaler to add it"
+	switch {
+	case g.spec.Autoscale == nil && e.s.Local:
+		return s + "; `berth apply` adds it (the autoscaler manages autoscale pools only)"
+	case g.spec.Autoscale == nil:
+		return s + ", if the pool is resized"
+	case e.s.Autoscaler != nil:
+		if up := e.scalingUp(g.name); up != "" {
+			return s + "; " + up
+		}
+		if _, ok := e.s.autoscaled(g.name); !ok {
+			return s + ", but the cluster's autoscaler does not manage the pool (it is not in cluster-autoscaler-status)"
+		}
+		return s + ", and the autoscaler that manages it adds one on its next scan"
+	case e.s.Local:
+		return s + ", but the autoscaler is not running on this local cluster (no kube-system/cluster-autoscaler-status)"
 	}
 	return s + ", if an autoscaler manages the pool"
 }
 
 func (e *explainer) growFix(g *poolResult) string {
 	next := len(g.fits) + 1
-	if e.s.Local {
-		if g.spec.Autoscale != nil {
-			return fmt.Sprintf("rehearse the scale-up: raise pool %s's autoscale.min to %d in the blueprint and run `berth apply`", g.name, next)
-		}
+	switch {
+	case g.spec.Autoscale == nil && e.s.Local:
 		return fmt.Sprintf("run `berth apply`: it adds pool %s's missing nodes (count %d)", g.name, g.spec.MaxSize())
+	case e.s.Autoscaler != nil && e.scalingUp(g.name) != "":
+		return fmt.Sprintf("wait for pool %s's new node to be Ready; the scheduler places the pod then", g.name)
+	case e.s.Autoscaler != nil && !e.managed(g.name):
+		return fmt.Sprintf("`berth apply` the blueprint that has pool %s: the autoscaler manages the pools of the applied blueprint", g.name)
+	case e.s.Autoscaler != nil:
+		return fmt.Sprintf("wait for the autoscaler's next scan; `kubectl -n kube-system get configmap cluster-autoscaler-status -o yaml` shows pool %s's target", g.name)
+	case e.s.Local:
+		return fmt.Sprintf("restart the cluster (`berth down`, then `berth up`) so that its autoscaler runs, or rehearse the scale-up by hand: raise pool %s's autoscale.min to %d in the blueprint and run `berth apply`", g.name, next)
 	}
 	return fmt.Sprintf("a cluster autoscaler that manages pool %s adds a node (up to %d); without one, resize the pool with the cloud's tools (`berth export`)", g.name, g.spec.MaxSize())
+}
+
+func (e *explainer) managed(pool string) bool {
+	_, ok := e.s.autoscaled(pool)
+	return ok
 }
 
 // classesFor are the blueprint classes whose label would send the pod to

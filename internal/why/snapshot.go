@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -15,6 +16,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/simulate"
 )
@@ -49,6 +51,16 @@ type Snapshot struct {
 	Blueprint *v1alpha1.Blueprint
 	// Local is true on a berth local cluster.
 	Local bool
+	// Autoscaler is the node autoscaler's status (kube-system/
+	// cluster-autoscaler-status, read with castatus), and
+	// AutoscalerActivity berth's own record in it; nil when the cluster
+	// has no such ConfigMap: no autoscaler publishes there.
+	// DevicePlugin is the device-plugin DaemonSet the blueprint names
+	// (spec.devicePlugin, else NVIDIA's default name); nil when the
+	// cluster has none. Its pods are among Pods.
+	DevicePlugin       *appsv1.DaemonSet
+	Autoscaler         *castatus.Status
+	AutoscalerActivity *castatus.Activity
 	// Namespaces and Claims are what the scheduler's InterPodAffinity
 	// (namespace selectors) and VolumeRestrictions (claims of the
 	// namespaces explained) read.

@@ -19,17 +19,24 @@ import (
 func (e *explainer) pools() Cause {
 	results := e.c.pools()
 	var growers, atMax []*poolResult
+	said := map[string]bool{}
 	for _, r := range results {
 		e.v.Pools = append(e.v.Pools, r.summary())
+		// A pool the autoscaler is growing for this pod grows, even when
+		// the node on its way takes it to its maximum.
+		adding := r.template != nil && r.template.failures() == 0 && e.s.Autoscaler != nil && e.scalingUp(r.name) != ""
 		switch {
-		case r.grows():
+		case r.grows() || adding:
 			growers = append(growers, r)
 			e.add(e.growCause(r))
+			said[r.name] = true
 		case r.atMax():
 			atMax = append(atMax, r)
 			e.add(atMaxCause(r))
+			said[r.name] = true
 		}
 	}
+	e.v.Causes = append(e.v.Causes, e.autoscalerCauses(said)...)
 	if len(results) == 0 || results[0].best == nil {
 		if len(growers) > 0 {
 			return e.canGrow(growers[0], nil)

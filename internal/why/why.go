@@ -30,6 +30,8 @@ const (
 	CauseSpread       = "topology-spread"
 	CausePodAffinity  = "pod-affinity"
 	CausePoolCanGrow  = "pool-can-grow"
+	// GPU nodes advertise no GPUs: the device plugin does not run there.
+	CauseGPUsInvisible = "gpus-not-advertised"
 	// Another Filter plugin of the scheduler (NodePorts,
 	// VolumeRestrictions, NodeName) rejects the pod.
 	CauseFilter = "scheduler-filter"
@@ -49,6 +51,7 @@ const (
 	CausePDB             = "pdb-in-the-way"
 	CausePoolAtMax       = "pool-at-max"
 	CauseAutoscaler      = "autoscaler"
+	CauseScalingUp       = "scaling-up"
 	CauseOwnerEvents     = "owner-events"
 	CauseWorkload        = "workload"
 	CauseOtherScheduler  = "other-scheduler"
