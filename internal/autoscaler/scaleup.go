@@ -191,11 +191,16 @@ func (v *view) simulation(ctx context.Context, withUpcoming bool) (*simulate.Sim
 		}
 	}
 	for _, n := range v.nodes {
-		if !isReady(n) {
+		switch {
+		case young[n.Name]:
+			// A new node not yet started (not Ready, or its GPUs not yet
+			// advertised): cluster-autoscaler counts it as upcoming, so
+			// it is the node it will be.
+			if !isReady(n) || resourceUnready(n, gpuRes[n.Name]) || hasTaint(n, corev1.TaintNodeNotReady) {
+				n = withGPUs(started(n), gpuRes[n.Name])
+			}
+		case !isReady(n):
 			continue
-		}
-		if res := gpuRes[n.Name]; young[n.Name] && resourceUnready(n, res) {
-			n = withGPUs(n, res)
 		}
 		nodes = append(nodes, n)
 	}

@@ -180,9 +180,22 @@ func resourceUnready(n *corev1.Node, res corev1.ResourceName) bool {
 	return !ok || q.IsZero()
 }
 
+// started is a registered node as it will be once Ready: without the
+// taints the node lifecycle controller puts on a node that is not.
+func started(n *corev1.Node) *corev1.Node {
+	n = n.DeepCopy()
+	n.Spec.Taints = slices.DeleteFunc(n.Spec.Taints, func(t corev1.Taint) bool {
+		return t.Key == corev1.TaintNodeNotReady || t.Key == corev1.TaintNodeUnreachable
+	})
+	return n
+}
+
 // withGPUs is n as it will be once its device plugin advertises its
-// GPUs.
+// GPUs; a node without GPUs or a pool without a GPU resource stays n.
 func withGPUs(n *corev1.Node, res corev1.ResourceName) *corev1.Node {
+	if res == "" || gpuCount(n) == 0 {
+		return n
+	}
 	n = n.DeepCopy()
 	q := *resource.NewQuantity(int64(gpuCount(n)), resource.DecimalSI)
 	if n.Status.Capacity == nil {

@@ -42,9 +42,15 @@ func StoreBlueprint(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Bl
 		Data: map[string]string{BlueprintKey: string(raw)},
 	}
 	cms := c.CoreV1().ConfigMaps(metav1.NamespaceSystem)
-	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
-	if apierrors.IsNotFound(err) {
+	live, err := cms.Get(ctx, cm.Name, metav1.GetOptions{})
+	switch {
+	case apierrors.IsNotFound(err):
 		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
+	case err == nil && live.Data[BlueprintKey] == cm.Data[BlueprintKey]:
+		return nil // an apply that changes nothing writes nothing
+	case err == nil:
+		cm.ResourceVersion = live.ResourceVersion
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
 	}
 	if err != nil {
 		return fmt.Errorf("recording blueprint %s in the cluster: %w", bp.Metadata.Name, err)
