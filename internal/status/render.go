@@ -37,6 +37,9 @@ func Render(w io.Writer, c *Cluster) error {
 	if c.Unpooled > 0 {
 		fmt.Fprintf(w, "%d node(s) belong to no pool (no berth.io/pool or agentpool label)\n", c.Unpooled)
 	}
+	if err := renderAutoscaler(w, c.Autoscaler, c.Now); err != nil {
+		return err
+	}
 	if err := renderQuotas(w, c.Quotas); err != nil {
 		return err
 	}

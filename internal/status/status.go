@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -69,6 +70,10 @@ type Cluster struct {
 	Classes []Class
 	// Unpooled counts nodes that belong to no pool.
 	Unpooled int
+	// Autoscaler is the node autoscaler's status; nil when none runs.
+	Autoscaler *Autoscaler
+	// Now is when the summary was collected.
+	Now time.Time
 }
 
 // Collect reads nodes, pods and quotas. bp may be nil, in which case pools
@@ -84,7 +89,10 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 	if err != nil {
 		return nil, fmt.Errorf("listing pods: %w", err)
 	}
-	out := &Cluster{}
+	out := &Cluster{Now: time.Now()}
+	if out.Autoscaler, err = collectAutoscaler(ctx, c); err != nil {
+		return nil, err
+	}
 	byName := map[string]*Pool{}
 	var order []string
 	add := func(p Pool) *Pool {
