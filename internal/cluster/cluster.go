@@ -34,7 +34,6 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler"
-	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/pools"
 	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
 )
@@ -215,9 +214,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	})
 	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig) })
 	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })
-	c.run(runCtx, "kubelet", func(ctx context.Context) error { return runKubelet(ctx, client, opts.Blueprint.Spec.DevicePlugin) })
-	c.run(runCtx, "budgets", budgets.NewController(client).Run)
-	c.run(runCtx, "autoscaler", autoscaler.NewController(client, opts.autoscalerOptions()).Run)
+	c.startControllers(runCtx, client, &opts)
 
 	if err := markLocal(waitCtx, client, m.Name); err != nil {
 		return nil, err

@@ -1,0 +1,40 @@
+package cluster
+
+import (
+	"context"
+
+	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/internal/autoscaler"
+	"berth.io/berth/internal/budgets"
+)
+
+// controller is one of berth's in-process controllers: it watches the
+// cluster through shared informers until ctx ends.
+type controller struct {
+	name string
+	run  func(context.Context) error
+}
+
+// berthControllers lists berth's own controllers, the parts of a cloud and of
+// the kubelet that a local cluster plays, in the order they start. A new
+// one is a package with NewController(...) and Run(ctx) error, and a line
+// here.
+func berthControllers(client kubernetes.Interface, opts *Options) []controller {
+	return []controller{
+		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
+		// the device plugin runs (kubelet.go).
+		{"kubelet", func(ctx context.Context) error { return runKubelet(ctx, client, opts.Blueprint.Spec.DevicePlugin) }},
+		// A PodDisruptionBudget per workload of a class with a budget.
+		{"budgets", budgets.NewController(client).Run},
+		// The node autoscaler, with cluster-autoscaler's semantics.
+		{"autoscaler", autoscaler.NewController(client, opts.autoscalerOptions()).Run},
+	}
+}
+
+// startControllers starts berth's controllers.
+func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interface, opts *Options) {
+	for _, ctl := range berthControllers(client, opts) {
+		c.run(ctx, ctl.name, ctl.run)
+	}
+}
