@@ -125,8 +125,11 @@ func taintStrings(taints []corev1.Taint) string {
 	return strings.Join(s, ", ")
 }
 
+// isSystemTaint is a taint Kubernetes or the autoscaler puts on a node
+// for a while (not ready, being removed), never the pool's own.
 func isSystemTaint(key string) bool {
-	return strings.HasPrefix(key, "node.kubernetes.io/") || strings.HasPrefix(key, "node.cloudprovider.kubernetes.io/")
+	return strings.HasPrefix(key, "node.kubernetes.io/") || strings.HasPrefix(key, "node.cloudprovider.kubernetes.io/") ||
+		key == "ToBeDeletedByClusterAutoscaler" || key == "DeletionCandidateOfClusterAutoscaler"
 }
 
 func quantity(q resource.Quantity, ok bool) string {
