@@ -61,6 +61,8 @@ type Controller struct {
 	budgets    cache.SharedIndexInformer
 	daemonSets cache.SharedIndexInformer
 	configMaps cache.SharedIndexInformer
+	claims     cache.SharedIndexInformer
+	namespaces cache.SharedIndexInformer
 
 	// mu guards everything below: a scan and the timers that register
 	// provisioned nodes.
@@ -113,6 +115,8 @@ func NewController(client kubernetes.Interface, opts Options) *Controller {
 	c.budgets = c.factory.Policy().V1().PodDisruptionBudgets().Informer()
 	c.daemonSets = c.factory.Apps().V1().DaemonSets().Informer()
 	c.configMaps = c.system.Core().V1().ConfigMaps().Informer()
+	c.claims = c.factory.Core().V1().PersistentVolumeClaims().Informer()
+	c.namespaces = c.factory.Core().V1().Namespaces().Informer()
 	return c
 }
 
@@ -127,7 +131,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	c.system.Start(ctx.Done())
 	defer c.factory.Shutdown()
 	defer c.system.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.configMaps.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.configMaps.HasSynced, c.claims.HasSynced, c.namespaces.HasSynced) {
 		return ctx.Err()
 	}
 	for {
@@ -198,6 +202,12 @@ func (c *Controller) view() (*view, error) {
 	}
 	for _, obj := range c.daemonSets.GetStore().List() {
 		v.daemonSets = append(v.daemonSets, obj.(*appsv1.DaemonSet))
+	}
+	for _, obj := range c.claims.GetStore().List() {
+		v.claims = append(v.claims, obj.(*corev1.PersistentVolumeClaim))
+	}
+	for _, obj := range c.namespaces.GetStore().List() {
+		v.namespaces = append(v.namespaces, obj.(*corev1.Namespace))
 	}
 	live := map[string]bool{}
 	for _, bp := range bps {

@@ -26,6 +26,10 @@ type view struct {
 	pods       []*corev1.Pod
 	budgets    []*policyv1.PodDisruptionBudget
 	daemonSets []*appsv1.DaemonSet
+	// claims and namespaces are what two Filter plugins look up
+	// (VolumeRestrictions, InterPodAffinity's namespace selectors).
+	claims     []*corev1.PersistentVolumeClaim
+	namespaces []*corev1.Namespace
 }
 
 func (v *view) interval() time.Duration { return v.profile.ScanInterval.Duration }
