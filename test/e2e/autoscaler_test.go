@@ -64,6 +64,9 @@ func TestAutoscaler(t *testing.T) {
 	t.Run("a CPU Deployment grows its pool to max and no further", a.cpuToMax)
 	t.Run("pods no pool fits add no node", a.noPoolFits)
 	t.Run("scale-down is refused for each blocker", a.blockers)
+	t.Run("apply changes the profile: the priority expander picks the higher pool", func(t *testing.T) {
+		a.priorityByApply(t, bpFile, doc)
+	})
 }
 
 type scaleEnv struct {
@@ -92,6 +95,10 @@ func (a *scaleEnv) trainingFromZero(t *testing.T) {
 	}
 	pod := a.podOf("team-a", "job-name=train")
 	up := a.event("team-a", pod.Name, castatus.ReasonTriggeredScaleUp)
+	// Event times have whole seconds: one 1s scan plus rounding.
+	if d := up.FirstTimestamp.Sub(pod.CreationTimestamp.Time); d > 3*time.Second {
+		t.Errorf("the scale-up came %s after the pod; want within one scan interval (1s)", d)
+	}
 	ups, ok := castatus.ParseTriggered(up.Message)
 	if !ok || len(ups) != 1 || ups[0].From != 0 || ups[0].To != 1 {
 		t.Fatalf("TriggeredScaleUp says %q; want one pool from 0 to 1", up.Message)
@@ -255,6 +262,47 @@ func (a *scaleEnv) blockers(t *testing.T) {
 	a.eventually(time.Minute, "node "+cpu.Name+" kept at the pool's min", func() (bool, error) {
 		return a.hasNodeEvent(cpu.Name, castatus.ReasonNoScaleDown, "(NodeGroupMinSizeReached)"), nil
 	})
+}
+
+// priorityByApply applies the blueprint with the priority expander and
+// the on-demand gpu pool ranked above spot-gpu: the running autoscaler
+// reads the profile the cluster was applied with, and a training Job,
+// which either pool would hold, grows gpu.
+func (a *scaleEnv) priorityByApply(t *testing.T, bpFile, doc string) {
+	doc = strings.Replace(doc, "  pools:\n", "  autoscaler: {expander: priority}\n  pools:\n", 1)
+	doc = strings.Replace(doc, "autoscale: {min: 0, max: 2}", "autoscale: {min: 0, max: 2, priority: 10}", 1)
+	if !strings.Contains(doc, "priority: 10") || !strings.Contains(doc, "expander: priority") {
+		t.Fatal("the retail template changed: cannot set the priority expander")
+	}
+	if err := os.WriteFile(bpFile, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustBerth(t, a.home, "apply", "-f", bpFile, "--context", "berth-scale")
+	ctx := context.Background()
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "train-priority"},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}},
+			Spec: corev1.PodSpec{
+				PriorityClassName: "training-low",
+				RestartPolicy:     corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
+			},
+		}},
+	}
+	if _, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pod := a.podOf("team-a", "job-name=train-priority")
+	up := a.event("team-a", pod.Name, castatus.ReasonTriggeredScaleUp)
+	if ups, _ := castatus.ParseTriggered(up.Message); len(ups) != 1 || ups[0].Pool != "gpu" {
+		t.Errorf("with the priority expander and gpu ranked first, TriggeredScaleUp says %q; want pool gpu", up.Message)
+	}
+	// Not random's luck: the decision names the expander that made it.
+	if act := a.status().pool("gpu"); act == nil || act.LastScaleUp == nil || !strings.Contains(act.LastScaleUp.Reason, "expander priority chose pool gpu") {
+		t.Errorf("pool gpu's last scale-up: %+v; want the priority expander's choice", act)
+	}
 }
 
 // --- helpers on the autoscaler's cluster ---
