@@ -1,0 +1,255 @@
+package autoscaler
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"berth.io/berth/internal/autoscaler/castatus"
+)
+
+// cpuPool is one autoscaled 4-CPU pool beside the system pool, and a
+// tainted 1-GPU pool.
+const cpuPool = `  zones: [zone-1]
+  pools:
+  - {name: system, mode: System, machine: {cpu: 4, memory: 16Gi}, count: 1, taints: ["CriticalAddonsOnly=true:NoSchedule"]}
+  - {name: cpu, machine: {cpu: 4, memory: 16Gi}, autoscale: {min: 0, max: 10}}
+  - name: gpu
+    machine: {cpu: 24, memory: 96Gi, gpu: {count: 1, product: NVIDIA-L4}}
+    autoscale: {min: 0, max: 4}
+    taints: ["gpu=true:NoSchedule"]
+`
+
+// blocker is why the autoscaler keeps node, "" when it could go.
+func blocker(t *testing.T, w *world, node string) string {
+	t.Helper()
+	ctx := context.Background()
+	v := w.view()
+	sim, err := v.simulation(ctx, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range v.groups {
+		for _, n := range g.nodes {
+			if n.Name == node {
+				return w.c.unremovable(ctx, v, sim, g, n, podsToMove(v, n), newBudgetCounter(v.budgets), 0)
+			}
+		}
+	}
+	t.Fatalf("no node %s", node)
+	return ""
+}
+
+func TestScaleDownBlockers(t *testing.T) {
+	// cpu-0 runs the pod under test (half a CPU: well under the
+	// threshold); cpu-1 is empty and could take it.
+	emptyDir := corev1.Volume{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}
+	hostPath := corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/data"}}}
+	for _, tc := range []struct {
+		name  string
+		pod   func(*podWrapper) *podWrapper
+		setup func(*world)
+		want  string // the reason code, "" for removable
+	}{
+		{name: "a movable pod", want: ""},
+		{name: "safe-to-evict false", pod: func(p *podWrapper) *podWrapper { return p.annotate(castatus.SafeToEvictAnnotation, "false") }, want: "NotSafeToEvictAnnotation"},
+		{name: "no controller", pod: (*podWrapper).noController, want: "NotReplicated"},
+		{name: "emptyDir", pod: func(p *podWrapper) *podWrapper { return p.volume(emptyDir) }, want: "LocalStorageRequested"},
+		{name: "hostPath", pod: func(p *podWrapper) *podWrapper { return p.volume(hostPath) }, want: "LocalStorageRequested"},
+		{name: "emptyDir with skipNodesWithLocalStorage false", pod: func(p *podWrapper) *podWrapper { return p.volume(emptyDir) },
+			setup: func(w *world) { w.profile().SkipNodesWithLocalStorage = ptr.To(false) }, want: ""},
+		{name: "kube-system pod without a PDB", pod: func(p *podWrapper) *podWrapper { return p.ns("kube-system") }, want: "UnmovableKubeSystemPod"},
+		{name: "kube-system pod with skipNodesWithSystemPods false", pod: func(p *podWrapper) *podWrapper { return p.ns("kube-system") },
+			setup: func(w *world) { w.profile().SkipNodesWithSystemPods = ptr.To(false) }, want: ""},
+		{name: "kube-system pod with a PDB allowing one", pod: func(p *podWrapper) *podWrapper { return p.ns("kube-system") },
+			setup: func(w *world) { w.budgets = append(w.budgets, budget("kube-system", "app", 1)) }, want: ""},
+		{name: "kube-system pod with a PDB allowing none", pod: func(p *podWrapper) *podWrapper { return p.ns("kube-system") },
+			setup: func(w *world) { w.budgets = append(w.budgets, budget("kube-system", "app", 0)) }, want: "NotEnoughPdb"},
+		{name: "PDB allowing no disruption", setup: func(w *world) { w.budgets = append(w.budgets, budget("team-a", "app", 0)) }, want: "NotEnoughPdb"},
+		{name: "PDB of another namespace", setup: func(w *world) { w.budgets = append(w.budgets, budget("team-b", "app", 0)) }, want: ""},
+		{name: "node annotated scale-down-disabled", setup: func(w *world) {
+			n := w.node("cpu-0")
+			n.Annotations[castatus.ScaleDownDisabledAnnotation] = "true"
+			w.client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
+		}, want: "ScaleDownDisabledAnnotation"},
+		{name: "pool at min", setup: func(w *world) { w.pool("cpu").Autoscale.Min = 2 }, want: "NodeGroupMinSizeReached"},
+		{name: "no place to move", setup: func(w *world) { w.add(makePod("big", "big").cpu("3600m").on("cpu-1").obj()) }, want: "NoPlaceToMovePods"},
+		{name: "safe-to-evict true overrides no controller, local storage and kube-system", pod: func(p *podWrapper) *podWrapper {
+			return p.noController().volume(emptyDir).volume(hostPath).ns("kube-system").annotate(castatus.SafeToEvictAnnotation, "true")
+		}, want: ""},
+		{name: "safe-to-evict true does not move a pod with no place to go", pod: func(p *podWrapper) *podWrapper {
+			return p.annotate(castatus.SafeToEvictAnnotation, "true")
+		}, setup: func(w *world) { w.add(makePod("big", "big").cpu("3600m").on("cpu-1").obj()) }, want: "NoPlaceToMovePods"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, cpuPool, 1)
+			w.addNodes("cpu", 2)
+			pod := makePod("under-test", "app").cpu("500m")
+			if tc.pod != nil {
+				pod = tc.pod(pod)
+			}
+			w.add(pod.on("cpu-0").obj())
+			if tc.setup != nil {
+				tc.setup(w)
+			}
+			got := blocker(t, w, "cpu-0")
+			switch {
+			case tc.want == "" && got != "":
+				t.Errorf("cpu-0 kept: %s; want it removable", got)
+			case tc.want != "" && !strings.Contains(got, "("+tc.want+")"):
+				t.Errorf("cpu-0: %q; want the reason code (%s)", got, tc.want)
+			case tc.want != "" && !strings.Contains(got, "fix: "):
+				t.Errorf("cpu-0: %q; want a fix", got)
+			}
+		})
+	}
+}
+
+// scaleDown runs one scale-down pass and returns what it found.
+func scaleDown(t *testing.T, w *world) scanResult {
+	t.Helper()
+	var res scanResult
+	if err := w.c.scaleDown(context.Background(), w.view(), &res); err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func candidateNames(res scanResult) []string {
+	var out []string
+	for _, cd := range res.candidates {
+		out = append(out, cd.node.Name+" ("+cd.util+")")
+	}
+	return out
+}
+
+func TestScaleDownUtilization(t *testing.T) {
+	w := newWorld(t, cpuPool, 1)
+	w.addNodes("cpu", 4)
+	w.addNodes("gpu", 2)
+	w.add(
+		makePod("busy", "busy").cpu("2400m").on("cpu-0").obj(),                // 60% CPU: needed
+		makePod("light", "light").cpu("1").on("cpu-1").obj(),                  // 25%: unneeded, moves
+		makePod("memory", "memory").cpu("100m").mem("10Gi").on("cpu-2").obj(), // 62% memory: needed
+		// cpu-3 is empty.
+		makePod("train", "train").gpu("1").cpu("1").tolerate("gpu").on("gpu-0").obj(), // all its GPU: needed
+		makePod("cpu-heavy", "heavy").cpu("20").tolerate("gpu").on("gpu-1").obj(),     // 83% CPU, no GPU: unneeded
+	)
+	res := candidateNames(scaleDown(t, w))
+	want := []string{"cpu-1 (cpu 25%, memory 0%)", "cpu-3 (cpu 0%, memory 0%)", "gpu-1 (gpu 0%)"}
+	if !slices.Equal(res, want) {
+		t.Errorf("candidates %q; want %q", res, want)
+	}
+	if n := len(w.nodes()); n != 7 {
+		t.Errorf("%d nodes after the first scan; want all 7 (unneeded for less than scaleDownUnneededTime)", n)
+	}
+}
+
+func TestScaleDownEmptyInBulk(t *testing.T) {
+	w := newWorld(t, cpuPool, 1)
+	w.pool("cpu").Autoscale.Min = 1
+	w.profile().MaxEmptyBulkDelete = ptr.To(int32(3))
+	w.addNodes("cpu", 6)
+
+	// First scan: five candidates (cpu-5 would take the pool below its
+	// min), none unneeded for 10m yet.
+	if got := candidateNames(scaleDown(t, w)); len(got) != 5 {
+		t.Errorf("candidates %q; want cpu-0 to cpu-4", got)
+	}
+	if got := w.nodeNames("cpu"); len(got) != 6 {
+		t.Fatalf("nodes %v deleted before scaleDownUnneededTime", got)
+	}
+	// 10m on: three go at once, maxEmptyBulkDelete.
+	w.clock.Step(10 * time.Minute)
+	scaleDown(t, w)
+	if got, want := w.nodeNames("cpu"), []string{"cpu-3", "cpu-4", "cpu-5"}; !slices.Equal(got, want) {
+		t.Errorf("after the bulk delete nodes %v; want %v", got, want)
+	}
+	if ev := w.events(); countPrefix(ev, "Normal "+castatus.ReasonScaleDownEmpty+" ") != 3 {
+		t.Errorf("events %q; want 3 ScaleDownEmpty", ev)
+	}
+	// Then scaleDownDelayAfterDelete (the scan interval, 10s), then the
+	// rest down to the min of 1 and no further.
+	if res := scaleDown(t, w); !strings.Contains(res.cooldown, "scaleDownDelayAfterDelete") {
+		t.Errorf("cooldown %q right after a delete; want scaleDownDelayAfterDelete", res.cooldown)
+	}
+	for range 5 {
+		w.clock.Step(10 * time.Second)
+		scaleDown(t, w)
+	}
+	if got, want := w.nodeNames("cpu"), []string{"cpu-5"}; !slices.Equal(got, want) {
+		t.Errorf("nodes %v; want %v (the pool's min of 1)", got, want)
+	}
+}
+
+func TestScaleDownNeverBelowMin(t *testing.T) {
+	w := newWorld(t, cpuPool, 1)
+	w.pool("cpu").Autoscale.Min = 3
+	w.profile().ScaleDownUnneededTime = &metav1.Duration{}
+	w.addNodes("cpu", 5)
+	scaleDown(t, w)
+	if got := w.nodeNames("cpu"); len(got) != 3 {
+		t.Errorf("nodes %v after one scan; want 3, the pool's min", got)
+	}
+}
+
+func TestScaleDownCooldowns(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		set   func(c *Controller, at time.Time)
+		delay time.Duration
+		word  string
+	}{
+		{"after a scale-up", func(c *Controller, at time.Time) { c.lastScaleUp = at }, 10 * time.Minute, "scaleDownDelayAfterAdd"},
+		{"after a delete", func(c *Controller, at time.Time) { c.lastScaleDown = at }, 10 * time.Second, "scaleDownDelayAfterDelete"},
+		{"after a failure", func(c *Controller, at time.Time) { c.lastFailure = at }, 3 * time.Minute, "scaleDownDelayAfterFailure"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t, cpuPool, 1)
+			w.profile().ScaleDownUnneededTime = &metav1.Duration{}
+			w.addNodes("cpu", 2)
+			tc.set(w.c, w.clock.Now())
+			w.clock.Step(tc.delay - time.Second)
+			res := scaleDown(t, w)
+			if !strings.Contains(res.cooldown, tc.word) {
+				t.Errorf("cooldown %q; want %s", res.cooldown, tc.word)
+			}
+			if got := candidateNames(res); len(got) != 2 {
+				t.Errorf("candidates %q during the cooldown; want both nodes counted", got)
+			}
+			if got := w.nodeNames("cpu"); len(got) != 2 {
+				t.Errorf("nodes %v during the cooldown; want both kept", got)
+			}
+			// The status ConfigMap counts them.
+			w.c.last = res
+			v := w.view()
+			if err := w.c.publish(context.Background(), v); err != nil {
+				t.Fatal(err)
+			}
+			cm, err := w.client.CoreV1().ConfigMaps(castatus.ConfigMapNamespace).Get(context.Background(), castatus.ConfigMapName, metav1.GetOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			st, _, err := castatus.Read(cm)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if sd := st.ClusterWide.ScaleDown; sd.Status != castatus.CandidatesPresent || sd.Candidates != 2 || !strings.Contains(st.Message, tc.word) {
+				t.Errorf("status: scale-down %+v, message %q; want 2 candidates and the cooldown named", sd, st.Message)
+			}
+			w.clock.Step(time.Second)
+			if res := scaleDown(t, w); res.cooldown != "" {
+				t.Errorf("cooldown %q after %s; want none", res.cooldown, tc.delay)
+			}
+			if got := w.nodeNames("cpu"); len(got) != 0 {
+				t.Errorf("nodes %v after the cooldown; want both removed", got)
+			}
+		})
+	}
+}
