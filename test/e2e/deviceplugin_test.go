@@ -130,6 +130,12 @@ func TestDevicePluginToleration(t *testing.T) {
 		t.Errorf("audit does not report the plugin's missing toleration (%v) and the gpu-x4 nodes without GPUs (%v); findings: %+v", onPlugin, onNode, r.Findings)
 	}
 
+	// berth why names the plugin, the taint and the toleration to add.
+	why := mustBerth(t, home, "why", pod.Name, "-n", gpuLab, "-f", "testdata/e2e.yaml")
+	if !strings.Contains(why, "does not tolerate pool gpu-x4's taint "+gpuX4Taint.ToString()) || !strings.Contains(why, plugin.Name) {
+		t.Errorf("berth why on the GPU pod does not name the device plugin's missing toleration:\n%s", why)
+	}
+
 	patchTolerations(t, ds, restore)
 	allGPUsAdvertised(t)
 	eventually(t, time.Minute, "the GPU pod to run", func() (bool, error) {
