@@ -268,6 +268,15 @@ func (p *podWrapper) selector(k, v string) *podWrapper {
 	return p
 }
 
+// spread keeps app's pods within one of each other over key.
+func (p *podWrapper) spread(key, app string) *podWrapper {
+	p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
+		MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.DoNotSchedule,
+		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
+	})
+	return p
+}
+
 func (p *podWrapper) annotate(k, v string) *podWrapper {
 	if p.Annotations == nil {
 		p.Annotations = map[string]string{}
