@@ -5,6 +5,7 @@
 //	go run ./bench up    [-runs 5]                      # start-up, cold and resumed; idle memory
 //	go run ./bench scale [-nodes 5000 -pods 50000]      # time until every pod Runs; peak memory
 //	go run ./bench audit [-nodes 5000 -pods 150000]     # audit time and peak memory; kube-score on the same files
+//	go run ./bench autoscale [-runs 5]                  # pending GPU pod -> new node Ready -> pod Running
 //
 // It links only client-go, never the control plane, so it measures the
 // binary users run.
@@ -15,11 +16,12 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"time"
 )
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench up|scale|audit [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench up|scale|audit|autoscale [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -45,8 +47,13 @@ func main() {
 		runs := fs.Int("runs", 3, "timed runs of each tool on each corpus")
 		fs.Parse(os.Args[2:])
 		err = benchAudit(*berth, *nodes, *pods, *compareNodes, *comparePods, *runs)
+	case "autoscale":
+		runs := fs.Int("runs", 5, "pods timed, one at a time, the pool back at zero between them")
+		scan := fs.Duration("scan-interval", 10*time.Second, "the autoscaler's scanInterval")
+		fs.Parse(os.Args[2:])
+		err = benchAutoscale(*berth, *runs, *scan)
 	default:
-		err = fmt.Errorf("unknown benchmark %q: use up, scale or audit", os.Args[1])
+		err = fmt.Errorf("unknown benchmark %q: use up, scale, audit or autoscale", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
