@@ -23,7 +23,16 @@ func (s *Simulator) TryRemove(ctx context.Context, node string, pods []*corev1.P
 	}
 	s.snap.fork()
 	s.snap.removeNode(node)
-	moved, stuck, err = s.Place(ctx, pods)
+	// The pods are placed as the scheduler would place their
+	// replacements: unbound (a pod bound to the node would fail the
+	// NodeName filter everywhere else).
+	unbound := make([]*corev1.Pod, len(pods))
+	for i, p := range pods {
+		c := *p
+		c.Spec.NodeName = ""
+		unbound[i] = &c
+	}
+	moved, stuck, err = s.Place(ctx, unbound)
 	if err != nil || len(stuck) > 0 {
 		s.snap.revert()
 		return nil, stuck, err
