@@ -75,8 +75,11 @@ type Plan struct {
 	// cloud owns them (PoolsManaged false).
 	Pools        []pools.Change
 	PoolsManaged bool
-	// blueprint is recorded in a local cluster for its controllers
-	// (pools.StoreBlueprint) when the plan is executed.
+	// Record lists what changes in the blueprint a local cluster records
+	// for its controllers (pools.StoreBlueprint): autoscaler settings and
+	// pool bounds, which reach the cluster as no object.
+	Record []string
+	// blueprint is recorded when the plan is executed.
 	blueprint *v1alpha1.Blueprint
 	// Kept are berth's objects and pools that left the blueprint, left
 	// in place because prune was not asked for (or is unsafe).
@@ -108,7 +111,7 @@ type Options struct {
 }
 
 // Empty reports whether applying the plan would change nothing.
-func (p *Plan) Empty() bool { return len(p.Objects) == 0 && len(p.Pools) == 0 }
+func (p *Plan) Empty() bool { return len(p.Objects) == 0 && len(p.Pools) == 0 && len(p.Record) == 0 }
 
 // Problems are what would stop apply: conflicts and pool blockers.
 func (p *Plan) Problems() []string {
@@ -198,6 +201,9 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	if local {
 		plan.PoolsManaged = true
 		plan.blueprint = bp
+		if plan.Record, err = recordChanges(ctx, cl.Kube, bp); err != nil {
+			return nil, err
+		}
 		changes, kept, err := pools.Plan(ctx, cl.Kube, bp, o.Prune, simulate.FitAfter)
 		if err != nil {
 			return nil, err

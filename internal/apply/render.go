@@ -43,6 +43,12 @@ func (p *Plan) Render(w io.Writer) {
 		poolCounts[ch.Action]++
 		renderPool(w, ch)
 	}
+	if len(p.Record) > 0 {
+		fmt.Fprintf(w, "Autoscaler (kube-system/%s%s, read by the local cluster's autoscaler at its next scan):\n", pools.BlueprintConfigMapPrefix, p.Blueprint)
+		for _, r := range p.Record {
+			fmt.Fprintf(w, "  ~ %s\n", r)
+		}
+	}
 	if len(p.Kept) > 0 {
 		fmt.Fprintln(w, "Left alone (they left the blueprint; `--prune` deletes them):")
 		for _, k := range p.Kept {
@@ -83,6 +89,12 @@ func (p *Plan) Render(w io.Writer) {
 			}
 		}
 		fmt.Fprintf(w, " pools: %s", strings.Join(parts, ", "))
+	}
+	if len(p.Record) > 0 {
+		if len(p.Objects) > 0 || len(p.Pools) > 0 {
+			fmt.Fprint(w, ";")
+		}
+		fmt.Fprintf(w, " autoscaler: %d setting(s) to change", len(p.Record))
 	}
 	fmt.Fprintln(w, ".")
 }
