@@ -75,7 +75,9 @@ func benchPending() []*corev1.Pod {
 		shape func(*podWrapper) *podWrapper
 	}{
 		{"web", 2500, func(p *podWrapper) *podWrapper { return p.cpu("1").mem("2Gi") }},
-		{"api", 1000, func(p *podWrapper) *podWrapper { return p.cpu("500m").mem("1Gi").spread(corev1.LabelTopologyZone, "api") }},
+		{"api", 1000, func(p *podWrapper) *podWrapper {
+			return p.cpu("500m").mem("1Gi").spread(corev1.LabelTopologyZone, "api")
+		}},
 		{"train", 500, func(p *podWrapper) *podWrapper { return p.gpu("1").cpu("8").mem("32Gi").tolerate("nvidia.com/gpu") }},
 		{"batch", 800, func(p *podWrapper) *podWrapper { return p.cpu("4").mem("8Gi") }},
 		{"lost", 200, func(p *podWrapper) *podWrapper { return p.cpu("1").selector(pools.LabelPool, "no-such-pool") }},
