@@ -102,7 +102,7 @@ func (s *Simulator) Pack(ctx context.Context, pods []*corev1.Pod, t Template, li
 			out.Misfits = append(out.Misfits, Misfit{Pod: pod, Verdict: g.misfit})
 			continue
 		}
-		node, _, err := s.firstFit(ctx, pod, opened, 0, "")
+		node, _, err := s.firstFit(ctx, g, pod, opened, 0, "")
 		if err != nil {
 			return nil, err
 		}
@@ -117,7 +117,7 @@ func (s *Simulator) Pack(ctx context.Context, pods []*corev1.Pod, t Template, li
 			index[n.Name] = len(opened)
 			opened = slices.Insert(opened, 0, fwk.NodeInfo(s.snap.infos[n.Name]))
 			empty++
-			if node, _, err = s.firstFit(ctx, pod, opened[:1], 0, ""); err != nil {
+			if node, _, err = s.firstFit(ctx, g, pod, opened[:1], 0, ""); err != nil {
 				return nil, err
 			}
 		}
@@ -135,6 +135,7 @@ func (s *Simulator) Pack(ctx context.Context, pods []*corev1.Pod, t Template, li
 		if err := s.snap.bind(pod, node); err != nil {
 			return nil, err
 		}
+		s.carry(ctx, g, pod, node)
 		if i := index[node]; i+1 > out.Nodes {
 			out.Nodes = i + 1
 			empty = len(opened) - out.Nodes

@@ -44,7 +44,7 @@ func (s *Simulator) Place(ctx context.Context, pods []*corev1.Pod) ([]Placement,
 		if g != nil {
 			hint = g.last
 		}
-		node, at, err := s.firstFit(ctx, pod, s.snap.list, next, hint)
+		node, at, err := s.firstFit(ctx, g, pod, s.snap.list, next, hint)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -58,6 +58,7 @@ func (s *Simulator) Place(ctx context.Context, pods []*corev1.Pod) ([]Placement,
 		if err := s.snap.bind(pod, node); err != nil {
 			return nil, nil, err
 		}
+		s.carry(ctx, g, pod, node)
 		if g != nil {
 			g.last = node
 		}
@@ -73,8 +74,8 @@ func (s *Simulator) Place(ctx context.Context, pods []*corev1.Pod) ([]Placement,
 // node first and then the others from start on, round. It returns the
 // first node that fits and its index in nodes (-1 for the hint), or ""
 // when none fits.
-func (s *Simulator) firstFit(ctx context.Context, pod *corev1.Pod, nodes []fwk.NodeInfo, start int, hint string) (string, int, error) {
-	c, err := s.preFilter(ctx, pod)
+func (s *Simulator) firstFit(ctx context.Context, g *group, pod *corev1.Pod, nodes []fwk.NodeInfo, start int, hint string) (string, int, error) {
+	c, err := s.cycleFor(ctx, g, pod)
 	if err != nil || c.all != nil {
 		return "", -1, err
 	}

@@ -45,6 +45,13 @@ type Cluster struct {
 type Simulator struct {
 	fw   framework.Framework
 	snap *snapshot
+	// lastCycle is the PreFilter cycle of the last firstFit; carried is
+	// one ready for a group's next pod (carry.go).
+	lastCycle *cycle
+	carried   *carried
+	// noCarry runs PreFilter afresh for every pod, for the test that
+	// carrying changes no answer.
+	noCarry bool
 }
 
 // disabled are the default plugins a simulation leaves out: they look
