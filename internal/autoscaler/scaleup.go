@@ -3,8 +3,10 @@ package autoscaler
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -62,11 +64,20 @@ func (c *Controller) scaleUp(ctx context.Context, v *view) (bool, error) {
 }
 
 // options packs the pending pods onto each pool that may grow, and
-// records, per pod, why each pool would not take it.
+// records, per pod, why each pool would not take it. The pools'
+// questions are independent, so each pool is packed on a clone of the
+// simulation of its own, concurrently.
 func (c *Controller) options(ctx context.Context, v *view, sim *simulate.Simulator, pending []*corev1.Pod) ([]*option, map[types.UID][]castatus.NotTriggered, error) {
 	daemons := daemonPods(v)
 	why := map[types.UID][]castatus.NotTriggered{}
-	var opts []*option
+	type job struct {
+		g       *group
+		room    int
+		sim     *simulate.Simulator
+		packing *simulate.Packing
+		err     error
+	}
+	var jobs []*job
 	for _, g := range v.groups {
 		if g.autoscaled() && v.now.Before(g.backoffUntil) {
 			for _, p := range pending {
@@ -74,13 +85,35 @@ func (c *Controller) options(ctx context.Context, v *view, sim *simulate.Simulat
 			}
 			continue
 		}
-		room := 0
+		j := &job{g: g, sim: sim}
 		if g.autoscaled() {
-			room = max(g.max()-g.target(), 0)
+			j.room = max(g.max()-g.target(), 0)
 		}
-		packing, err := sim.Pack(ctx, pending, g.template(room, daemons), room)
-		if err != nil {
-			return nil, nil, fmt.Errorf("pool %s: %w", g.name(), err)
+		if len(jobs) > 0 {
+			var err error
+			if j.sim, err = sim.Clone(ctx); err != nil {
+				return nil, nil, err
+			}
+		}
+		jobs = append(jobs, j)
+	}
+	var wg sync.WaitGroup
+	slots := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, j := range jobs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			slots <- struct{}{}
+			defer func() { <-slots }()
+			j.packing, j.err = j.sim.Pack(ctx, pending, j.g.template(j.room, daemons), j.room)
+		}()
+	}
+	wg.Wait()
+	var opts []*option
+	for _, j := range jobs {
+		g, packing := j.g, j.packing
+		if j.err != nil {
+			return nil, nil, fmt.Errorf("pool %s: %w", g.name(), j.err)
 		}
 		for _, m := range packing.Misfits {
 			switch {

@@ -52,6 +52,9 @@ type Simulator struct {
 	// noCarry runs PreFilter afresh for every pod, for the test that
 	// carrying changes no answer.
 	noCarry bool
+	// lookups are the namespaces and claims the plugins look up, for
+	// Clone.
+	lookups Cluster
 }
 
 // disabled are the default plugins a simulation leaves out: they look
@@ -86,7 +89,7 @@ func New(ctx context.Context, c Cluster) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Simulator{fw: fw, snap: snap}, nil
+	return &Simulator{fw: fw, snap: snap, lookups: Cluster{Namespaces: c.Namespaces, Claims: c.Claims}}, nil
 }
 
 // newFramework builds the scheduler framework with the default profile
