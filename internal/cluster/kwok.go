@@ -26,7 +26,9 @@ import (
 // Job pods complete, and deleted pods go away. berth's stages replace the
 // pod-ready one so that a pod with a readiness probe starts unready and
 // becomes Ready when its probe would first succeed, and a pod whose image
-// cannot be pulled waits in ImagePullBackOff (see package stages).
+// cannot be pulled waits in ImagePullBackOff; and they replace pod-complete
+// so that a Job pod annotated berth.io/duration runs that long before it
+// completes (see package stages).
 var kwokStages = []string{
 	nodefast.DefaultNodeInit,
 	nodeheartbeat.DefaultNodeHeartbeatWithLease,
@@ -34,7 +36,8 @@ var kwokStages = []string{
 	stages.PodStartProbed,
 	stages.PodProbeReady,
 	stages.PodImagePullFailed,
-	podfast.DefaultPodComplete,
+	stages.PodComplete,
+	stages.PodCompleteAfterDuration,
 	podfast.DefaultPodDelete,
 }
 

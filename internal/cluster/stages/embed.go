@@ -1,12 +1,18 @@
 // Package stages holds the KWOK stages berth adds to KWOK's defaults, as
 // data: how a simulated kubelet moves a pod whose containers have readiness
-// probes from Pending to Running, and when it becomes Ready; and which images
-// it cannot pull.
+// probes from Pending to Running, and when it becomes Ready; which images
+// it cannot pull; and how long a Job pod runs before it completes.
 package stages
 
 import (
 	_ "embed"
 )
+
+// DurationAnnotation on a Job pod is how long it runs, as a Go duration
+// (90s, 10m, 1h30m), from its start until it completes. Without it, or
+// with a value that is not such a duration, it completes as soon as it
+// starts.
+const DurationAnnotation = "berth.io/duration"
 
 var (
 	// PodReady is KWOK's fast pod-ready stage, narrowed to pods without
@@ -28,4 +34,14 @@ var (
 	// ImagePullBackOff.
 	//go:embed pod-image-pull-failed.yaml
 	PodImagePullFailed string
+
+	// PodComplete is KWOK's fast pod-complete stage (a running Job pod
+	// succeeds at once), narrowed to pods without DurationAnnotation.
+	//go:embed pod-complete.yaml
+	PodComplete string
+
+	// PodCompleteAfterDuration completes a running Job pod annotated
+	// DurationAnnotation when that duration has passed since its start.
+	//go:embed pod-complete-after-duration.yaml
+	PodCompleteAfterDuration string
 )

@@ -27,13 +27,26 @@ func parse(t *testing.T, raw string) *internalversion.Stage {
 
 // berth's pod-ready must stay KWOK's, apart from the selectors berth adds.
 func TestPodReadyIsKWOKsWithBerthsSelectors(t *testing.T) {
-	ours, theirs := parse(t, PodReady), parse(t, podfast.DefaultPodReady)
-	added := map[string]internalversion.SelectorOperator{
+	sameAsKWOKs(t, PodReady, podfast.DefaultPodReady, map[string]internalversion.SelectorOperator{
 		".spec.containers.[].readinessProbe":                                             internalversion.SelectorOpDoesNotExist,
 		`.spec.containers.[].image | select( test(":(404|non-existent|nonexistent)$") )`: internalversion.SelectorOpDoesNotExist,
-	}
+	})
+}
+
+// berth's pod-complete must stay KWOK's, apart from the selector berth adds.
+func TestPodCompleteIsKWOKsWithBerthsSelector(t *testing.T) {
+	sameAsKWOKs(t, PodComplete, podfast.DefaultPodComplete, map[string]internalversion.SelectorOperator{
+		`.metadata.annotations["berth.io/duration"] // "" | test("^([0-9]+(\\.[0-9]+)?(ns|us|µs|μs|ms|s|m|h))+$")`: internalversion.SelectorOpNotIn,
+	})
+}
+
+// sameAsKWOKs fails unless stage ours is stage theirs with the JQ
+// selectors added.
+func sameAsKWOKs(t *testing.T, ours, theirs string, added map[string]internalversion.SelectorOperator) {
+	t.Helper()
+	o, th := parse(t, ours), parse(t, theirs)
 	var kept []internalversion.MatchExpression
-	for _, e := range ours.Spec.Selector.MatchExpressions {
+	for _, e := range o.Spec.Selector.MatchExpressions {
 		if e.JQ != nil && added[e.JQ.Key] == e.JQ.Operator {
 			delete(added, e.JQ.Key)
 			continue
@@ -41,11 +54,11 @@ func TestPodReadyIsKWOKsWithBerthsSelectors(t *testing.T) {
 		kept = append(kept, e)
 	}
 	if len(added) != 0 {
-		t.Errorf("pod-ready lacks berth's selectors %v", added)
+		t.Errorf("%s lacks berth's selectors %v", o.Name, added)
 	}
-	ours.Spec.Selector.MatchExpressions = kept
-	if d := cmp.Diff(theirs, ours); d != "" {
-		t.Errorf("pod-ready differs from KWOK's beyond berth's selectors (-kwok +berth):\n%s", d)
+	o.Spec.Selector.MatchExpressions = kept
+	if d := cmp.Diff(th, o); d != "" {
+		t.Errorf("%s differs from KWOK's beyond berth's selectors (-kwok +berth):\n%s", o.Name, d)
 	}
 }
 
@@ -93,6 +106,25 @@ func ownedByJob(p *corev1.Pod) {
 	p.OwnerReferences = []metav1.OwnerReference{{Kind: "Job", Name: "j", APIVersion: "batch/v1"}}
 }
 
+func ownedByReplicaSet(p *corev1.Pod) {
+	p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", APIVersion: "apps/v1"}}
+}
+
+// runFor annotates the pod with DurationAnnotation.
+func runFor(d string) podOpt {
+	return func(p *corev1.Pod) {
+		if p.Annotations == nil {
+			p.Annotations = map[string]string{}
+		}
+		p.Annotations[DurationAnnotation] = d
+	}
+}
+
+// startedAgo moves the pod's start into the past.
+func startedAgo(d time.Duration) podOpt {
+	return func(p *corev1.Pod) { p.Status.StartTime = &metav1.Time{Time: start.Add(-d)} }
+}
+
 func image(name string) podOpt {
 	return func(p *corev1.Pod) { p.Spec.Containers[0].Image = name }
 }
@@ -121,7 +153,7 @@ func execProbe(cmd ...string) corev1.Probe {
 
 func TestPodStages(t *testing.T) {
 	var all []*internalversion.Stage
-	for _, raw := range []string{PodReady, PodStartProbed, PodProbeReady, PodImagePullFailed, podfast.DefaultPodComplete, podfast.DefaultPodDelete} {
+	for _, raw := range []string{PodReady, PodStartProbed, PodProbeReady, PodImagePullFailed, PodComplete, PodCompleteAfterDuration, podfast.DefaultPodDelete} {
 		all = append(all, parse(t, raw))
 	}
 	lc, err := lifecycle.NewLifecycle(all)
@@ -133,7 +165,8 @@ func TestPodStages(t *testing.T) {
 		name      string
 		pod       *corev1.Pod
 		wantStage string
-		// wantDelay is checked for pod-probe-ready, at the pod's start.
+		// wantDelay is checked for the stages that wait for a time, at
+		// the pod's start.
 		wantDelay time.Duration
 	}{
 		{"no probe starts ready", pod(), "pod-ready", 0},
@@ -160,6 +193,21 @@ func TestPodStages(t *testing.T) {
 		{"a pod whose image is fixed starts", pod(backingOff), "pod-ready", 0},
 		{"an image named 404 is pulled", pod(image("registry/404:v1")), "pod-ready", 0},
 		{"deleted probed pods go", pod(running, deleting, probe(0, execProbe("false"))), "pod-delete", 0},
+		{"a Job pod with a duration runs that long", pod(running, ownedByJob, runFor("10m")), "pod-complete-after-duration", 10 * time.Minute},
+		{"seconds", pod(running, ownedByJob, runFor("90s")), "pod-complete-after-duration", 90 * time.Second},
+		{"hours and minutes", pod(running, ownedByJob, runFor("1h30m")), "pod-complete-after-duration", 90 * time.Minute},
+		{"a fraction", pod(running, ownedByJob, runFor("1.5h")), "pod-complete-after-duration", 90 * time.Minute},
+		{"milliseconds add up exactly", pod(running, ownedByJob, runFor("1000ms")), "pod-complete-after-duration", time.Second},
+		{"a fraction of a second is rounded up", pod(running, ownedByJob, runFor("2s1ms")), "pod-complete-after-duration", 3 * time.Second},
+		{"measured from the pod's own start", pod(running, ownedByJob, runFor("10m"), startedAgo(4*time.Minute)), "pod-complete-after-duration", 6 * time.Minute},
+		{"a probed Job pod with a duration runs that long", pod(running, ownedByJob, runFor("3s"), probe(0, httpProbe(20, 10, 1))), "pod-complete-after-duration", 3 * time.Second},
+		{"a pending Job pod with a duration starts as usual", pod(ownedByJob, runFor("10m")), "pod-ready", 0},
+		{"not a Go duration completes at once", pod(running, ownedByJob, runFor("10 min")), "pod-complete", 0},
+		{"a negative duration completes at once", pod(running, ownedByJob, runFor("-5m")), "pod-complete", 0},
+		{"an empty duration completes at once", pod(running, ownedByJob, runFor("")), "pod-complete", 0},
+		{"a Deployment's pod never completes", pod(running, ready, ownedByReplicaSet, runFor("10m")), none, 0},
+		{"a bare pod never completes", pod(running, ready, runFor("10m")), none, 0},
+		{"deleted Job pods with a duration go", pod(running, deleting, ownedByJob, runFor("10m")), "pod-delete", 0},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -180,7 +228,7 @@ func TestPodStages(t *testing.T) {
 			if d := cmp.Diff(want, names); d != "" {
 				t.Fatalf("matching stages (-want +got):\n%s", d)
 			}
-			if tc.wantStage != "pod-probe-ready" {
+			if tc.wantStage != "pod-probe-ready" && tc.wantStage != "pod-complete-after-duration" {
 				return
 			}
 			delay, ok, err := matched[0].Delay(ctx, event, start)
