@@ -83,6 +83,7 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newWhyCommand(s, kube),
 		newAuditCommand(s, kube),
 		newModelCommand(s, kube),
+		newNodeCommand(s, kube),
 	)
 	return root
 }

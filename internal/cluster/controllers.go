@@ -25,6 +25,9 @@ func berthControllers(client kubernetes.Interface, opts *Options) []controller {
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin runs (kubelet.go).
 		{"kubelet", func(ctx context.Context) error { return runKubelet(ctx, client, opts.Blueprint.Spec.DevicePlugin) }},
+		// The kubelets' node leases, renewed unless `berth node stop`
+		// stopped the kubelet (leases.go).
+		{"leases", func(ctx context.Context) error { return runLeases(ctx, client) }},
 		// A PodDisruptionBudget per workload of a class with a budget.
 		{"budgets", budgets.NewController(client).Run},
 		// The node autoscaler, with cluster-autoscaler's semantics.

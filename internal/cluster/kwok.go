@@ -13,8 +13,6 @@ import (
 	"sigs.k8s.io/kwok/pkg/kwok/controllers"
 	"sigs.k8s.io/kwok/pkg/utils/client"
 
-	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
-	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
 	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
 
 	"berth.io/berth/internal/cluster/stages"
@@ -23,15 +21,16 @@ import (
 
 // kwokStages are KWOK's own default stages: nodes initialise at once and
 // heartbeat through leases; pods become Ready as soon as they are bound,
-// Job pods complete, and deleted pods go away. berth's stages replace the
+// Job pods complete, and deleted pods go away. berth's node stages are
+// KWOK's, skipping kubelets `berth node stop` stopped. berth's stages replace the
 // pod-ready one so that a pod with a readiness probe starts unready and
 // becomes Ready when its probe would first succeed, and a pod whose image
 // cannot be pulled waits in ImagePullBackOff; and they replace pod-complete
 // so that a Job pod annotated berth.io/duration runs that long before it
 // completes (see package stages).
 var kwokStages = []string{
-	nodefast.DefaultNodeInit,
-	nodeheartbeat.DefaultNodeHeartbeatWithLease,
+	stages.NodeInitialize,
+	stages.NodeHeartbeat,
 	stages.PodReady,
 	stages.PodStartProbed,
 	stages.PodProbeReady,
@@ -100,10 +99,11 @@ func runKWOK(ctx context.Context, kubeconfig string) error {
 		LocalStages:                       stages,
 		NodePlayStageParallelism:          8,
 		PodPlayStageParallelism:           16,
-		NodeLeaseParallelism:              8,
-		NodeLeaseDurationSeconds:          nodeLeaseSeconds,
-		PodsOnNodeSyncParallelism:         4,
-		ID:                                "berth",
+		// berth renews the leases itself (leases.go), so that a stopped
+		// kubelet's lease expires.
+		NodeLeaseDurationSeconds:  0,
+		PodsOnNodeSyncParallelism: 4,
+		ID:                        "berth",
 	})
 	if err != nil {
 		return fmt.Errorf("kwok controller: %w", err)

@@ -1,0 +1,130 @@
+// Package kubelets stops and starts the simulated kubelets of a berth
+// local cluster (`berth node stop|start`): a stopped kubelet renews no
+// lease and posts no status, so the real node lifecycle controller marks
+// its node Unknown and taints it, and the taint manager evicts its pods
+// after their tolerationSeconds, as with a dead kubelet.
+package kubelets
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/internal/cluster/stages"
+	"berth.io/berth/internal/pools"
+)
+
+// Selection picks nodes: by name, by pool, by zone; a node must match
+// every field given. At least one field must be given.
+type Selection struct {
+	Names []string
+	Pool  string
+	Zone  string
+}
+
+func (s Selection) empty() bool { return len(s.Names) == 0 && s.Pool == "" && s.Zone == "" }
+
+// Select lists the simulated nodes a selection picks, by name. A name
+// that is no node of the cluster, or a selection that picks nothing, is
+// an error naming what exists.
+func Select(ctx context.Context, c kubernetes.Interface, s Selection) ([]corev1.Node, error) {
+	if s.empty() {
+		return nil, fmt.Errorf("no node named\nfix: name nodes, or pass --pool POOL or --zone ZONE")
+	}
+	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool})
+	if err != nil {
+		return nil, fmt.Errorf("listing nodes: %w", err)
+	}
+	byName := map[string]bool{}
+	poolSet, zones := map[string]bool{}, map[string]bool{}
+	var out []corev1.Node
+	for _, n := range list.Items {
+		byName[n.Name] = true
+		poolSet[n.Labels[pools.LabelPool]] = true
+		zones[n.Labels[corev1.LabelTopologyZone]] = true
+		if n.Annotations[pools.KubeletAnnotation] != "fake" {
+			continue
+		}
+		if len(s.Names) > 0 && !slices.Contains(s.Names, n.Name) ||
+			s.Pool != "" && n.Labels[pools.LabelPool] != s.Pool ||
+			s.Zone != "" && n.Labels[corev1.LabelTopologyZone] != s.Zone {
+			continue
+		}
+		out = append(out, n)
+	}
+	for _, name := range s.Names {
+		if !byName[name] {
+			return nil, fmt.Errorf("node %q is not a node of this cluster's pools\nfix: `kubectl get nodes` lists them", name)
+		}
+	}
+	switch {
+	case s.Pool != "" && !poolSet[s.Pool]:
+		return nil, fmt.Errorf("no node belongs to pool %q\nfix: use one of %s", s.Pool, keys(poolSet))
+	case s.Zone != "" && !zones[s.Zone]:
+		return nil, fmt.Errorf("no node is in zone %q\nfix: use one of %s", s.Zone, keys(zones))
+	case len(out) == 0:
+		return nil, fmt.Errorf("no node matches every condition given (names %v, pool %q, zone %q)\nfix: give fewer conditions", s.Names, s.Pool, s.Zone)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Stop stops the kubelets of nodes; Start starts them. Each is one patch
+// of the node's stages.StoppedAnnotation, idempotent.
+func Stop(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node, now time.Time) error {
+	return annotate(ctx, c, nodes, now.UTC().Format(time.RFC3339))
+}
+
+func Start(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node) error {
+	return annotate(ctx, c, nodes, "")
+}
+
+func annotate(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node, value string) error {
+	var v any
+	if value != "" {
+		v = value
+	}
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{stages.StoppedAnnotation: v}}})
+	if err != nil {
+		return err
+	}
+	for _, n := range nodes {
+		if _, stopped := n.Annotations[stages.StoppedAnnotation]; stopped == (value != "") {
+			continue
+		}
+		if _, err := c.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "berth"}); err != nil {
+			return fmt.Errorf("node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// Ready reports a node's Ready condition: "True", "False" or "Unknown".
+func Ready(n *corev1.Node) corev1.ConditionStatus {
+	for _, c := range n.Status.Conditions {
+		if c.Type == corev1.NodeReady {
+			return c.Status
+		}
+	}
+	return corev1.ConditionUnknown
+}
+
+func keys(m map[string]bool) string {
+	var out []string
+	for k := range m {
+		if k != "" {
+			out = append(out, k)
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
+}
