@@ -46,6 +46,9 @@ func SetDefaults(bp *Blueprint) {
 		if p.MaxPods == 0 {
 			p.MaxPods = DefaultMaxPods
 		}
+		if p.KubernetesVersion == "" {
+			p.KubernetesVersion = s.KubernetesVersion
+		}
 		if len(p.Zones) == 0 {
 			p.Zones = append([]string(nil), s.Zones...)
 		}

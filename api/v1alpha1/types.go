@@ -106,6 +106,11 @@ type Pool struct {
 	// Name is a DNS-1123 label, unique among pools. Nodes carry it as the
 	// labels berth.io/pool and agentpool.
 	Name string `json:"name"`
+	// KubernetesVersion is the minor version of the pool's kubelets
+	// ("1.35"): never newer than the control plane, at most three minors
+	// older. Changing it replaces the pool blue/green. Empty means
+	// spec.kubernetesVersion.
+	KubernetesVersion string `json:"kubernetesVersion,omitempty"`
 	// Mode is System or User. Empty means User.
 	Mode PoolMode `json:"mode,omitempty"`
 	// OS is Linux or Windows. Empty means Linux.

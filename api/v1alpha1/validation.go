@@ -43,6 +43,8 @@ func Validate(bp *Blueprint) (errs, warnings field.ErrorList) {
 	if v := s.KubernetesVersion; v != "" && !kubernetesVersionRE.MatchString(v) {
 		errs = append(errs, field.Invalid(spec.Child("kubernetesVersion"), v, "is not a Kubernetes version\nfix: write the minor version in quotes, like \"1.36\""))
 	}
+	e, w := validateVersions(spec, s)
+	errs, warnings = append(errs, e...), append(warnings, w...)
 	zones := sets.New[string]()
 	for i, z := range s.Zones {
 		p := spec.Child("zones").Index(i)
@@ -54,7 +56,7 @@ func Validate(bp *Blueprint) (errs, warnings field.ErrorList) {
 	}
 
 	pools := map[string]*Pool{}
-	e, w := validatePools(spec.Child("pools"), s.Pools, zones, pools)
+	e, w = validatePools(spec.Child("pools"), s.Pools, zones, pools)
 	errs, warnings = append(errs, e...), append(warnings, w...)
 	e, w = validateTeams(spec.Child("teams"), s.Teams, s.Pools, s.Classes)
 	errs, warnings = append(errs, e...), append(warnings, w...)

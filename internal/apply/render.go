@@ -5,6 +5,7 @@ import (
 	"io"
 	"strings"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
 )
 
@@ -107,14 +108,29 @@ func renderPool(w io.Writer, ch *pools.Change) {
 	}
 	if ch.Action == pools.Replace {
 		steps := []string{}
+		upgrade := ch.ToVersion != ""
+		if upgrade {
+			// Seed 001's order: the control plane first, then new nodes
+			// at its version, the workloads moved, verified, the old
+			// nodes deleted.
+			steps = append(steps, fmt.Sprintf("control plane first: the local cluster's is already %s, berth's embedded Kubernetes (on a cloud, upgrade it before the pools: `berth export` writes the command)", v1alpha1.ControlPlaneVersion()))
+		}
 		if adds := ch.Adds(); len(adds) > 0 {
-			steps = append(steps, "create "+list(adds)+" and wait until Ready")
+			s := "create " + list(adds) + " and wait until Ready"
+			if upgrade {
+				s = fmt.Sprintf("create %s at kubelet %s, wait until Ready, and verify that they report %s", list(adds), ch.ToVersion, ch.ToVersion)
+			}
+			steps = append(steps, s)
 		}
 		if rm := ch.Removes(); len(rm) > 0 {
+			del := "delete " + list(rm)
+			if upgrade {
+				del += " (kubelet " + ch.FromVersion + ")"
+			}
 			steps = append(steps,
 				"cordon "+list(rm),
 				"drain them one at a time through the Eviction API (PodDisruptionBudgets honoured) and wait for the moved pods to run again",
-				"delete "+list(rm))
+				del)
 		}
 		for i, s := range steps {
 			fmt.Fprintf(w, "      %d. %s\n", i+1, s)

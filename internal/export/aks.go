@@ -59,6 +59,11 @@ func writeAKS(w io.Writer, bp *v1alpha1.Blueprint) error {
 	if len(autoscaled(bp)) == 0 {
 		head = append(head, "", "No pool autoscales, so the node autoscaler's profile (spec.autoscaler) is not set.")
 	}
+	if v := bp.Spec.KubernetesVersion; v != "" {
+		head = append(head, "", fmt.Sprintf("Each pool is made at its Kubernetes version (--kubernetes-version; spec.kubernetesVersion, %s, unless the pool sets its own). A node pool can never be newer than the control plane, so when spec.kubernetesVersion changes, upgrade the control plane alone first, then replace each pool blue/green (a new pool at the new version, the workloads moved under their budgets, the old pool deleted), as `berth apply` rehearses it:", v),
+			`az aks upgrade --resource-group "$RESOURCE_GROUP" --name "$CLUSTER_NAME" \`,
+			"  --control-plane-only --kubernetes-version "+strings.TrimPrefix(v, "v"))
+	}
 	s := newScript(w, head, append([]variable{
 		{name: "RESOURCE_GROUP", help: "The resource group that holds the cluster."},
 		{name: "CLUSTER_NAME", def: bp.Metadata.Name, help: "The AKS cluster to add the pools to."},
@@ -116,6 +121,9 @@ func aksPool(bp *v1alpha1.Blueprint, i int, p *v1alpha1.Pool, zones map[string]i
 		one("--os-type", string(p.OS)),
 		one("--node-vm-size", m.Type),
 		one("--node-count", strconv.Itoa(int(sz.Initial))),
+	}
+	if v := p.KubernetesVersion; v != "" {
+		flags = append(flags, one("--kubernetes-version", strings.TrimPrefix(v, "v")))
 	}
 	if sz.Autoscaled {
 		flags = append(flags, bare("--enable-cluster-autoscaler"),

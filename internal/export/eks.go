@@ -122,6 +122,9 @@ func writeEKS(w io.Writer, bp *v1alpha1.Blueprint) error {
 	if len(autoscaled(bp)) > 0 {
 		groupNotes = append(groupNotes, "Autoscaled node groups carry the tags Cluster Autoscaler needs to find them and to scale them up from zero (node-template labels, taints and GPUs); run Cluster Autoscaler as the header says.")
 	}
+	if v := minorVersion(bp.Spec.KubernetesVersion); v != "" {
+		groupNotes = append(groupNotes, fmt.Sprintf("Node groups are made at the control plane's Kubernetes version, metadata.version (%s). When it changes, upgrade the control plane first (`eksctl upgrade cluster -f FILE --approve`), then replace each node group blue/green: a new one at the new version, then `eksctl delete nodegroup` on the old, which drains it under the PodDisruptionBudgets; `berth apply` rehearses the same.", v))
+	}
 	groupNotes = append(groupNotes, "maxPodsPerNode above what an instance type's network interfaces allow needs VPC CNI prefix delegation.")
 	mapKey(root, "managedNodeGroups").HeadComment = commentText(groupNotes)
 	for i, item := range mapValue(root, "managedNodeGroups").Content {
@@ -155,6 +158,9 @@ func eksNodeGroupFor(bp *v1alpha1.Blueprint, i int, realZones bool, ps *problems
 		MaxSize:         sz.Max,
 		MaxPodsPerNode:  p.MaxPods,
 		Labels:          nodeLabels(bp, p, labelSet{noGPUProduct: m.Substituted}),
+	}
+	if v := p.KubernetesVersion; v != "" && minorVersion(v) != minorVersion(bp.Spec.KubernetesVersion) {
+		notes = append(notes, fmt.Sprintf("Kubernetes %s: eksctl has no per-node-group version; a node group is made at the control plane's (metadata.version). Make this one before `eksctl upgrade cluster` raises the control plane, or keep it with `eksctl upgrade nodegroup --kubernetes-version %s`.", minorVersion(v), minorVersion(v)))
 	}
 	if p.OS == v1alpha1.Windows {
 		ng.AMIFamily = eksWindowsAMI

@@ -46,6 +46,11 @@ func writeGKE(w io.Writer, bp *v1alpha1.Blueprint) error {
 	head := append(header(bp, GKE), "",
 		adds+". The cluster must be VPC-native for --max-pods-per-node.",
 		"", "GKE counts --num-nodes per zone; autoscaled pools use --total-min-nodes and --total-max-nodes, which count the whole pool as the blueprint does, and --location-policy "+gkeLocationPolicy+", which spreads their nodes evenly over their zones as the local cluster does.", "")
+	if v := bp.Spec.KubernetesVersion; v != "" {
+		head = append(head, fmt.Sprintf("Each pool is made at its Kubernetes version (--node-version; spec.kubernetesVersion, %s, unless the pool sets its own). A node pool can never be newer than the control plane, so when spec.kubernetesVersion changes, upgrade the control plane first, then replace each pool blue/green (a new pool at the new version, the workloads moved under their budgets, the old pool deleted), as `berth apply` rehearses it:", v),
+			`gcloud container clusters upgrade "$CLUSTER_NAME" --location "$LOCATION" \`,
+			"  --master --cluster-version "+strings.TrimPrefix(v, "v"), "")
+	}
 	location := variable{name: "LOCATION", help: "The cluster's region (regional cluster) or zone (zonal cluster)."}
 	switch {
 	case realZones:
@@ -90,6 +95,9 @@ func gkePool(bp *v1alpha1.Blueprint, i int, p *v1alpha1.Pool, realZones bool, ps
 		rawFlag("--cluster", `"$CLUSTER_NAME"`),
 		rawFlag("--location", `"$LOCATION"`),
 		one("--machine-type", m.Type),
+	}
+	if v := p.KubernetesVersion; v != "" {
+		flags = append(flags, one("--node-version", strings.TrimPrefix(v, "v")))
 	}
 	if p.OS == v1alpha1.Windows {
 		flags = append(flags, one("--image-type", gkeWindowsType))

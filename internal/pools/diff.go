@@ -32,6 +32,9 @@ func replaceFields(live, want *corev1.Node, p *v1alpha1.Pool) []string {
 	if a, b := taintStrings(live.Spec.Taints), taintStrings(want.Spec.Taints); a != b {
 		out = append(out, fmt.Sprintf("taints: %s → %s", a, b))
 	}
+	if a, b := liveVersion(live), want.Status.NodeInfo.KubeletVersion; a != "" && a != b {
+		out = append(out, fmt.Sprintf("%s%s → %s", versionField, a, b))
+	}
 	for _, k := range machineLabels {
 		if a, b := live.Labels[k], want.Labels[k]; a != b {
 			out = append(out, fmt.Sprintf("label %s: %s → %s", k, orNone(a), orNone(b)))
@@ -59,6 +62,20 @@ func replaceFields(live, want *corev1.Node, p *v1alpha1.Pool) []string {
 		out = append(out, fmt.Sprintf("zone %s is no longer one of %s", orNone(zone), strings.Join(p.Zones, ", ")))
 	}
 	return out
+}
+
+// versionField begins the replaceFields entry of a version change.
+const versionField = "kubernetes version: "
+
+// liveVersion is the kubelet version a live node reports, or "" when it
+// reports none berth wrote (nodes made before pools had versions say
+// KWOK's own), which is never a reason to replace it.
+func liveVersion(n *corev1.Node) string {
+	v := n.Status.NodeInfo.KubeletVersion
+	if _, ok := v1alpha1.MinorOf(v); !ok || !strings.HasPrefix(v, "v") {
+		return ""
+	}
+	return v
 }
 
 // updateFields lists what can change on a running node: the pool's own

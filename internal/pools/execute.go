@@ -55,6 +55,12 @@ func Execute(ctx context.Context, c kubernetes.Interface, ch *Change, o Options)
 			return fmt.Errorf("pool %s: %w", ch.Pool, err)
 		}
 		fmt.Fprintf(out, "    %d new node(s) Ready: %v (%.1fs)\n", len(ch.add), nodeNames(ch.add), time.Since(start).Seconds())
+		if ch.ToVersion != "" {
+			if err := verifyVersion(ctx, c, nodeNames(ch.add), ch.ToVersion); err != nil {
+				return fmt.Errorf("pool %s: %w", ch.Pool, err)
+			}
+			fmt.Fprintf(out, "    verified: the new node(s) report kubelet %s\n", ch.ToVersion)
+		}
 	}
 	for _, u := range ch.update {
 		if _, err := c.CoreV1().Nodes().Patch(ctx, u.name, types.MergePatchType, u.patch, metav1.PatchOptions{FieldManager: fieldManager, DryRun: dryRun}); err != nil {
@@ -136,6 +142,21 @@ func waitReady(ctx context.Context, c kubernetes.Interface, names []string, time
 	})
 	if err != nil {
 		return fmt.Errorf("new nodes %v not Ready after %s: %w\nfix: check that the berth local cluster is running (`berth status`); its log is in its state directory", notReady, timeout, err)
+	}
+	return nil
+}
+
+// verifyVersion checks that every named node reports kubelet version v,
+// before any workload moves to them.
+func verifyVersion(ctx context.Context, c kubernetes.Interface, names []string, v string) error {
+	for _, name := range names {
+		n, err := c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			return fmt.Errorf("verifying node %s: %w", name, err)
+		}
+		if got := n.Status.NodeInfo.KubeletVersion; got != v {
+			return fmt.Errorf("new node %s reports kubelet %s, not %s; nothing was moved to it\nfix: delete the new nodes (`kubectl delete node %s`) and run `berth apply` again", name, got, v, name)
+		}
 	}
 	return nil
 }

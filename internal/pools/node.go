@@ -135,9 +135,12 @@ func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev
 		Status: corev1.NodeStatus{
 			Capacity:    capacity,
 			Allocatable: Allocatable(capacity, reserved),
+			// KWOK's node-initialize stage keeps a kubelet version the
+			// node registers with.
 			NodeInfo: corev1.NodeSystemInfo{
 				OperatingSystem: strings.ToLower(string(p.OS)),
 				Architecture:    "amd64",
+				KubeletVersion:  p.KubeletVersion(),
 			},
 		},
 	}

@@ -50,6 +50,10 @@ type Change struct {
 	// Blockers are why apply would stop part-way; apply refuses to start
 	// a change that has any.
 	Blockers []string
+	// FromVersion and ToVersion, set when a Replace changes the pool's
+	// Kubernetes version, are the old nodes' kubelet version and the new
+	// ones' ("v1.35.0", "v1.36.3").
+	FromVersion, ToVersion string
 
 	add    []*corev1.Node
 	update []nodePatch
@@ -195,6 +199,9 @@ func planPool(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, live []*corev1.Node, tak
 	}
 	for _, n := range older {
 		ch.remove = append(ch.remove, n.Name)
+		if v := liveVersion(n); v != "" && v != p.KubeletVersion() {
+			ch.FromVersion, ch.ToVersion = v, p.KubeletVersion()
+		}
 	}
 	ch.remove = append(ch.remove, nodeNames(latest[len(keep):])...)
 	if ch.Action == "" {

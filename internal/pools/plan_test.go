@@ -2,10 +2,12 @@ package pools
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -199,4 +201,51 @@ func TestBlockers(t *testing.T) {
 
 func ownerRef(kind, name string, controller *bool) metav1.OwnerReference {
 	return metav1.OwnerReference{APIVersion: "apps/v1", Kind: kind, Name: name, UID: types.UID(name), Controller: controller}
+}
+
+// A pool's Kubernetes version changes blue/green, as seed 001 upgrades
+// a cloud's pools: new nodes at the new version, the old ones drained.
+func TestPlanVersionChange(t *testing.T) {
+	n, ok := v1alpha1.MinorOf(v1alpha1.ControlPlaneVersion())
+	if !ok {
+		t.Fatalf("no embedded version: %q", v1alpha1.ControlPlaneVersion())
+	}
+	const pool = `{name: web, kubernetesVersion: "%s", machine: {cpu: 8, memory: 32Gi}, count: 2}`
+	older := testBlueprint(t, fmt.Sprintf(pool, fmt.Sprintf("1.%d", n-1)))
+	newer := testBlueprint(t, strings.Replace(pool, `kubernetesVersion: "%s", `, "", 1)) // the default: the control plane's
+	from, to := fmt.Sprintf("v1.%d.0", n-1), v1alpha1.ControlPlaneVersion()
+	if got := live(older, 1, 1)[0].Status.NodeInfo.KubeletVersion; got != from {
+		t.Fatalf("a 1.%d pool's node reports kubelet %s, want %s", n-1, got, from)
+	}
+
+	ch, err := planPool(newer, &newer.Spec.Pools[1], live(older, 1, 2), map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Change{Pool: "web", Action: Replace, From: 2, To: 2, Fields: []string{"kubernetes version: " + from + " → " + to}, FromVersion: from, ToVersion: to}
+	if d := cmp.Diff(want, *ch, cmpopts.IgnoreUnexported(Change{})); d != "" {
+		t.Errorf("change (-want +got):\n%s", d)
+	}
+	if !cmp.Equal(ch.Adds(), []string{"web-g2-0", "web-g2-1"}) || !cmp.Equal(ch.Removes(), []string{"web-0", "web-1"}) {
+		t.Errorf("adds %v removes %v, want web-g2-0, web-g2-1 for web-0, web-1", ch.Adds(), ch.Removes())
+	}
+
+	// Stopped after one new node: finishing keeps the versions.
+	ch, err = planPool(newer, &newer.Spec.Pools[1], append(live(older, 1, 2), live(newer, 2, 1)...), map[string]string{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ch.Action != Replace || ch.FromVersion != from || ch.ToVersion != to || !cmp.Equal(ch.Adds(), []string{"web-g2-1"}) {
+		t.Errorf("finishing: %s %s → %s adds %v, want replace %s → %s adding web-g2-1", ch.Action, ch.FromVersion, ch.ToVersion, ch.Adds(), from, to)
+	}
+
+	// Nodes made before pools had versions report KWOK's; they are not
+	// replaced for it.
+	have := live(newer, 1, 2)
+	for _, node := range have {
+		node.Status.NodeInfo.KubeletVersion = "kwok-v0.8.0"
+	}
+	if ch, err := planPool(newer, &newer.Spec.Pools[1], have, map[string]string{}); err != nil || ch != nil {
+		t.Errorf("nodes without a berth version: change %+v, %v; want none", ch, err)
+	}
 }

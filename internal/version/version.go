@@ -30,6 +30,9 @@ var (
 	dynamicGitVersion atomic.Value
 )
 
+// pinned is the k8s.io/kubernetes release go.mod requires.
+const pinned = "v1.36.3"
+
 // Berth is berth's own version, from the main module's build info.
 var Berth = "(devel)"
 
@@ -44,17 +47,20 @@ func init() {
 	if !strings.HasPrefix(gitVersion, "v0.0.0-master") {
 		return // stamped with -ldflags; trust it
 	}
+	// Test binaries carry no module list; they get the release go.mod
+	// pins (TestPinnedIsGoMods keeps the two in step).
+	v := pinned
 	for _, dep := range info.Deps {
-		if dep.Path != "k8s.io/kubernetes" {
-			continue
+		if dep.Path == "k8s.io/kubernetes" {
+			v = dep.Version
 		}
-		parts := strings.SplitN(strings.TrimPrefix(dep.Version, "v"), ".", 3)
-		if len(parts) < 2 {
-			return
-		}
-		gitVersion, gitMajor, gitMinor, gitTreeState = dep.Version, parts[0], parts[1], "clean"
-		dynamicGitVersion.Store(dep.Version)
 	}
+	parts := strings.SplitN(strings.TrimPrefix(v, "v"), ".", 3)
+	if len(parts) < 2 {
+		return
+	}
+	gitVersion, gitMajor, gitMinor, gitTreeState = v, parts[0], parts[1], "clean"
+	dynamicGitVersion.Store(v)
 }
 
 // Kubernetes is the Kubernetes version the embedded control plane reports.

@@ -12,6 +12,15 @@
 # Zones: AKS numbers availability zones 1 to 3. A blueprint zone whose name
 # ends in 1, 2 or 3 is that zone; any other is its position in spec.zones.
 # Here us-east-1a=1, us-east-1b=2, us-east-1c=3.
+#
+# Each pool is made at its Kubernetes version (--kubernetes-version;
+# spec.kubernetesVersion, 1.36, unless the pool sets its own). A node pool can
+# never be newer than the control plane, so when spec.kubernetesVersion
+# changes, upgrade the control plane alone first, then replace each pool
+# blue/green (a new pool at the new version, the workloads moved under their
+# budgets, the old pool deleted), as `berth apply` rehearses it:
+# az aks upgrade --resource-group "$RESOURCE_GROUP" --name "$CLUSTER_NAME" \
+# --control-plane-only --kubernetes-version 1.36
 
 set -euo pipefail
 
@@ -33,6 +42,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_D4s_v5 \
   --node-count 3 \
+  --kubernetes-version 1.36 \
   --enable-cluster-autoscaler \
   --min-count 3 \
   --max-count 5 \
@@ -50,6 +60,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_D8s_v5 \
   --node-count 3 \
+  --kubernetes-version 1.35 \
   --zones 1 2 \
   --max-pods 110 \
   --labels berth.io/blueprint=ml-fleet berth.io/capacity=on-demand berth.io/mode=user berth.io/pool=web karpenter.sh/capacity-type=on-demand tier=web
@@ -63,6 +74,7 @@ az aks nodepool add \
   --os-type Windows \
   --node-vm-size Standard_D8s_v5 \
   --node-count 2 \
+  --kubernetes-version 1.36 \
   --zones 1 2 3 \
   --max-pods 110 \
   --labels berth.io/blueprint=ml-fleet berth.io/capacity=on-demand berth.io/mode=user berth.io/pool=win karpenter.sh/capacity-type=on-demand \
@@ -82,6 +94,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_ND96asr_v4 \
   --node-count 0 \
+  --kubernetes-version 1.36 \
   --enable-cluster-autoscaler \
   --min-count 0 \
   --max-count 2 \
@@ -106,6 +119,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_ND96isr_H100_v5 \
   --node-count 0 \
+  --kubernetes-version 1.36 \
   --enable-cluster-autoscaler \
   --min-count 0 \
   --max-count 4 \
@@ -131,6 +145,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_NC8as_T4_v3 \
   --node-count 1 \
+  --kubernetes-version 1.36 \
   --enable-cluster-autoscaler \
   --min-count 1 \
   --max-count 6 \

@@ -12,6 +12,15 @@
 # --location-policy BALANCED, which spreads their nodes evenly over their
 # zones as the local cluster does.
 #
+# Each pool is made at its Kubernetes version (--node-version;
+# spec.kubernetesVersion, 1.36, unless the pool sets its own). A node pool can
+# never be newer than the control plane, so when spec.kubernetesVersion
+# changes, upgrade the control plane first, then replace each pool blue/green
+# (a new pool at the new version, the workloads moved under their budgets, the
+# old pool deleted), as `berth apply` rehearses it:
+# gcloud container clusters upgrade "$CLUSTER_NAME" --location "$LOCATION" \
+# --master --cluster-version 1.36
+#
 # Zones: the blueprint's zones (us-east-1a, us-east-1b, us-east-1c) are not
 # Compute Engine zones, so no pool gets --node-locations: they use the
 # cluster's node locations, assumed to be as many zones as each pool lists.
@@ -32,6 +41,7 @@ gcloud container node-pools create system \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type e2-standard-4 \
+  --node-version 1.36 \
   --num-nodes 1 \
   --enable-autoscaling \
   --total-min-nodes 3 \
@@ -48,6 +58,7 @@ gcloud container node-pools create web \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type e2-standard-8 \
+  --node-version 1.35 \
   --num-nodes 2 \
   --max-pods-per-node 110 \
   --node-labels agentpool=web,berth.io/blueprint=ml-fleet,berth.io/capacity=on-demand,berth.io/mode=user,berth.io/pool=web,karpenter.sh/capacity-type=on-demand,tier=web
@@ -59,6 +70,7 @@ gcloud container node-pools create win \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type e2-standard-8 \
+  --node-version 1.36 \
   --image-type WINDOWS_LTSC_CONTAINERD \
   --num-nodes 1 \
   --max-pods-per-node 110 \
@@ -73,6 +85,7 @@ gcloud container node-pools create a100 \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type a2-highgpu-8g \
+  --node-version 1.36 \
   --accelerator type=nvidia-tesla-a100,count=8,gpu-driver-version=default \
   --num-nodes 0 \
   --enable-autoscaling \
@@ -95,6 +108,7 @@ gcloud container node-pools create h100-spot \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type a3-highgpu-8g \
+  --node-version 1.36 \
   --accelerator type=nvidia-h100-80gb,count=8,gpu-driver-version=default \
   --spot \
   --num-nodes 0 \
@@ -119,6 +133,7 @@ gcloud container node-pools create t4 \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type n1-standard-8 \
+  --node-version 1.36 \
   --accelerator type=nvidia-tesla-t4,count=1,gpu-driver-version=default \
   --num-nodes 1 \
   --enable-autoscaling \

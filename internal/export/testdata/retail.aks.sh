@@ -12,6 +12,15 @@
 # Zones: AKS numbers availability zones 1 to 3. A blueprint zone whose name
 # ends in 1, 2 or 3 is that zone; any other is its position in spec.zones.
 # Here zone-1=1, zone-2=2, zone-3=3.
+#
+# Each pool is made at its Kubernetes version (--kubernetes-version;
+# spec.kubernetesVersion, 1.36, unless the pool sets its own). A node pool can
+# never be newer than the control plane, so when spec.kubernetesVersion
+# changes, upgrade the control plane alone first, then replace each pool
+# blue/green (a new pool at the new version, the workloads moved under their
+# budgets, the old pool deleted), as `berth apply` rehearses it:
+# az aks upgrade --resource-group "$RESOURCE_GROUP" --name "$CLUSTER_NAME" \
+# --control-plane-only --kubernetes-version 1.36
 
 set -euo pipefail
 
@@ -29,6 +38,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_D4s_v5 \
   --node-count 2 \
+  --kubernetes-version 1.36 \
   --zones 1 2 3 \
   --max-pods 30 \
   --labels berth.io/blueprint=retail-analytics berth.io/capacity=on-demand berth.io/mode=system berth.io/pool=system karpenter.sh/capacity-type=on-demand \
@@ -44,6 +54,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_D16s_v5 \
   --node-count 4 \
+  --kubernetes-version 1.36 \
   --enable-cluster-autoscaler \
   --min-count 4 \
   --max-count 8 \
@@ -70,6 +81,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_NC24ads_A100_v4 \
   --node-count 0 \
+  --kubernetes-version 1.36 \
   --enable-cluster-autoscaler \
   --min-count 0 \
   --max-count 2 \
@@ -104,6 +116,7 @@ az aks nodepool add \
   --os-type Linux \
   --node-vm-size Standard_NC24ads_A100_v4 \
   --node-count 0 \
+  --kubernetes-version 1.36 \
   --enable-cluster-autoscaler \
   --min-count 0 \
   --max-count 4 \

@@ -12,6 +12,15 @@
 # --location-policy BALANCED, which spreads their nodes evenly over their
 # zones as the local cluster does.
 #
+# Each pool is made at its Kubernetes version (--node-version;
+# spec.kubernetesVersion, 1.36, unless the pool sets its own). A node pool can
+# never be newer than the control plane, so when spec.kubernetesVersion
+# changes, upgrade the control plane first, then replace each pool blue/green
+# (a new pool at the new version, the workloads moved under their budgets, the
+# old pool deleted), as `berth apply` rehearses it:
+# gcloud container clusters upgrade "$CLUSTER_NAME" --location "$LOCATION" \
+# --master --cluster-version 1.36
+#
 # Zones: the blueprint's zones (zone-1, zone-2, zone-3) are not Compute Engine
 # zones, so no pool gets --node-locations: they use the cluster's node
 # locations, assumed to be as many zones as each pool lists. Name real zones
@@ -33,6 +42,7 @@ gcloud container node-pools create system \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type e2-standard-4 \
+  --node-version 1.36 \
   --num-nodes 1 \
   --max-pods-per-node 30 \
   --node-labels agentpool=system,berth.io/blueprint=retail-analytics,berth.io/capacity=on-demand,berth.io/mode=system,berth.io/pool=system,karpenter.sh/capacity-type=on-demand \
@@ -47,6 +57,7 @@ gcloud container node-pools create cpu \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type n2-standard-16 \
+  --node-version 1.36 \
   --num-nodes 2 \
   --enable-autoscaling \
   --total-min-nodes 4 \
@@ -67,6 +78,7 @@ gcloud container node-pools create gpu \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type g2-standard-32 \
+  --node-version 1.36 \
   --accelerator type=nvidia-l4,count=1,gpu-driver-version=default \
   --num-nodes 0 \
   --enable-autoscaling \
@@ -91,6 +103,7 @@ gcloud container node-pools create spot-gpu \
   --cluster "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --machine-type g2-standard-32 \
+  --node-version 1.36 \
   --accelerator type=nvidia-l4,count=1,gpu-driver-version=default \
   --spot \
   --num-nodes 0 \
