@@ -14,6 +14,7 @@ import (
 
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/simulate"
+	"berth.io/berth/internal/spot"
 )
 
 // candidate is an unneeded node whose pods could all move.
@@ -42,7 +43,7 @@ func (c *Controller) scaleDown(ctx context.Context, v *view, res *scanResult) er
 			continue
 		}
 		for _, n := range g.nodes {
-			if g.removing[n.Name] || n.DeletionTimestamp != nil || hasTaint(n, castatus.TaintToBeDeleted) || !isReady(n) {
+			if g.removing[n.Name] || n.DeletionTimestamp != nil || hasTaint(n, castatus.TaintToBeDeleted) || !isReady(n) || hasTaint(n, spot.TaintKey) {
 				continue
 			}
 			seen[n.Name] = true

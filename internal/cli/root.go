@@ -84,6 +84,7 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newAuditCommand(s, kube),
 		newModelCommand(s, kube),
 		newNodeCommand(s, kube),
+		newSpotCommand(s, kube),
 	)
 	return root
 }

@@ -7,6 +7,7 @@ import (
 
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/budgets"
+	"berth.io/berth/internal/spot"
 )
 
 // controller is one of berth's in-process controllers: it watches the
@@ -30,6 +31,8 @@ func berthControllers(client kubernetes.Interface, opts *Options) []controller {
 		{"leases", func(ctx context.Context) error { return runLeases(ctx, client) }},
 		// A PodDisruptionBudget per workload of a class with a budget.
 		{"budgets", budgets.NewController(client).Run},
+		// Spot interruptions: the notice carried out (internal/spot).
+		{"spot", spot.NewController(client).Run},
 		// The node autoscaler, with cluster-autoscaler's semantics.
 		{"autoscaler", autoscaler.NewController(client, opts.autoscalerOptions()).Run},
 	}

@@ -40,6 +40,9 @@ func Render(w io.Writer, c *Cluster) error {
 	if err := renderAutoscaler(w, c.Autoscaler, c.Now); err != nil {
 		return err
 	}
+	if err := renderInterruptions(w, c.Interruptions, c.Now); err != nil {
+		return err
+	}
 	if err := renderQuotas(w, c.Quotas); err != nil {
 		return err
 	}

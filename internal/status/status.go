@@ -16,6 +16,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/spot"
 )
 
 // Pool labels, duplicated from the cluster package to keep this package
@@ -72,6 +73,8 @@ type Cluster struct {
 	Unpooled int
 	// Autoscaler is the node autoscaler's status; nil when none runs.
 	Autoscaler *Autoscaler
+	// Interruptions are the spot interruptions recorded, oldest first.
+	Interruptions []spot.Interruption
 	// Now is when the summary was collected.
 	Now time.Time
 }
@@ -91,6 +94,9 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 	}
 	out := &Cluster{Now: time.Now()}
 	if out.Autoscaler, err = collectAutoscaler(ctx, c); err != nil {
+		return nil, err
+	}
+	if out.Interruptions, err = collectInterruptions(ctx, c); err != nil {
 		return nil, err
 	}
 	byName := map[string]*Pool{}

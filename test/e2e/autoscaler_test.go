@@ -14,6 +14,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
@@ -64,6 +65,7 @@ func TestAutoscaler(t *testing.T) {
 	t.Run("a CPU Deployment grows its pool to max and no further", a.cpuToMax)
 	t.Run("pods no pool fits add no node", a.noPoolFits)
 	t.Run("scale-down is refused for each blocker", a.blockers)
+	t.Run("a spot interruption: training resumes on new capacity without burning its retries", a.spotInterruption)
 	t.Run("apply changes the profile: the priority expander picks the higher pool", func(t *testing.T) {
 		a.priorityByApply(t, bpFile, doc)
 	})
@@ -310,6 +312,159 @@ func (a *scaleEnv) priorityByApply(t *testing.T, bpFile, doc string) {
 		act := a.status().pool("gpu")
 		return act != nil && act.LastScaleUp != nil && strings.Contains(act.LastScaleUp.Reason, "expander priority chose pool gpu"), nil
 	})
+}
+
+// spotInterruption interrupts the spot node a training Job runs on (a
+// run of 60 s, backoffLimit 0) and the node of one replica of a
+// budgeted Deployment with one replica per spot node: the training
+// pod fails with DisruptionTarget, which the Job's podFailurePolicy
+// ignores, and its replacement runs on a new spot node the autoscaler
+// adds; the Deployment never has fewer than its minAvailable of 2
+// replicas ready.
+func (a *scaleEnv) spotInterruption(t *testing.T) {
+	ctx := context.Background()
+	zero := int32(0)
+	job := &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "resume"},
+		Spec: batchv1.JobSpec{
+			BackoffLimit: &zero,
+			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
+				Action: batchv1.PodFailurePolicyActionIgnore, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
+			}}},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}, Annotations: map[string]string{"berth.io/duration": "60s"}},
+				Spec: corev1.PodSpec{
+					PriorityClassName: "training-low",
+					RestartPolicy:     corev1.RestartPolicyNever,
+					NodeSelector:      map[string]string{pools.LabelPool: "spot-gpu"},
+					Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
+						Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
+				},
+			},
+		},
+	}
+	if _, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	serve := makeDeployment("ops", "serve", 3).nodeSelector(pools.LabelPool, "spot-gpu").toleration("gpu").toleration(pools.LabelCapacity).d
+	// One replica per node: required anti-affinity (a hostname spread
+	// would put all three on the first node, the only domain there is).
+	serve.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
+		RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{TopologyKey: corev1.LabelHostname, LabelSelector: serve.Spec.Selector}},
+	}}
+	a.create(serve)
+	a.create(&policyv1.PodDisruptionBudget{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "serve"},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr(intstr.FromInt32(2)), Selector: serve.Spec.Selector},
+	})
+	var train corev1.Pod
+	a.eventually(2*time.Minute, "the training pod and 3 serving replicas running on spot nodes", func() (bool, error) {
+		pods, err := a.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=resume"})
+		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
+			return false, err
+		}
+		train = pods.Items[0]
+		return a.readyServing() == 3, nil
+	})
+	// One node to interrupt: the training pod's; if a serving replica
+	// shares it, the interruption takes both.
+	interrupted := train.Spec.NodeName
+	before, err := a.c.CoreV1().Nodes().Get(ctx, interrupted, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := mustBerth(t, a.home, "spot", "interrupt", interrupted, "--notice", "3s", "--context", "berth-scale")
+	if !strings.Contains(out, "Interrupted 1 spot node(s): "+interrupted) {
+		t.Errorf("berth spot interrupt says:\n%s", out)
+	}
+	// A watch would be exact; polling every 100 ms sees a drop that
+	// lasts longer than that, which a broken budget would.
+	low := 3
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(100 * time.Millisecond):
+				low = min(low, a.readyServing())
+			}
+		}
+	}()
+	a.eventually(time.Minute, "the training pod failed with DisruptionTarget", func() (bool, error) {
+		p, err := a.c.CoreV1().Pods("team-a").Get(ctx, train.Name, metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, fmt.Errorf("the interrupted pod is gone before it was seen failed")
+		}
+		if err != nil {
+			return false, err
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue && c.Reason == corev1.PodReasonTerminationByKubelet {
+				return p.Status.Phase == corev1.PodFailed, nil
+			}
+		}
+		return false, nil
+	})
+	a.eventually(2*time.Minute, "a replacement training pod running on a new spot node", func() (bool, error) {
+		pods, err := a.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=resume"})
+		if err != nil {
+			return false, err
+		}
+		for _, p := range pods.Items {
+			if p.Name == train.Name || p.Status.Phase != corev1.PodRunning {
+				continue
+			}
+			n, err := a.c.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			return n.UID != before.UID, nil
+		}
+		return false, nil
+	})
+	a.eventually(time.Minute, "3 serving replicas ready again", func() (bool, error) { return a.readyServing() == 3, nil })
+	close(done)
+	j, err := a.c.BatchV1().Jobs("team-a").Get(ctx, "resume", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Status.Failed != 0 {
+		t.Errorf("the Job counts %d failed pod(s) after an interruption; its podFailurePolicy should ignore it (backoffLimit 0)", j.Status.Failed)
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Type == batchv1.JobFailed && c.Status == corev1.ConditionTrue {
+			t.Errorf("the Job failed after an interruption: %s", c.Message)
+		}
+	}
+	if low < 2 {
+		t.Errorf("the budgeted Deployment dropped to %d ready replicas during the interruption; want never below minAvailable 2", low)
+	}
+	if st, _ := berth(t, a.home, "status", "--context", "berth-scale"); !strings.Contains(st, "SPOT INTERRUPTIONS") || !strings.Contains(st, interrupted) {
+		t.Errorf("berth status does not list the interruption of %s:\n%s", interrupted, st)
+	}
+	a.c.BatchV1().Jobs("team-a").Delete(ctx, "resume", metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	a.deleteDeployment("ops", "serve")
+}
+
+// readyServing counts the ready replicas of the serve Deployment.
+func (a *scaleEnv) readyServing() int {
+	pods, err := a.c.CoreV1().Pods("ops").List(context.Background(), metav1.ListOptions{LabelSelector: "app=serve"})
+	if err != nil {
+		return -1
+	}
+	n := 0
+	for _, p := range pods.Items {
+		if p.Status.Phase != corev1.PodRunning || p.DeletionTimestamp != nil {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue {
+				n++
+			}
+		}
+	}
+	return n
 }
 
 // --- helpers on the autoscaler's cluster ---

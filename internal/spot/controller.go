@@ -1,0 +1,212 @@
+package spot
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/kubernetes/scheme"
+	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/client-go/tools/record"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+)
+
+// Controller carries out interruption notices: it plays the kubelet's
+// graceful node shutdown on the interrupted node and the cloud that
+// deletes it.
+type Controller struct {
+	client   kubernetes.Interface
+	queue    workqueue.TypedRateLimitingInterface[string]
+	recorder record.EventRecorder
+	nodes    cache.SharedIndexInformer
+	pods     cache.SharedIndexInformer
+	// seen are the nodes whose interruption is recorded already.
+	seen map[string]bool
+}
+
+// NewController returns a controller that works through client.
+func NewController(client kubernetes.Interface) *Controller {
+	return &Controller{
+		client: client,
+		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		seen:   map[string]bool{},
+	}
+}
+
+const byNode = "spec.nodeName"
+
+// Run watches nodes until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	defer c.queue.ShutDown()
+	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
+	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
+	defer broadcaster.Shutdown()
+	c.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "spot-interruption"})
+	factory := informers.NewSharedInformerFactory(c.client, 10*time.Minute)
+	c.nodes = factory.Core().V1().Nodes().Informer()
+	c.pods = factory.Core().V1().Pods().Informer()
+	if err := c.pods.AddIndexers(cache.Indexers{byNode: func(obj any) ([]string, error) {
+		return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
+	}}); err != nil {
+		return err
+	}
+	enqueue := func(obj any) {
+		if n, ok := obj.(*corev1.Node); ok {
+			if _, _, interrupted := Deadline(n); interrupted {
+				c.queue.Add(n.Name)
+			}
+		}
+	}
+	if _, err := c.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }}); err != nil {
+		return err
+	}
+	factory.Start(ctx.Done())
+	factory.WaitForCacheSync(ctx.Done())
+	go func() {
+		<-ctx.Done()
+		c.queue.ShutDown()
+	}()
+	for c.next(ctx) {
+	}
+	factory.Shutdown()
+	return nil
+}
+
+func (c *Controller) next(ctx context.Context) bool {
+	name, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer c.queue.Done(name)
+	after, err := c.reconcile(ctx, name, time.Now())
+	switch {
+	case err != nil && ctx.Err() == nil:
+		klog.FromContext(ctx).Error(err, "carrying out a spot interruption", "node", name)
+		c.queue.AddRateLimited(name)
+	case after > 0:
+		c.queue.Forget(name)
+		c.queue.AddAfter(name, after)
+	default:
+		c.queue.Forget(name)
+	}
+	return true
+}
+
+// reconcile moves one interrupted node along and returns when to look
+// again (0: done).
+func (c *Controller) reconcile(ctx context.Context, name string, now time.Time) (time.Duration, error) {
+	obj, ok, err := c.nodes.GetStore().GetByKey(name)
+	if err != nil || !ok {
+		return 0, err
+	}
+	node := obj.(*corev1.Node)
+	end, notice, ok := Deadline(node)
+	if !ok {
+		return 0, nil
+	}
+	start := end.Add(-notice)
+	pods, err := c.pods.GetIndexer().ByIndex(byNode, name)
+	if err != nil {
+		return 0, err
+	}
+	if !c.seen[name] {
+		c.seen[name] = true
+		c.recorder.Eventf(node, corev1.EventTypeWarning, "SpotInterruption", "spot capacity reclaimed: the node is deleted at %s (notice %s); its %d pod(s) are terminated within the notice", end.Format(time.RFC3339), notice, len(pods))
+		if err := remember(ctx, c.client, node, start, notice, len(pods)); err != nil {
+			return 0, err
+		}
+	}
+	next := end.Sub(now)
+	for _, obj := range pods {
+		p := obj.(*corev1.Pod)
+		if p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || isDaemon(p) {
+			continue
+		}
+		if !hasDisruptionTarget(p) {
+			if err := c.disrupt(ctx, p, notice, now); err != nil {
+				return 0, err
+			}
+			c.recorder.Eventf(p, corev1.EventTypeWarning, "SpotInterruption", "node %s is being reclaimed (spot interruption, notice %s): terminating the pod", name, notice)
+		}
+		// The kubelet gives the pod its grace period, cut to the notice.
+		grace := 30 * time.Second
+		if g := p.Spec.TerminationGracePeriodSeconds; g != nil {
+			grace = time.Duration(*g) * time.Second
+		}
+		due := start.Add(min(grace, notice))
+		if now.Before(due) {
+			next = min(next, due.Sub(now))
+			continue
+		}
+		if err := c.fail(ctx, p, notice); err != nil {
+			return 0, err
+		}
+	}
+	if now.Before(end) {
+		return max(next, 100*time.Millisecond), nil
+	}
+	err = c.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
+	if apierrors.IsNotFound(err) {
+		err = nil
+	}
+	delete(c.seen, name)
+	return 0, err
+}
+
+// disrupt gives a pod the condition a kubelet gives the pods of a node
+// shutting down.
+func (c *Controller) disrupt(ctx context.Context, p *corev1.Pod, notice time.Duration, now time.Time) error {
+	return c.patchStatus(ctx, p, map[string]any{"conditions": []map[string]any{{
+		"type": corev1.DisruptionTarget, "status": corev1.ConditionTrue, "reason": corev1.PodReasonTerminationByKubelet,
+		"message":            fmt.Sprintf("Pod was terminated in response to imminent node shutdown (spot interruption, notice %s).", notice),
+		"lastTransitionTime": now.UTC().Format(time.RFC3339),
+	}}})
+}
+
+// fail ends a pod as the kubelet ends one it shut down: Failed.
+func (c *Controller) fail(ctx context.Context, p *corev1.Pod, notice time.Duration) error {
+	return c.patchStatus(ctx, p, map[string]any{
+		"phase":   corev1.PodFailed,
+		"reason":  "Terminated",
+		"message": fmt.Sprintf("Pod was terminated in response to imminent node shutdown (spot interruption, notice %s).", notice),
+		"conditions": []map[string]any{
+			{"type": corev1.PodReady, "status": corev1.ConditionFalse, "reason": "PodFailed"},
+			{"type": corev1.ContainersReady, "status": corev1.ConditionFalse, "reason": "PodFailed"},
+		},
+	})
+}
+
+func (c *Controller) patchStatus(ctx context.Context, p *corev1.Pod, status map[string]any) error {
+	body, err := json.Marshal(map[string]any{"status": status})
+	if err != nil {
+		return err
+	}
+	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{FieldManager: "berth-spot"}, "status")
+	if apierrors.IsNotFound(err) {
+		return nil
+	}
+	return err
+}
+
+func hasDisruptionTarget(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+func isDaemon(p *corev1.Pod) bool {
+	ref := metav1.GetControllerOf(p)
+	return ref != nil && ref.Kind == "DaemonSet"
+}
