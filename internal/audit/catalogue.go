@@ -28,6 +28,7 @@ const (
 	RuleModelInMain           = "berth/model-pull-main-container"
 	RuleModelUnpinned         = "berth/model-unpinned"
 	RuleSpotCheckpoint        = "berth/spot-checkpoint"
+	RuleSpotDisruption        = "berth/spot-disruption-policy"
 	RuleDrift                 = "berth/drift"
 )
 
@@ -129,6 +130,10 @@ var Rules = []Rule{
 		Title: "Training on a spot pool with no checkpoint volume",
 		Why:   "Spot nodes are taken away with short notice; without a checkpoint on durable storage the run starts over.",
 		Fix:   "Mount a PersistentVolumeClaim (or other durable volume) and checkpoint to it, or run on an on-demand pool."},
+	{ID: RuleSpotDisruption, Severity: Warning,
+		Title: "Job on a spot pool whose podFailurePolicy does not ignore disruption",
+		Why:   "Each spot interruption fails a pod, and without a rule that ignores pods failed with the DisruptionTarget condition it counts against the Job's backoffLimit, so a run that is interrupted often enough fails for good. The rule only helps training that meets the checkpoint contract: on SIGTERM it checkpoints within the notice (30 s on Azure and Google, 2 min on AWS), to durable storage (object storage or a PVC, not the pod's emptyDir), and at start it resumes from the latest checkpoint; otherwise the replacement pod starts from zero.",
+		Fix:   "With restartPolicy: Never, add spec.podFailurePolicy.rules[0] = {action: Ignore, onPodConditions: [{type: DisruptionTarget}]} (a berth.io/class on a class with spot pools adds it on admission); with restartPolicy: OnFailure, which Kubernetes allows no podFailurePolicy, switch to Never first."},
 	{ID: RuleDrift, Severity: Error,
 		Title: "Cluster drifted from the blueprint",
 		Why:   "The live object no longer says what the blueprint says, so the design is not what is running.",

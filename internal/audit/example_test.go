@@ -27,6 +27,7 @@ func Example() {
 	// error berth/gpu-limit testdata/broken/training.yaml:18
 	// error berth/gpu-quota-missing testdata/broken/training.yaml:23
 	// warning berth/limitrange-missing testdata/broken/training.yaml:5
+	// warning berth/spot-disruption-policy testdata/broken/training.yaml:6
 	// warning berth/limitrange-missing testdata/broken/training.yaml:23
 	// error  berth/gpu-quota-missing  Namespace/ml  (testdata/broken/training.yaml:5)
 	//        runs 1 GPU workload(s) (Job finetune) but no ResourceQuota caps requests.nvidia.com/gpu, so it can take every GPU in the cluster

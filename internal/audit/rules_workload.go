@@ -58,6 +58,7 @@ func (v *view) checkWorkload(w *workload) {
 		v.checkTraining(w)
 	}
 	v.checkModelPull(w)
+	v.checkSpotDisruption(w)
 }
 
 // selectsGPU reports whether the pod asks for a GPU pool by label.

@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -21,6 +22,10 @@ type workload struct {
 	spec      *corev1.PodSpec
 	// path is where spec is in the object: "spec.template.spec".
 	path string
+	// job is a Job's spec or a CronJob's jobTemplate spec, at jobPath;
+	// nil for other kinds.
+	job     *batchv1.JobSpec
+	jobPath string
 	// replicas is nil for kinds without a replica count.
 	replicas *int32
 	// claims: a StatefulSet's volumeClaimTemplates give each pod a volume.
@@ -92,12 +97,12 @@ func (v *view) indexWorkloads() {
 			continue
 		}
 		add(&workload{obj: Object{"Job", j.Namespace, j.Name}, labels: j.Spec.Template.Labels, objLabels: j.Labels,
-			spec: &j.Spec.Template.Spec, path: "spec.template.spec"})
+			spec: &j.Spec.Template.Spec, path: "spec.template.spec", job: &j.Spec, jobPath: "spec"})
 	}
 	for i := range inv.CronJobs {
 		c := &inv.CronJobs[i]
 		add(&workload{obj: Object{"CronJob", c.Namespace, c.Name}, labels: c.Spec.JobTemplate.Spec.Template.Labels, objLabels: c.Labels,
-			spec: &c.Spec.JobTemplate.Spec.Template.Spec, path: "spec.jobTemplate.spec.template.spec"})
+			spec: &c.Spec.JobTemplate.Spec.Template.Spec, path: "spec.jobTemplate.spec.template.spec", job: &c.Spec.JobTemplate.Spec, jobPath: "spec.jobTemplate.spec"})
 	}
 	for i := range inv.Pods {
 		p := &inv.Pods[i]

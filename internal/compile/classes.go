@@ -40,6 +40,12 @@ type mutationTarget struct {
 	// hashKey is a pod label the controller adds per revision, kept out
 	// of the spread constraint's selector.
 	hashKey string
+	// job is the Job spec as CEL, jobPath its JSON pointer and jobObject
+	// its CEL type name; "" for targets that are not Jobs or CronJobs.
+	job, jobPath, jobObject string
+	// jobImmutable: the Job's podFailurePolicy cannot change once it
+	// exists, so it is only given on CREATE (a CronJob's jobTemplate can).
+	jobImmutable bool
 }
 
 var mutationTargets = []mutationTarget{
@@ -54,10 +60,12 @@ var mutationTargets = []mutationTarget{
 		labels: "object.spec.template.metadata.labels", labelsPath: "/spec/template/metadata/labels", template: true, hashKey: "controller-revision-hash"},
 	{policy: "berth-class-jobs", group: "batch", resources: []string{"jobs"},
 		spec: "object.spec.template.spec", path: "/spec/template/spec", object: "Object.spec.template.spec",
-		labels: "object.spec.template.metadata.labels", labelsPath: "/spec/template/metadata/labels", template: true},
+		labels: "object.spec.template.metadata.labels", labelsPath: "/spec/template/metadata/labels", template: true,
+		job: "object.spec", jobPath: "/spec", jobObject: "Object.spec", jobImmutable: true},
 	{policy: "berth-class-cronjobs", group: "batch", resources: []string{"cronjobs"},
 		spec: "object.spec.jobTemplate.spec.template.spec", path: "/spec/jobTemplate/spec/template/spec", object: "Object.spec.jobTemplate.spec.template.spec",
-		labels: "object.spec.jobTemplate.spec.template.metadata.labels", labelsPath: "/spec/jobTemplate/spec/template/metadata/labels", template: true},
+		labels: "object.spec.jobTemplate.spec.template.metadata.labels", labelsPath: "/spec/jobTemplate/spec/template/metadata/labels", template: true,
+		job: "object.spec.jobTemplate.spec", jobPath: "/spec/jobTemplate/spec", jobObject: "Object.spec.jobTemplate.spec"},
 }
 
 // classPolicies returns the mutating policies and their bindings, or
@@ -248,6 +256,10 @@ func classPatches(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) [
 		}
 		add(is+" || has("+t.spec+".topologySpreadConstraints)", "[JSONPatch{op: \"add\", path: \""+t.path+"/topologySpreadConstraints\", value: []}, JSONPatch{op: \"add\", path: \""+t.path+"/topologySpreadConstraints/-\", value: "+
 			tsc+"{maxSkew: 1, topologyKey: \""+corev1.LabelTopologyZone+"\", whenUnsatisfiable: \"DoNotSchedule\", labelSelector: "+tsc+".labelSelector{matchLabels: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}, matchLabelKeys: "+keys+"}}]")
+	}
+	if t.job != "" {
+		spot := disruptionRule(t)
+		add(disruptionGuard(t, is), byGPU(onlyIf(hasSpot(gpuPools), spot), onlyIf(hasSpot(otherPools), spot)))
 	}
 	return out
 }
