@@ -243,6 +243,11 @@ func classPatches(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) [
 		}
 	}
 	if c.Spread == v1alpha1.SpreadZone {
+		// nodeTaintsPolicy Honor: a zone whose nodes are tainted
+		// unreachable (dead) stops counting as a domain, so replacements
+		// of its replicas are placed in the zones left; with the default,
+		// Ignore, the dead zone's count of 0 holds the skew and they stay
+		// Pending until it returns (zone_test.go shows both).
 		// The selector is the class plus, through matchLabelKeys, the
 		// values of the pod's own labels (and the controller's revision
 		// hash), so replicas of one workload spread among themselves. A
@@ -255,7 +260,7 @@ func classPatches(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) [
 			keys += " + [" + strconv.Quote(t.hashKey) + "]"
 		}
 		add(is+" || has("+t.spec+".topologySpreadConstraints)", "[JSONPatch{op: \"add\", path: \""+t.path+"/topologySpreadConstraints\", value: []}, JSONPatch{op: \"add\", path: \""+t.path+"/topologySpreadConstraints/-\", value: "+
-			tsc+"{maxSkew: 1, topologyKey: \""+corev1.LabelTopologyZone+"\", whenUnsatisfiable: \"DoNotSchedule\", labelSelector: "+tsc+".labelSelector{matchLabels: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}, matchLabelKeys: "+keys+"}}]")
+			tsc+"{maxSkew: 1, topologyKey: \""+corev1.LabelTopologyZone+"\", whenUnsatisfiable: \"DoNotSchedule\", nodeTaintsPolicy: \"Honor\", labelSelector: "+tsc+".labelSelector{matchLabels: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}, matchLabelKeys: "+keys+"}}]")
 	}
 	if t.job != "" {
 		spot := disruptionRule(t)
