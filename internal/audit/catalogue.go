@@ -19,6 +19,7 @@ const (
 	RulePDBSpansWorkloads     = "berth/pdb-spans-workloads"
 	RuleGuardrailsNotEnforced = "berth/guardrails-not-enforced"
 	RuleInferenceSpread       = "berth/inference-spread"
+	RuleZoneFailover          = "berth/zone-failover"
 	RuleInferenceReplicas     = "berth/inference-replicas"
 	RuleTrainingPreemption    = "berth/training-preemption"
 	RulePriorityClassMissing  = "berth/priority-class-missing"
@@ -90,6 +91,10 @@ var Rules = []Rule{
 		Title: "berth's guardrails only warn or audit",
 		Why:   "The admission policies admit what breaks the design: namespaces outside the blueprint may run at any priority (system classes included), GPU tolerations come in from namespaces without GPUs, pods reach the System pool. Only quotas (each team's class quota included) still refuse.",
 		Fix:   "Set spec.guardrails: Enforce in the blueprint and run berth apply."},
+	{ID: RuleZoneFailover, Severity: Warning,
+		Title: "Zone spread that keeps replacements Pending while a zone is down",
+		Why:   "With nodeTaintsPolicy Ignore (the default) a dead zone, its nodes tainted unreachable, still counts as a domain with 0 replicas, so the replacements of its replicas violate maxSkew everywhere and wait until it returns; minDomains at the zone count does the same.",
+		Fix:   "Set nodeTaintsPolicy: Honor on the zone constraint and leave minDomains unset or below the zone count (berth's zone-spread classes do)."},
 	{ID: RuleInferenceSpread, Severity: Warning,
 		Title: "Inference without zone spread",
 		Why:   "Replicas may share one zone and go down with it.",

@@ -44,6 +44,28 @@ func (v *view) checkInference(w *workload) {
 			"no topology spread constraint or anti-affinity on topology.kubernetes.io/zone, so its replicas may share a zone and go down with it",
 			"add a topologySpreadConstraint with topologyKey topology.kubernetes.io/zone and maxSkew 1 (berth: a class with spread: zone)")
 	}
+	v.checkZoneFailover(w)
+}
+
+// checkZoneFailover: a DoNotSchedule zone constraint that keeps counting
+// a dead zone, so replacements wait for it to come back.
+func (v *view) checkZoneFailover(w *workload) {
+	for i, c := range w.spec.TopologySpreadConstraints {
+		if c.TopologyKey != corev1.LabelTopologyZone || c.WhenUnsatisfiable != corev1.DoNotSchedule {
+			continue
+		}
+		field := fmt.Sprintf("%s.topologySpreadConstraints[%d]", w.path, i)
+		switch {
+		case c.NodeTaintsPolicy == nil || *c.NodeTaintsPolicy != corev1.NodeInclusionPolicyHonor:
+			v.add(RuleZoneFailover, w.obj, field+".nodeTaintsPolicy",
+				"its zone spread counts tainted nodes (nodeTaintsPolicy Ignore, the default), so when a zone dies the replacements of its replicas violate maxSkew everywhere and stay Pending until it returns",
+				"set nodeTaintsPolicy: Honor on the constraint (berth's zone-spread classes do)")
+		case c.MinDomains != nil && v.zones > 1 && int(*c.MinDomains) >= v.zones:
+			v.add(RuleZoneFailover, w.obj, field+".minDomains",
+				fmt.Sprintf("minDomains %d asks for every zone, so with one zone down the global minimum counts as 0 and replacements stay Pending", *c.MinDomains),
+				fmt.Sprintf("leave minDomains unset or below %d", v.zones))
+		}
+	}
 }
 
 func spreadsZones(w *workload) bool {
