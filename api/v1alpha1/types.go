@@ -124,6 +124,10 @@ type Pool struct {
 	Count *int32 `json:"count,omitempty"`
 	// Autoscale lets the pool grow and shrink between Min and Max.
 	Autoscale *Autoscale `json:"autoscale,omitempty"`
+	// Spot says how a Spot pool's capacity is taken away on the local
+	// cluster (spot.go). Nil means 30 s notices, and interruptions only
+	// when asked for (`berth spot interrupt`).
+	Spot *SpotSettings `json:"spot,omitempty"`
 	// MaxPods is each node's pod capacity. Zero means 110.
 	MaxPods int32 `json:"maxPods,omitempty"`
 	// Taints are written as kubectl writes them: KEY[=VALUE]:EFFECT.

@@ -97,6 +97,7 @@ func validatePools(path *field.Path, pools []Pool, zones sets.Set[string], byNam
 		errs = append(errs, oneOf(pp.Child("capacity"), string(p.Capacity), OnDemand, Spot)...)
 		errs = append(errs, validateMachine(pp.Child("machine"), &p.Machine, p.Reserved, pp.Child("reserved"))...)
 		errs = append(errs, validateSize(pp, p)...)
+		errs = append(errs, validateSpot(pp, p)...)
 		if p.MaxPods < 1 || p.MaxPods > 10000 {
 			errs = append(errs, field.Invalid(pp.Child("maxPods"), p.MaxPods, "must be between 1 and 10000\nfix: leave it out for the default of 110"))
 		}

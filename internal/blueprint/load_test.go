@@ -226,6 +226,16 @@ func TestParseReportsEachProblem(t *testing.T) {
 			want:  []want{{Line: 17, Field: "spec.devicePlugin.namespace", Message: "is not one of the system namespaces", Fix: "spec.systemNamespaces"}},
 		},
 		{
+			name:  "spot settings on an on-demand pool",
+			edits: []string{"    autoscale: {min: 0, max: 2}\n", "    autoscale: {min: 0, max: 2}\n    spot: {notice: 2m}\n"},
+			want:  []want{{Line: 16, Field: "spec.pools[1].spot", Message: "only Spot capacity is interrupted", Fix: "capacity: Spot"}},
+		},
+		{
+			name:  "a notice of zero",
+			edits: []string{"    autoscale: {min: 0, max: 2}\n", "    capacity: Spot\n    autoscale: {min: 0, max: 2}\n    spot: {notice: 0s}\n"},
+			want:  []want{{Line: 17, Field: "spec.pools[1].spot.notice", Message: "must be positive", Fix: "2m (AWS)"}},
+		},
+		{
 			name:  "min above max",
 			edits: []string{"{min: 0, max: 2}", "{min: 3, max: 2}"},
 			want:  []want{{Line: 15, Field: "spec.pools[1].autoscale.min", Message: "min is greater than max (2)", Fix: "set min to at most 2"}},

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 
 	"berth.io/berth/internal/kubelets"
 	"berth.io/berth/internal/pools"
@@ -43,15 +44,15 @@ Pods that then wait for capacity are the autoscaler's to place.`,
 	f.StringVar(&o.sel.Pool, "pool", "", "interrupt nodes of this pool")
 	f.StringVar(&o.sel.Zone, "zone", "", "interrupt nodes in this zone")
 	f.IntVar(&o.count, "count", 0, "interrupt this many of the selected nodes, picked at random (default: all)")
-	f.DurationVar(&o.notice, "notice", spot.DefaultNotice, "the interruption notice")
+	f.DurationVar(&o.notice, "notice", 0, "the interruption notice (default: the pool's spot.notice, else 30s)")
 	f.Uint64Var(&o.seed, "seed", 0, "seed of the random pick, for repeatable rehearsals (default: from the clock)")
 	cmd.AddCommand(interrupt)
 	return cmd
 }
 
 func (o *spotOptions) Run(ctx context.Context) error {
-	if o.notice <= 0 {
-		return fmt.Errorf("--notice %s: a notice must be positive\nfix: e.g. --notice 30s (Azure, Google Cloud) or --notice 2m (AWS)", o.notice)
+	if o.notice < 0 {
+		return fmt.Errorf("--notice %s: a notice cannot be negative\nfix: e.g. --notice 30s (Azure, Google Cloud) or --notice 2m (AWS)", o.notice)
 	}
 	t, err := o.kube.connect(ctx)
 	if err != nil {
@@ -71,14 +72,37 @@ func (o *spotOptions) Run(ctx context.Context) error {
 	if len(nodes) == 0 {
 		return fmt.Errorf("every selected node is being interrupted already\nfix: wait for them to go, or select others")
 	}
-	if err := spot.Interrupt(ctx, c, nodes, o.notice, time.Now()); err != nil {
-		return err
+	// Without --notice each node takes its pool's notice.
+	notices := map[string]time.Duration{}
+	if o.notice == 0 {
+		if notices, err = spot.PoolNotices(ctx, c); err != nil {
+			return err
+		}
 	}
-	names := make([]string, len(nodes))
-	for i, n := range nodes {
-		names[i] = n.Name
+	byNotice := map[time.Duration][]corev1.Node{}
+	var order []time.Duration
+	for _, n := range nodes {
+		d := o.notice
+		if d == 0 {
+			d = spot.NoticeFor(&n, notices)
+		}
+		if _, ok := byNotice[d]; !ok {
+			order = append(order, d)
+		}
+		byNotice[d] = append(byNotice[d], n)
 	}
-	fmt.Fprintf(o.Out, "Interrupted %d spot node(s): %s (notice %s)\n", len(nodes), strings.Join(names, ", "), o.notice)
-	fmt.Fprintf(o.Out, "  Tainted %s:NoSchedule; their pods get DisruptionTarget and end within the notice;\n  the nodes are deleted in %s. `berth status` lists the interruptions.\n", spot.TaintKey, o.notice)
+	now := time.Now()
+	for _, d := range order {
+		group := byNotice[d]
+		if err := spot.Interrupt(ctx, c, group, d, now); err != nil {
+			return err
+		}
+		names := make([]string, len(group))
+		for i, n := range group {
+			names[i] = n.Name
+		}
+		fmt.Fprintf(o.Out, "Interrupted %d spot node(s): %s (notice %s)\n", len(group), strings.Join(names, ", "), d)
+	}
+	fmt.Fprintf(o.Out, "  Tainted %s:NoSchedule; their pods get DisruptionTarget and end within the notice;\n  the nodes are deleted when it ends. `berth status` lists the interruptions.\n", spot.TaintKey)
 	return nil
 }

@@ -69,8 +69,14 @@ func (c *Controller) Run(ctx context.Context) error {
 	if _, err := c.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }}); err != nil {
 		return err
 	}
+	system := informers.NewSharedInformerFactoryWithOptions(c.client, 10*time.Minute, informers.WithNamespace(metav1.NamespaceSystem))
+	blueprints := system.Core().V1().ConfigMaps().Informer()
 	factory.Start(ctx.Done())
+	system.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
+	system.WaitForCacheSync(ctx.Done())
+	defer system.Shutdown()
+	go c.rehearse(ctx, blueprints)
 	go func() {
 		<-ctx.Done()
 		c.queue.ShutDown()

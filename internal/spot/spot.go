@@ -20,6 +20,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/internal/pools"
 )
 
 // Names of the interruption, on the node.
@@ -119,4 +121,34 @@ func orUnknown(s string) string {
 		return "unknown"
 	}
 	return s
+}
+
+// PoolNotices are the interruption notices the recorded blueprints give
+// each pool (pools[].spot.notice), keyed "BLUEPRINT/POOL"; a pool not
+// there takes DefaultNotice.
+func PoolNotices(ctx context.Context, c kubernetes.Interface) (map[string]time.Duration, error) {
+	list, err := c.CoreV1().ConfigMaps(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: pools.LabelBlueprint})
+	if err != nil {
+		return nil, fmt.Errorf("reading the recorded blueprints: %w", err)
+	}
+	out := map[string]time.Duration{}
+	for i := range list.Items {
+		bp, err := pools.BlueprintFrom(&list.Items[i])
+		if err != nil {
+			continue
+		}
+		for j := range bp.Spec.Pools {
+			p := &bp.Spec.Pools[j]
+			out[bp.Metadata.Name+"/"+p.Name] = p.SpotNotice()
+		}
+	}
+	return out, nil
+}
+
+// NoticeFor is a node's pool's notice among notices.
+func NoticeFor(n *corev1.Node, notices map[string]time.Duration) time.Duration {
+	if d, ok := notices[n.Labels[pools.LabelBlueprint]+"/"+n.Labels[pools.LabelPool]]; ok {
+		return d
+	}
+	return DefaultNotice
 }

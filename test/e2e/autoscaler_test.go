@@ -25,6 +25,7 @@ import (
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/spot"
 )
 
 // The node autoscaler on a cluster of its own, started through the real
@@ -69,6 +70,44 @@ func TestAutoscaler(t *testing.T) {
 	t.Run("apply changes the profile: the priority expander picks the higher pool", func(t *testing.T) {
 		a.priorityByApply(t, bpFile, doc)
 	})
+	t.Run("a spot pool asked for random interruptions loses a node", func(t *testing.T) {
+		a.randomInterruptions(t, bpFile, doc)
+	})
+}
+
+// randomInterruptions applies the blueprint with spot-gpu interrupted at
+// random every second on average, with a 2-second notice, and holds a
+// node in the pool: it is interrupted with the pool's notice.
+func (a *scaleEnv) randomInterruptions(t *testing.T, bpFile, doc string) {
+	const marker = "    taints: [\"gpu=true:NoSchedule\", \"berth.io/capacity=spot:NoSchedule\"]\n"
+	if !strings.Contains(doc, marker) {
+		t.Fatal("the retail template changed: cannot find the spot pool")
+	}
+	doc = strings.Replace(doc, marker, marker+"    spot: {notice: 2s, meanTimeBetweenInterruptions: 1s, seed: 3}\n", 1)
+	if err := os.WriteFile(bpFile, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustBerth(t, a.home, "apply", "-f", bpFile, "--context", "berth-scale")
+	hold := makeDeployment("ops", "hold", 1).nodeSelector(pools.LabelPool, "spot-gpu").toleration("gpu").toleration(pools.LabelCapacity).d
+	a.create(hold)
+	ctx := context.Background()
+	a.eventually(2*time.Minute, "a spot-gpu node interrupted at random with the pool's 2s notice", func() (bool, error) {
+		cm, err := a.c.CoreV1().ConfigMaps("kube-system").Get(ctx, spot.RecordConfigMap, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		list, err := spot.Read(cm)
+		if err != nil {
+			return false, err
+		}
+		for _, in := range list {
+			if in.Pool == "spot-gpu" && in.Notice == "2s" {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	a.deleteDeployment("ops", "hold")
 }
 
 type scaleEnv struct {
@@ -285,6 +324,11 @@ func (a *scaleEnv) priorityByApply(t *testing.T, bpFile, doc string) {
 	if err := os.WriteFile(bpFile, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	// The earlier subtests' GPU nodes must be gone, or the pod would run
+	// on one of them and grow nothing.
+	a.eventually(time.Minute, "both GPU pools back at zero", func() (bool, error) {
+		return a.poolSize("gpu") == 0 && a.poolSize("spot-gpu") == 0, nil
+	})
 	mustBerth(t, a.home, "apply", "-f", bpFile, "--context", "berth-scale")
 	ctx := context.Background()
 	job := &batchv1.Job{
