@@ -359,7 +359,7 @@ func (a *scaleEnv) priorityByApply(t *testing.T, bpFile, doc string) {
 }
 
 // spotInterruption interrupts the spot node a training Job runs on (a
-// run of 60 s, backoffLimit 0) and the node of one replica of a
+// run of 60 s, backoffLimit 0, its podFailurePolicy from the class) and the node of one replica of a
 // budgeted Deployment with one replica per spot node: the training
 // pod fails with DisruptionTarget, which the Job's podFailurePolicy
 // ignores, and its replacement runs on a new spot node the autoscaler
@@ -371,10 +371,9 @@ func (a *scaleEnv) spotInterruption(t *testing.T) {
 	job := &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "resume"},
 		Spec: batchv1.JobSpec{
+			// No podFailurePolicy: the training class, on a spot pool,
+			// gives the Job its DisruptionTarget rule at admission.
 			BackoffLimit: &zero,
-			PodFailurePolicy: &batchv1.PodFailurePolicy{Rules: []batchv1.PodFailurePolicyRule{{
-				Action: batchv1.PodFailurePolicyActionIgnore, OnPodConditions: []batchv1.PodFailurePolicyOnPodConditionsPattern{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue}},
-			}}},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}, Annotations: map[string]string{"berth.io/duration": "60s"}},
 				Spec: corev1.PodSpec{
@@ -387,8 +386,13 @@ func (a *scaleEnv) spotInterruption(t *testing.T) {
 			},
 		},
 	}
-	if _, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+	stored, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{})
+	if err != nil {
 		t.Fatal(err)
+	}
+	if p := stored.Spec.PodFailurePolicy; p == nil || len(p.Rules) == 0 || p.Rules[0].Action != batchv1.PodFailurePolicyActionIgnore ||
+		len(p.Rules[0].OnPodConditions) == 0 || p.Rules[0].OnPodConditions[0].Type != corev1.DisruptionTarget {
+		t.Fatalf("the training class gave the Job no DisruptionTarget Ignore rule: %+v", p)
 	}
 	serve := makeDeployment("ops", "serve", 3).nodeSelector(pools.LabelPool, "spot-gpu").toleration("gpu").toleration(pools.LabelCapacity).d
 	// One replica per node: required anti-affinity (a hostname spread
