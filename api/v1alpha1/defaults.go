@@ -82,6 +82,7 @@ func SetDefaults(bp *Blueprint) {
 		if c.Spread == "" {
 			c.Spread = SpreadNone
 		}
+		setScalingDefaults(c, s.Pools)
 	}
 }
 

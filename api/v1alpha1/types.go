@@ -300,6 +300,9 @@ type Class struct {
 	// scheduler must honour), Preferred (one it weighs), or None. Empty
 	// means Required.
 	Isolation Isolation `json:"isolation,omitempty"`
+	// Scaling says how the class's workloads scale: an HPA on a metric,
+	// or KEDA on a queue (scaling.go). Nil means berth says nothing.
+	Scaling *Scaling `json:"scaling,omitempty"`
 }
 
 // ClassRole says what a class's workloads do.

@@ -371,6 +371,7 @@ func validateClasses(path *field.Path, classes []Class, pools map[string]*Pool) 
 			errs = append(errs, budget(dp.Child("minAvailable"), d.MinAvailable)...)
 			errs = append(errs, budget(dp.Child("maxUnavailable"), d.MaxUnavailable)...)
 		}
+		errs = append(errs, validateScaling(cp, c)...)
 	}
 	return errs
 }

@@ -261,6 +261,46 @@ func TestParseReportsEachProblem(t *testing.T) {
 			want:  []want{{Line: 14, Field: "spec.pools[1].machine.gpu.product", Message: "the GPU model is needed", Fix: "product: NVIDIA-L4"}},
 		},
 		{
+			name:  "class scaling on an unknown metric",
+			edits: []string{"    pools: [gpu]\n", "    pools: [gpu]\n    scaling:\n      metric: gpuUtilisation\n      target: 70\n      maxReplicas: 4\n"},
+			want:  []want{{Line: 24, Field: "spec.classes[0].scaling.metric", Message: `"gpuUtilisation" is not one of rps, gpuUtilization, cpu`, Fix: `did you mean "gpuUtilization"?`}},
+		},
+		{
+			name:  "class scaling on a percent over 100",
+			edits: []string{"    pools: [gpu]\n", "    pools: [gpu]\n    scaling:\n      metric: cpu\n      target: 170\n      maxReplicas: 4\n"},
+			want:  []want{{Line: 25, Field: "spec.classes[0].scaling.target", Message: "cpu is a percent, at most 100", Fix: "target: 70"}},
+		},
+		{
+			name:  "class scaling on neither metric nor queue",
+			edits: []string{"    pools: [gpu]\n", "    pools: [gpu]\n    scaling:\n      maxReplicas: 4\n"},
+			want:  []want{{Line: 23, Field: "spec.classes[0].scaling.metric", Message: "a class scales on a metric or a queue", Fix: "metric: rps"}},
+		},
+		{
+			name:  "class scaling to zero without a queue",
+			edits: []string{"    pools: [gpu]\n", "    pools: [gpu]\n    scaling:\n      metric: rps\n      target: 20\n      minReplicas: 0\n      maxReplicas: 4\n"},
+			want:  []want{{Line: 26, Field: "spec.classes[0].scaling.minReplicas", Message: "only a class with a queue scales to zero", Fix: "minReplicas: 1"}},
+		},
+		{
+			name:  "class scaling with a window in milliseconds",
+			edits: []string{"    pools: [gpu]\n", "    pools: [gpu]\n    scaling:\n      metric: rps\n      target: 20\n      maxReplicas: 4\n      scaleDownWindow: 1500ms\n"},
+			want:  []want{{Line: 27, Field: "spec.classes[0].scaling.scaleDownWindow", Message: "must be whole seconds", Fix: "10m for GPU inference"}},
+		},
+		{
+			name:  "rabbitmq queue without its queue name",
+			edits: []string{"    pools: [gpu]\n", "    pools: [gpu]\n    scaling:\n      maxReplicas: 4\n      queue:\n        type: rabbitmq\n        hostSecret: rabbitmq-host\n"},
+			want:  []want{{Line: 25, Field: "spec.classes[0].scaling.queue.queueName", Message: "a rabbitmq queue needs queueName", Fix: "queueName: jobs"}},
+		},
+		{
+			name:  "sqs queue with a kafka topic",
+			edits: []string{"    pools: [gpu]\n", "    pools: [gpu]\n    scaling:\n      maxReplicas: 4\n      queue:\n        type: sqs\n        queueURL: https://sqs.eu-west-1.amazonaws.com/1/jobs\n        awsRegion: eu-west-1\n        topic: jobs\n"},
+			want:  []want{{Line: 29, Field: "spec.classes[0].scaling.queue.topic", Message: "a sqs queue does not use topic", Fix: "remove it"}},
+		},
+		{
+			name:  "misspelt queue type",
+			edits: []string{"    pools: [gpu]\n", "    pools: [gpu]\n    scaling:\n      maxReplicas: 4\n      queue: {type: kafak}\n"},
+			want:  []want{{Line: 25, Field: "spec.classes[0].scaling.queue.type", Message: `"kafak" is not one of rabbitmq, kafka, sqs`, Fix: `did you mean "kafka"?`}},
+		},
+		{
 			name:  "class naming an unknown pool",
 			edits: []string{"pools: [gpu]", "pools: [gpus]"},
 			want:  []want{{Line: 22, Field: "spec.classes[0].pools[0]", Message: `no pool is named "gpus"`, Fix: "use one of gpu, system"}},
