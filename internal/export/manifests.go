@@ -33,7 +33,7 @@ func writeManifests(w io.Writer, bp *v1alpha1.Blueprint) error {
 			return err
 		}
 	}
-	return nil
+	return writeScalingTemplates(w, bp)
 }
 
 // manifest is one object as YAML without its status, null
