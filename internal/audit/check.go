@@ -72,12 +72,16 @@ type view struct {
 	gpuPools, spotPools       map[string]bool
 	zones                     int
 
-	workloads  []*workload
-	byNS       map[string][]*workload
-	budgets    map[string][]labels.Selector // PDB selectors by namespace
-	pcs        map[string]*schedulingv1.PriorityClass
-	defaultPC  *schedulingv1.PriorityClass
-	namespaces map[string]bool
+	workloads []*workload
+	byNS      map[string][]*workload
+	budgets   map[string][]labels.Selector // PDB selectors by namespace
+	// classBudgets are, by namespace, the classes whose Deployments and
+	// StatefulSets berth gives a budget of their own (the namespace's
+	// berth.io/budgets annotation; internal/budgets).
+	classBudgets map[string]map[string]bool
+	pcs          map[string]*schedulingv1.PriorityClass
+	defaultPC    *schedulingv1.PriorityClass
+	namespaces   map[string]bool
 
 	// ignore are the rules left out everywhere, exempt those left out per
 	// object; suppressed counts the findings they drop.
@@ -100,6 +104,7 @@ func newView(inv *Inventory, o Options) *view {
 	}
 	v.exempt = inv.exemptions()
 	v.budgets = budgetSelectors(inv)
+	v.classBudgets = classBudgets(inv)
 	for i := range inv.PriorityClasses {
 		pc := &inv.PriorityClasses[i]
 		v.pcs[pc.Name] = pc

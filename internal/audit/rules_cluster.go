@@ -2,6 +2,7 @@ package audit
 
 import (
 	"berth.io/berth/internal/compile"
+	"encoding/json"
 	"fmt"
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"slices"
@@ -205,6 +206,26 @@ func sortedResources(list corev1.ResourceList) []corev1.ResourceName {
 	return out
 }
 
+// classBudgets are, by namespace, the classes named in its
+// berth.io/budgets annotation.
+func classBudgets(inv *Inventory) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	for i := range inv.Namespaces {
+		ns := &inv.Namespaces[i]
+		var b compile.Budgets
+		if json.Unmarshal([]byte(ns.Annotations[compile.AnnotationBudgets]), &b) != nil {
+			continue
+		}
+		for class := range b {
+			if out[ns.Name] == nil {
+				out[ns.Name] = map[string]bool{}
+			}
+			out[ns.Name][class] = true
+		}
+	}
+	return out
+}
+
 // budgetSelectors are each namespace's PDB selectors, worked out once:
 // the PDB rules ask of every inference workload.
 func budgetSelectors(inv *Inventory) map[string][]labels.Selector {
@@ -232,8 +253,12 @@ func pdbSelector(s *metav1.LabelSelector) labels.Selector {
 }
 
 // budgeted reports whether a PDB in the workload's namespace selects its
-// pods.
+// pods, or berth gives it one: a Deployment or StatefulSet of a class
+// with a disruption budget in its namespace's berth.io/budgets.
 func (v *view) budgeted(w *workload) bool {
+	if (w.obj.Kind == "Deployment" || w.obj.Kind == "StatefulSet") && v.classBudgets[w.obj.Namespace][w.labels[compile.LabelClass]] {
+		return true
+	}
 	for _, sel := range v.budgets[w.obj.Namespace] {
 		if sel.Matches(labels.Set(w.labels)) {
 			return true

@@ -1,0 +1,256 @@
+// Package scaffold writes the manifests of a new workload as the blueprint
+// wants it: an inference server, a training Job or a batch worker, labelled
+// with a class the team may use. What the class gives at admission
+// (tolerations, node affinity, podFailurePolicy, a per-workload budget) is
+// left to the class policies; what only the workload can say (requests, GPU
+// limits, the model it follows, where it checkpoints) is written here.
+package scaffold
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/validation"
+
+	"berth.io/berth/api/v1alpha1"
+)
+
+// Kind is what a scaffold runs.
+type Kind string
+
+const (
+	Inference Kind = "inference"
+	Training  Kind = "training"
+	Batch     Kind = "batch"
+)
+
+// Kinds lists the kinds, in the order the CLI shows them.
+var Kinds = []Kind{Inference, Training, Batch}
+
+// role is the class role a kind runs under.
+func (k Kind) role() v1alpha1.ClassRole {
+	switch k {
+	case Inference:
+		return v1alpha1.RoleServing
+	case Training:
+		return v1alpha1.RoleTraining
+	}
+	return v1alpha1.RoleGeneral
+}
+
+// Options say what to scaffold.
+type Options struct {
+	Kind Kind
+	// Name names the workload and its companions. Required.
+	Name string
+	// Team owns it; the objects go in its first namespace. Required.
+	Team string
+	// Class overrides the choice of class. Empty means the first class of
+	// the kind's role that the team may use, in blueprint order.
+	Class string
+	// Model is NAME@ALIAS or NAME:VERSION, for the berth.io/model
+	// annotation (inference only). Empty means no model.
+	Model string
+	// GPUs per pod. Zero means none.
+	GPUs int
+	// Queue is the queue a batch worker reads, as QUEUE_URL. Empty means
+	// none.
+	Queue string
+	// Image is the container image. Empty means a placeholder to replace.
+	Image string
+}
+
+// Object is one manifest with the comment written above it.
+type Object struct {
+	Comment string
+	Object  runtime.Object
+}
+
+// Scaffold is the objects of one workload.
+type Scaffold struct {
+	Namespace string
+	Class     *v1alpha1.Class
+	Objects   []Object
+}
+
+// ckptGrace is the least terminationGracePeriodSeconds for training:
+// the spot notice of Azure and Google Cloud.
+var ckptGrace = v1alpha1.DefaultSpotNotice
+
+// New builds the scaffold o asks for from bp.
+func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
+	if !slices.Contains(Kinds, o.Kind) {
+		return nil, fmt.Errorf("unknown kind %q\nfix: use one of inference, training, batch", o.Kind)
+	}
+	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
+		return nil, fmt.Errorf("name %q: %s\nfix: use lower-case letters, digits and '-', at most 63 characters", o.Name, strings.Join(errs, "; "))
+	}
+	if o.GPUs < 0 {
+		return nil, fmt.Errorf("--gpus %d: a count of GPUs cannot be negative\nfix: pass 0 or more", o.GPUs)
+	}
+	if o.Model != "" {
+		if o.Kind != Inference {
+			return nil, fmt.Errorf("--model is for inference: the berth.io/model wiring adds the puller to Deployments and StatefulSets\nfix: drop --model, or scaffold inference")
+		}
+		if !validModel(o.Model) {
+			return nil, fmt.Errorf("--model %q: want NAME@ALIAS or NAME:VERSION\nfix: e.g. --model reco@production or --model reco:4", o.Model)
+		}
+	}
+	if o.Queue != "" && o.Kind != Batch {
+		return nil, fmt.Errorf("--queue is for batch workers\nfix: drop --queue, or scaffold batch")
+	}
+	team := findTeam(bp, o.Team)
+	if team == nil {
+		return nil, fmt.Errorf("no team %q in the blueprint; its teams are %s\nfix: pass --team with one of them, or add the team to spec.teams", o.Team, teamNames(bp))
+	}
+	class, err := pickClass(bp, team, o)
+	if err != nil {
+		return nil, err
+	}
+	if o.GPUs > 0 && len(classPools(bp, class, true)) == 0 {
+		return nil, fmt.Errorf("class %s has no GPU pool (its pools: %s), so a pod asking for GPUs would never be placed\nfix: drop --gpus, or add a GPU pool to class %s's pools", class.Name, strings.Join(class.Pools, ", "), class.Name)
+	}
+	ns := team.Name
+	if len(team.Namespaces) > 0 {
+		ns = team.Namespaces[0]
+	}
+	if o.Image == "" {
+		o.Image = "registry.example.com/" + team.Name + "/" + o.Name + ":0.1.0"
+	}
+	s := &Scaffold{Namespace: ns, Class: class}
+	b := builder{bp: bp, o: o, ns: ns, class: class}
+	switch o.Kind {
+	case Inference:
+		s.Objects = b.inference()
+	case Training:
+		s.Objects = b.training()
+	case Batch:
+		s.Objects = b.batch()
+	}
+	return s, nil
+}
+
+func validModel(m string) bool {
+	name, alias, ok := strings.Cut(m, "@")
+	if !ok {
+		name, alias, ok = strings.Cut(m, ":")
+	}
+	return ok && name != "" && alias != "" && !strings.ContainsAny(alias, "@:")
+}
+
+func findTeam(bp *v1alpha1.Blueprint, name string) *v1alpha1.Team {
+	for i := range bp.Spec.Teams {
+		if bp.Spec.Teams[i].Name == name {
+			return &bp.Spec.Teams[i]
+		}
+	}
+	return nil
+}
+
+func teamNames(bp *v1alpha1.Blueprint) string {
+	var names []string
+	for _, t := range bp.Spec.Teams {
+		names = append(names, t.Name)
+	}
+	if len(names) == 0 {
+		return "none"
+	}
+	return strings.Join(names, ", ")
+}
+
+func mayUse(t *v1alpha1.Team, class string) bool {
+	return len(t.Classes) == 0 || slices.Contains(t.Classes, class)
+}
+
+// pickClass chooses the class: o.Class when given, else the first of the
+// kind's role that the team may use.
+func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha1.Class, error) {
+	role := o.Kind.role()
+	var ofRole, forbidden []string
+	for i := range bp.Spec.Classes {
+		c := &bp.Spec.Classes[i]
+		if o.Class != "" {
+			if c.Name != o.Class {
+				continue
+			}
+			if !mayUse(team, c.Name) {
+				return nil, fmt.Errorf("team %s may not use class %s (its classes: %s)\nfix: pass --class with one of the team's classes, or add %s to the team's classes in the blueprint", team.Name, c.Name, strings.Join(team.Classes, ", "), c.Name)
+			}
+			if c.EffectiveRole() != role {
+				return nil, fmt.Errorf("class %s has role %s; %s wants a %s class\nfix: pass a %s class to --class, or leave --class out", c.Name, c.EffectiveRole(), o.Kind, role, role)
+			}
+			return c, nil
+		}
+		if c.EffectiveRole() != role {
+			continue
+		}
+		if mayUse(team, c.Name) {
+			return c, nil
+		}
+		ofRole = append(ofRole, c.Name)
+		forbidden = append(forbidden, c.Name)
+	}
+	if o.Class != "" {
+		return nil, fmt.Errorf("no class %q in the blueprint\nfix: pass --class with one of the blueprint's classes, or leave it out", o.Class)
+	}
+	if len(ofRole) == 0 {
+		return nil, fmt.Errorf("the blueprint has no %s class (%s: %s), so %s has nowhere to run\nfix: add one to spec.classes, e.g. %s", role, o.Kind, roleRule(role), o.Kind, roleExample(o.Kind))
+	}
+	return nil, fmt.Errorf("team %s may not use a %s class: %s %s, and the team's classes are %s\nfix: add one of them to team %s's classes in the blueprint (then berth apply)", team.Name, role, strings.Join(forbidden, ", "), plural(len(forbidden), "is", "are"), strings.Join(team.Classes, ", "), team.Name)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func roleRule(r v1alpha1.ClassRole) string {
+	switch r {
+	case v1alpha1.RoleServing:
+		return "role Serving, or priority high"
+	case v1alpha1.RoleTraining:
+		return "role Training, or preemption Never"
+	}
+	return "role General, or neither priority high nor preemption Never"
+}
+
+func roleExample(k Kind) string {
+	switch k {
+	case Inference:
+		return "{name: inference, priority: high, pools: [cpu, gpu], disruption: {minAvailable: 1}, spread: zone}"
+	case Training:
+		return "{name: training, priority: low, preemption: Never, pools: [spot-gpu, gpu]}"
+	}
+	return "{name: batch, pools: [cpu]}"
+}
+
+// classPools are the class's pools with GPUs (gpu true) or without.
+func classPools(bp *v1alpha1.Blueprint, c *v1alpha1.Class, gpu bool) []*v1alpha1.Pool {
+	var out []*v1alpha1.Pool
+	for _, name := range c.Pools {
+		for i := range bp.Spec.Pools {
+			p := &bp.Spec.Pools[i]
+			if p.Name == name && (p.GPUResource() != "") == gpu {
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// grace is the training pod's terminationGracePeriodSeconds: the longest
+// spot notice among the pools it may land on, at least ckptGrace.
+func grace(pools []*v1alpha1.Pool) int64 {
+	d := ckptGrace
+	for _, p := range pools {
+		if p.Capacity == v1alpha1.Spot {
+			d = max(d, p.SpotNotice())
+		}
+	}
+	return int64(d / time.Second)
+}
