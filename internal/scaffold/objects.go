@@ -46,12 +46,14 @@ func (b builder) selector() *metav1.LabelSelector {
 	return &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": b.o.Name}}
 }
 
-// resources are the container's requests, memory limit and GPU limit:
-// only a GPU limit is honoured, and the request follows it.
+// resources are the container's requests, the same limits, and its GPU
+// limit: only a GPU limit is honoured, and the request follows it.
 func (b builder) resources(cpu, memory string) corev1.ResourceRequirements {
 	r := corev1.ResourceRequirements{
 		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)},
-		Limits:   corev1.ResourceList{corev1.ResourceMemory: resource.MustParse(memory)},
+		// Limits written out: the team's LimitRange would otherwise
+		// default them, and a request above its default limit is refused.
+		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)},
 	}
 	if b.o.GPUs > 0 {
 		r.Limits[corev1.ResourceName(b.gpuResource())] = *resource.NewQuantity(int64(b.o.GPUs), resource.DecimalSI)

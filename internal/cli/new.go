@@ -1,0 +1,101 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/scaffold"
+)
+
+type newOptions struct {
+	Streams
+	file  string // the blueprint
+	dir   string // "" writes to standard output
+	force bool
+	o     scaffold.Options
+}
+
+func newNewCommand(s Streams) *cobra.Command {
+	o := &newOptions{Streams: s}
+	cmd := &cobra.Command{
+		Use:   "new inference|training|batch NAME --team TEAM",
+		Short: "Write the manifests of a new workload, following the blueprint's classes",
+		Long: `Write the manifests of a new workload as the blueprint wants it:
+
+  inference  a Deployment, a Service, an HPA on CPU utilization, and a
+             PodDisruptionBudget unless the class gives one
+  training   a Job (restartPolicy Never, backoffLimit 4) and a
+             checkpoint PersistentVolumeClaim mounted at /checkpoints
+  batch      a Deployment at 0 replicas, for the queue scaler to grow
+
+The class is the first of the kind's role (Serving, Training, General) the
+team may use, or --class. The objects go in the team's first namespace, in
+DIR/NAME-KIND.yaml with -o, else to standard output. No cluster is needed.`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			o.o.Kind, o.o.Name = scaffold.Kind(args[0]), args[1]
+			return o.Run()
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "blueprint file (default ./berth.yaml, else the retail template)")
+	f.StringVarP(&o.dir, "output", "o", "", "directory to write NAME-KIND.yaml in (default standard output)")
+	f.BoolVar(&o.force, "force", false, "overwrite the file if it exists")
+	f.StringVar(&o.o.Team, "team", "", "the team that owns the workload (required)")
+	f.StringVar(&o.o.Class, "class", "", "the class (default the first of the kind's role the team may use)")
+	f.StringVar(&o.o.Model, "model", "", "inference: the model it serves, NAME@ALIAS or NAME:VERSION (the berth.io/model annotation)")
+	f.IntVar(&o.o.GPUs, "gpus", 0, "GPUs per pod")
+	f.StringVar(&o.o.Queue, "queue", "", "batch: the queue URL the worker reads (QUEUE_URL)")
+	f.StringVar(&o.o.Image, "image", "", "container image (default a placeholder to replace)")
+	_ = cmd.MarkFlagRequired("team")
+	return cmd
+}
+
+func (o *newOptions) Run() error {
+	bp, err := loadBlueprint(o.file, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	if err != nil {
+		return err
+	}
+	s, err := scaffold.New(bp.Blueprint, o.o)
+	if err != nil {
+		return fmt.Errorf("%s: %w", bp.source, err)
+	}
+	data, err := scaffold.Render(s.Objects)
+	if err != nil {
+		return err
+	}
+	if o.dir == "" {
+		_, err := o.Out.Write(data)
+		return err
+	}
+	if err := os.MkdirAll(o.dir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(o.dir, scaffold.File(o.o))
+	flags := os.O_WRONLY | os.O_CREATE | os.O_EXCL
+	if o.force {
+		flags = os.O_WRONLY | os.O_CREATE | os.O_TRUNC
+	}
+	file, err := os.OpenFile(path, flags, 0o644)
+	if errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("%s already exists; berth will not overwrite it\nfix: pass another -o, or --force to replace it", path)
+	}
+	if err != nil {
+		return err
+	}
+	if _, err := file.Write(data); err != nil {
+		file.Close()
+		return err
+	}
+	if err := file.Close(); err != nil {
+		return err
+	}
+	fmt.Fprintf(o.Out, "wrote %s (%s %s in namespace %s, class %s)\nnext: berth audit %s && kubectl apply -f %s\n",
+		path, o.o.Kind, o.o.Name, s.Namespace, s.Class.Name, path, path)
+	return nil
+}

@@ -1,0 +1,249 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+
+	"berth.io/berth/internal/pools"
+)
+
+var background = metav1.DeletePropagationBackground
+
+// scaffoldResources are the resources of the kinds berth new writes.
+var scaffoldResources = map[string]schema.GroupVersionResource{
+	"Deployment":              {Group: "apps", Version: "v1", Resource: "deployments"},
+	"Service":                 {Version: "v1", Resource: "services"},
+	"PodDisruptionBudget":     {Group: "policy", Version: "v1", Resource: "poddisruptionbudgets"},
+	"HorizontalPodAutoscaler": {Group: "autoscaling", Version: "v2", Resource: "horizontalpodautoscalers"},
+	"Job":                     {Group: "batch", Version: "v1", Resource: "jobs"},
+	"PersistentVolumeClaim":   {Version: "v1", Resource: "persistentvolumeclaims"},
+}
+
+// createScaffold runs berth new with args, then creates every object of
+// the file it wrote, as a user would apply it; they are deleted when the
+// test ends.
+func createScaffold(t *testing.T, args ...string) []*unstructured.Unstructured {
+	t.Helper()
+	dir := t.TempDir()
+	mustBerth(t, t.TempDir(), append([]string{"new", "-f", "testdata/e2e.yaml", "-o", dir}, args...)...)
+	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
+	if len(files) != 1 {
+		t.Fatalf("berth new %v wrote %v; want one file", args, files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	dyn := dynamic.NewForConfigOrDie(cfg)
+	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
+	var objs []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		if err := dec.Decode(&u.Object); err != nil {
+			break
+		}
+		if len(u.Object) == 0 {
+			continue
+		}
+		gvr, ok := scaffoldResources[u.GetKind()]
+		if !ok {
+			t.Fatalf("berth new wrote a %s, which this test does not know", u.GetKind())
+		}
+		if _, err := dyn.Resource(gvr).Namespace(u.GetNamespace()).Create(context.Background(), u, metav1.CreateOptions{}); err != nil {
+			t.Fatalf("creating %s %s/%s from berth new's output: %v", u.GetKind(), u.GetNamespace(), u.GetName(), err)
+		}
+		t.Cleanup(func() {
+			dyn.Resource(gvr).Namespace(u.GetNamespace()).Delete(context.Background(), u.GetName(), metav1.DeleteOptions{PropagationPolicy: &background})
+		})
+		objs = append(objs, u)
+	}
+	if len(objs) == 0 {
+		t.Fatalf("berth new wrote no objects:\n%s", data)
+	}
+	return objs
+}
+
+// bindClaim binds a claim to a volume as the binder would: the local
+// cluster runs no persistentvolume-binder (it has no volume plugins).
+func bindClaim(t *testing.T, ns, claim, volume string) {
+	t.Helper()
+	ctx := context.Background()
+	pvc, err := client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pvc.Spec.VolumeName = volume
+	metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, "pv.kubernetes.io/bind-completed", "yes")
+	if pvc, err = client.CoreV1().PersistentVolumeClaims(ns).Update(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pvc.Status.Phase = corev1.ClaimBound
+	pvc.Status.AccessModes = pvc.Spec.AccessModes
+	pvc.Status.Capacity = pvc.Spec.Resources.Requests
+	if _, err := client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, pvc, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pv.Spec.ClaimRef.UID = pvc.UID
+	if pv, err = client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	pv.Status.Phase = corev1.VolumeBound
+	if _, err := client.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// scheduledPods waits until the selected pods number want and each has
+// a node, and returns them.
+func scheduledPods(t *testing.T, ns, selector string, want int) []corev1.Pod {
+	t.Helper()
+	var pods []corev1.Pod
+	eventually(t, 2*time.Minute, fmt.Sprintf("%d scheduled pods %s in %s", want, selector, ns), func() (bool, error) {
+		list, err := client.CoreV1().Pods(ns).List(context.Background(), metav1.ListOptions{LabelSelector: selector})
+		if err != nil {
+			return false, err
+		}
+		pods = list.Items
+		return len(pods) == want && !slices.ContainsFunc(pods, func(p corev1.Pod) bool { return p.Spec.NodeName == "" }), nil
+	})
+	return pods
+}
+
+func poolsOf(t *testing.T, pods []corev1.Pod) []string {
+	t.Helper()
+	var out []string
+	for pool := range countBy(t, pods, pools.LabelPool) {
+		out = append(out, pool)
+	}
+	slices.Sort(out)
+	return out
+}
+
+// berth new's scaffolds are admitted in a team namespace as written, and
+// their pods land on the pools their class names, with its priority.
+func TestScaffolds(t *testing.T) {
+	ctx := context.Background()
+	const ns = "team-a"
+	suffix := fmt.Sprint(time.Now().UnixNano() % 100000)
+
+	t.Run("inference", func(t *testing.T) {
+		name := "reco-" + suffix
+		createScaffold(t, "inference", name, "--team", "team-a", "--gpus", "1", "--model", "reco:4")
+		pods := runningPods(t, ns, "app.kubernetes.io/name="+name, 2)
+		if got := poolsOf(t, pods); !slices.Equal(got, []string{"gpu"}) {
+			t.Errorf("GPU inference pods run on pools %v; want the class's GPU pool [gpu]", got)
+		}
+		for _, p := range pods {
+			if p.Spec.PriorityClassName != "inference-high" {
+				t.Errorf("pod %s has priority class %q; want inference-high", p.Name, p.Spec.PriorityClassName)
+			}
+			if len(p.Spec.InitContainers) == 0 || p.Spec.InitContainers[0].Name != "berth-model" {
+				t.Errorf("pod %s has no berth-model puller: the berth.io/model wiring did not apply", p.Name)
+			}
+		}
+		// The class's budget, made by berth for this Deployment; the
+		// scaffold wrote none of its own.
+		eventually(t, time.Minute, "the class's budget for "+name, func() (bool, error) {
+			_, err := client.PolicyV1().PodDisruptionBudgets(ns).Get(ctx, "deployment-"+name+"-budget", metav1.GetOptions{})
+			return err == nil, nil
+		})
+		if _, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{}); err != nil {
+			t.Errorf("the HPA: %v", err)
+		}
+	})
+
+	t.Run("training", func(t *testing.T) {
+		name := "finetune-" + suffix
+		// No provisioner on the local cluster: a volume for the claim,
+		// bound by hand.
+		pv := &corev1.PersistentVolume{
+			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name + "-checkpoints"},
+			Spec: corev1.PersistentVolumeSpec{
+				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("50Gi")},
+				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/checkpoints/" + name}},
+				ClaimRef:               &corev1.ObjectReference{Namespace: ns, Name: name + "-checkpoints"},
+			},
+		}
+		if _, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() {
+			client.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
+		})
+		createScaffold(t, "training", name, "--team", "team-a", "--gpus", "1")
+		bindClaim(t, ns, name+"-checkpoints", pv.Name)
+		t.Cleanup(func() {
+			if !t.Failed() {
+				return
+			}
+			pvc, _ := client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name+"-checkpoints", metav1.GetOptions{})
+			if pvc != nil {
+				t.Logf("claim: %s", pvc.Status.Phase)
+			}
+			list, _ := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{LabelSelector: "app.kubernetes.io/name=" + name})
+			for _, p := range list.Items {
+				t.Logf("pod %s: %s %+v", p.Name, p.Status.Phase, p.Status.Conditions)
+			}
+			ev, _ := client.CoreV1().Events(ns).List(ctx, metav1.ListOptions{})
+			for _, e := range ev.Items {
+				t.Logf("event %s %s: %s", e.InvolvedObject.Name, e.Reason, e.Message)
+			}
+		})
+		// Scheduled is enough: a simulated Job pod may finish at once.
+		pods := scheduledPods(t, ns, "app.kubernetes.io/name="+name, 1)
+		if got := poolsOf(t, pods); !slices.Equal(got, []string{"spot-gpu"}) {
+			t.Errorf("training pods run on pools %v; want the class's first GPU pool [spot-gpu]", got)
+		}
+		if pc := pods[0].Spec.PriorityClassName; pc != "training-low" {
+			t.Errorf("training pod has priority class %q; want training-low", pc)
+		}
+		job, err := client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if job.Spec.PodFailurePolicy == nil || len(job.Spec.PodFailurePolicy.Rules) == 0 {
+			t.Errorf("the training Job got no podFailurePolicy from its class's spot pool")
+		}
+	})
+
+	t.Run("batch", func(t *testing.T) {
+		name := "embed-" + suffix
+		createScaffold(t, "batch", name, "--team", "team-a", "--queue", "amqp://queue.example/embed")
+		// At 0 replicas until the queue scaler comes; one by hand.
+		scale, err := client.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if scale.Spec.Replicas != 0 {
+			t.Errorf("the batch Deployment starts at %d replicas; want 0", scale.Spec.Replicas)
+		}
+		patch := []byte(`{"spec":{"replicas":1}}`)
+		if _, err := client.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		pods := runningPods(t, ns, "app.kubernetes.io/name="+name, 1)
+		if got := poolsOf(t, pods); !slices.Equal(got, []string{"cpu"}) {
+			t.Errorf("batch pods run on pools %v; want the class's [cpu]", got)
+		}
+	})
+}
