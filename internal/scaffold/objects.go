@@ -128,7 +128,7 @@ func (b builder) inference() []Object {
 		},
 	}
 	d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{b.zoneSpread()}
-	comment := "Inference server " + name + ". " + b.classNote()
+	comment := "Inference server " + name + ".\n" + b.classNote()
 	if b.o.Model != "" {
 		d.Annotations = map[string]string{v1alpha1.AnnotationModel: b.o.Model}
 		comment += fmt.Sprintf("\nWith spec.models, the model wiring adds the puller: the model is at\n/models/current in the container (berth.io/model: %s).", b.o.Model)
@@ -232,7 +232,7 @@ func (b builder) training() []Object {
 	}
 	return []Object{
 		{Comment: "Durable storage for " + name + "'s checkpoints: it outlives the node.", Object: pvc},
-		{Comment: "Training Job " + name + ". " + b.classNote() + "\n" +
+		{Comment: "Training Job " + name + ".\n" + b.classNote() + "\n" +
 			"On a spot pool the class also adds a podFailurePolicy rule, so an interrupted\n" +
 			"pod does not count against backoffLimit.\n" +
 			"Checkpoint contract: on SIGTERM write a checkpoint to $CHECKPOINT_DIR within\n" +
@@ -269,7 +269,7 @@ func (b builder) batch() []Object {
 			},
 		},
 	}
-	comment := "Batch worker " + name + ". " + b.classNote() + "\n"
+	comment := "Batch worker " + name + ".\n" + b.classNote() + "\n"
 	if b.class.PriorityClassName() == "" && !b.globalDefault() {
 		// The blueprint runs the class at priority 0 on purpose: say
 		// so where audit would ask for a PriorityClass.
