@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
@@ -168,18 +169,37 @@ func (b builder) inference() []Object {
 		// do not give one up for a dip.
 		window = 600
 	}
+	minReplicas, maxReplicas, cpuTarget := int32(2), int32(10), int32(70)
+	note := ""
+	if sc := b.class.Scaling; sc != nil {
+		// The class's own scaling, as far as a CPU HPA can follow it.
+		if sc.ScaleDownWindow != nil {
+			window = max(window, int32(sc.ScaleDownWindow.Duration/time.Second))
+		}
+		if sc.MinReplicas != nil {
+			minReplicas = max(minReplicas, *sc.MinReplicas)
+		}
+		if sc.MaxReplicas > 0 {
+			maxReplicas = max(sc.MaxReplicas, minReplicas)
+		}
+		if sc.Metric == v1alpha1.MetricCPU && sc.Target > 0 {
+			cpuTarget = sc.Target
+		} else if sc.Metric != "" {
+			note = fmt.Sprintf("\nClass %s scales on %s: until then, CPU stands in.", b.class.Name, sc.Metric)
+		}
+	}
 	hpa := &autoscalingv2.HorizontalPodAutoscaler{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
 		ObjectMeta: b.meta(name, Inference),
 		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
 			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
-			MinReplicas:    ptr.To[int32](2),
-			MaxReplicas:    10,
+			MinReplicas:    ptr.To(minReplicas),
+			MaxReplicas:    maxReplicas,
 			Metrics: []autoscalingv2.MetricSpec{{
 				Type: autoscalingv2.ResourceMetricSourceType,
 				Resource: &autoscalingv2.ResourceMetricSource{
 					Name:   corev1.ResourceCPU,
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To[int32](70)},
+					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(cpuTarget)},
 				},
 			}},
 			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
@@ -190,7 +210,7 @@ func (b builder) inference() []Object {
 	objs = append(objs, Object{
 		Comment: "Scales on CPU utilization for now; scaling on requests in flight or queue\n" +
 			"time (custom metrics) comes with the scaling step of issue 14.\n" +
-			"Scale-down waits " + strconv.Itoa(int(window)) + " s before giving up replicas.",
+			"Scale-down waits " + strconv.Itoa(int(window)) + " s before giving up replicas." + note,
 		Object: hpa,
 	})
 	return objs

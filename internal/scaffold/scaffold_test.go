@@ -6,10 +6,15 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/audit"
@@ -157,6 +162,30 @@ func TestRefusals(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A class's scaling shapes the HPA: its replicas, its CPU target and a
+// longer scale-down window.
+func TestClassScaling(t *testing.T) {
+	bp := retail(t)
+	bp.Spec.Classes[0].Scaling = &v1alpha1.Scaling{Metric: v1alpha1.MetricCPU, Target: 60, MinReplicas: ptr.To[int32](3), MaxReplicas: 20,
+		ScaleDownWindow: &metav1.Duration{Duration: 15 * time.Minute}}
+	s, err := New(bp, Options{Kind: Inference, Name: "reco", Team: "team-a", GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range s.Objects {
+		h, ok := o.Object.(*autoscalingv2.HorizontalPodAutoscaler)
+		if !ok {
+			continue
+		}
+		got := []int32{*h.Spec.MinReplicas, h.Spec.MaxReplicas, *h.Spec.Metrics[0].Resource.Target.AverageUtilization, *h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds}
+		if want := []int32{3, 20, 60, 900}; !slices.Equal(got, want) {
+			t.Errorf("HPA min, max, target, window = %v; want %v", got, want)
+		}
+		return
+	}
+	t.Error("no HPA")
 }
 
 // Following an alias leaves the version unpinned until berth model
