@@ -118,19 +118,7 @@ type scaleEnv struct {
 
 func (a *scaleEnv) trainingFromZero(t *testing.T) {
 	ctx := context.Background()
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "train"},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}},
-			Spec: corev1.PodSpec{
-				PriorityClassName: "training-low",
-				RestartPolicy:     corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
-					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
-			},
-		}},
-	}
-	job, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{})
+	job, err := a.c.BatchV1().Jobs("team-a").Create(ctx, teamATraining("train"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,19 +319,7 @@ func (a *scaleEnv) priorityByApply(t *testing.T, bpFile, doc string) {
 	})
 	mustBerth(t, a.home, "apply", "-f", bpFile, "--context", "berth-scale")
 	ctx := context.Background()
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "train-priority"},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}},
-			Spec: corev1.PodSpec{
-				PriorityClassName: "training-low",
-				RestartPolicy:     corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
-					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
-			},
-		}},
-	}
-	if _, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+	if _, err := a.c.BatchV1().Jobs("team-a").Create(ctx, teamATraining("train-priority"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pod := a.podOf("team-a", "job-name=train-priority")
@@ -367,25 +343,12 @@ func (a *scaleEnv) priorityByApply(t *testing.T, bpFile, doc string) {
 // replicas ready.
 func (a *scaleEnv) spotInterruption(t *testing.T) {
 	ctx := context.Background()
-	zero := int32(0)
-	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "resume"},
-		Spec: batchv1.JobSpec{
-			// No podFailurePolicy: the training class, on a spot pool,
-			// gives the Job its DisruptionTarget rule at admission.
-			BackoffLimit: &zero,
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}, Annotations: map[string]string{"berth.io/duration": "60s"}},
-				Spec: corev1.PodSpec{
-					PriorityClassName: "training-low",
-					RestartPolicy:     corev1.RestartPolicyNever,
-					NodeSelector:      map[string]string{pools.LabelPool: "spot-gpu"},
-					Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
-						Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
-				},
-			},
-		},
-	}
+	// No podFailurePolicy: the training class, on a spot pool, gives the
+	// Job its DisruptionTarget rule at admission.
+	job := teamATraining("resume")
+	job.Spec.BackoffLimit = ptr(int32(0))
+	job.Spec.Template.Annotations = map[string]string{"berth.io/duration": "60s"}
+	job.Spec.Template.Spec.NodeSelector = map[string]string{pools.LabelPool: "spot-gpu"}
 	stored, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -516,6 +479,22 @@ func (a *scaleEnv) readyServing() int {
 }
 
 // --- helpers on the autoscaler's cluster ---
+
+// teamATraining is a team-a Job of the training class asking for one GPU.
+func teamATraining(name string) *batchv1.Job {
+	return &batchv1.Job{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
+		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}},
+			Spec: corev1.PodSpec{
+				PriorityClassName: "training-low",
+				RestartPolicy:     corev1.RestartPolicyNever,
+				Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
+					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
+			},
+		}},
+	}
+}
 
 func (a *scaleEnv) eventually(timeout time.Duration, what string, cond func() (bool, error)) {
 	a.t.Helper()
