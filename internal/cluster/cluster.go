@@ -214,14 +214,15 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	})
 	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig) })
 	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })
-	c.startControllers(runCtx, client, &opts)
-
+	// The blueprint is recorded before berth's controllers start, so the
+	// autoscaler's first scan already has the pools and the profile.
 	if err := markLocal(waitCtx, client, m.Name); err != nil {
 		return nil, err
 	}
 	if err := pools.StoreBlueprint(waitCtx, client, opts.Blueprint); err != nil {
 		return nil, err
 	}
+	c.startControllers(runCtx, client, &opts)
 	if c.Nodes, err = EnsurePoolNodes(waitCtx, client, opts.Blueprint, opts.Nodes); err != nil {
 		return nil, err
 	}

@@ -61,6 +61,15 @@ func TestAutoscaler(t *testing.T) {
 	}
 	a.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "ops"}})
 	a.create(&corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "load"}})
+	// The autoscaler has scanned with the blueprint's pools.
+	a.eventually(time.Minute, "the autoscaler's status listing pool spot-gpu", func() (bool, error) {
+		cm, err := a.c.CoreV1().ConfigMaps(castatus.ConfigMapNamespace).Get(context.Background(), castatus.ConfigMapName, metav1.GetOptions{})
+		if err != nil {
+			return false, nil
+		}
+		_, act, err := castatus.Read(cm)
+		return err == nil && scaleStatus{act: act}.pool("spot-gpu") != nil, nil
+	})
 
 	t.Run("a training Job grows the spot GPU pool from zero and back", a.trainingFromZero)
 	t.Run("a CPU Deployment grows its pool to max and no further", a.cpuToMax)
@@ -480,6 +489,22 @@ func (a *scaleEnv) readyServing() int {
 
 // --- helpers on the autoscaler's cluster ---
 
+// autoscalerLog is what the cluster's log says of the autoscaler, for a
+// failure's message.
+func (a *scaleEnv) autoscalerLog() string {
+	raw, err := os.ReadFile(filepath.Join(a.home, "clusters", "scale", "berth.log"))
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.Contains(line, "autoscaler") {
+			out = append(out, line)
+		}
+	}
+	return strings.Join(out[max(0, len(out)-40):], "\n")
+}
+
 // teamATraining is a team-a Job of the training class asking for one GPU.
 func teamATraining(name string) *batchv1.Job {
 	return &batchv1.Job{
@@ -501,7 +526,7 @@ func (a *scaleEnv) eventually(timeout time.Duration, what string, cond func() (b
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return cond() })
 	if err != nil {
 		st, _ := berth(a.t, a.home, "status")
-		a.t.Fatalf("waiting for %s: %v\nberth status:\n%s", what, err, st)
+		a.t.Fatalf("waiting for %s: %v\nberth status:\n%s\nthe autoscaler's log lines:\n%s", what, err, st, a.autoscalerLog())
 	}
 }
 
