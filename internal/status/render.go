@@ -46,7 +46,10 @@ func Render(w io.Writer, c *Cluster) error {
 	if err := renderQuotas(w, c.Quotas); err != nil {
 		return err
 	}
-	return renderClasses(w, c.Classes)
+	if err := renderClasses(w, c.Classes); err != nil {
+		return err
+	}
+	return renderScaled(w, c.Scaled, c.Now)
 }
 
 func renderClasses(w io.Writer, classes []Class) error {

@@ -1,6 +1,7 @@
 // Package status summarises a cluster against its blueprint: per pool the
 // nodes Ready and in all, and allocatable against requested CPU, memory
-// and GPUs; per team its quotas, used against hard.
+// and GPUs; per team its quotas, used against hard; per HPA its replicas
+// and metrics against their targets.
 package status
 
 import (
@@ -75,6 +76,8 @@ type Cluster struct {
 	Autoscaler *Autoscaler
 	// Interruptions are the spot interruptions recorded, oldest first.
 	Interruptions []spot.Interruption
+	// Scaled are the workloads HPAs scale, by namespace and HPA name.
+	Scaled []Scaled
 	// Now is when the summary was collected.
 	Now time.Time
 }
@@ -97,6 +100,9 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 		return nil, err
 	}
 	if out.Interruptions, err = collectInterruptions(ctx, c); err != nil {
+		return nil, err
+	}
+	if out.Scaled, err = collectScaled(ctx, c); err != nil {
 		return nil, err
 	}
 	byName := map[string]*Pool{}
