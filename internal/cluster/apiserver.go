@@ -39,8 +39,23 @@ func apiServerArgs(p pki, etcdPort int) []string {
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
 		"--profiling=false",
+		// The aggregator's identity towards aggregated APIs (berth's
+		// metrics server), which trust the user it names in headers.
+		"--proxy-client-cert-file=" + p.proxyClientCert(),
+		"--proxy-client-key-file=" + p.proxyClientKey(),
+		"--requestheader-client-ca-file=" + p.caCert(),
+		"--requestheader-allowed-names=" + proxyClientCN,
+		"--requestheader-username-headers=X-Remote-User",
+		"--requestheader-group-headers=X-Remote-Group",
+		"--requestheader-extra-headers-prefix=X-Remote-Extra-",
+		"--feature-gates=" + featureGates,
 	}
 }
+
+// featureGates are the alpha features berth's control plane turns on:
+// HPAScaleToZero lets an HPA on an external metric (a queue) take a
+// workload to zero replicas and back, as KEDA does on real clusters.
+const featureGates = "HPAScaleToZero=true"
 
 // runAPIServer starts kube-apiserver on ln through the same steps as its
 // command (options → Complete → Validate → Run), without the command's

@@ -85,6 +85,7 @@ type Cluster struct {
 	StartedIn time.Duration
 
 	cancel  context.CancelFunc
+	metrics *metricsServing
 	etcd    *embed.Etcd
 	release func()
 	wg      sync.WaitGroup
@@ -140,6 +141,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := state.pki().ensure(); err != nil {
 		return nil, err
 	}
+	if err := state.pki().ensureProxyClient(); err != nil {
+		return nil, err
+	}
 	if opts.Port != 0 {
 		m.APIServerPort = opts.Port
 	}
@@ -185,6 +189,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.Config.QPS, c.Config.Burst = 500, 1000
+	metrics, err := state.pki().metricsServing()
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	c.metrics = metrics
+	resolveLocalServices(metrics.ln.Addr(), m.APIServerPort)
 	c.run(runCtx, "kube-apiserver", func(ctx context.Context) error {
 		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln)
 	})
@@ -222,7 +233,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := pools.StoreBlueprint(waitCtx, client, opts.Blueprint); err != nil {
 		return nil, err
 	}
-	c.startControllers(runCtx, client, &opts)
+	if err := c.startControllers(runCtx, client, &opts); err != nil {
+		return nil, err
+	}
 	if c.Nodes, err = EnsurePoolNodes(waitCtx, client, opts.Blueprint, opts.Nodes); err != nil {
 		return nil, err
 	}
@@ -325,6 +338,9 @@ func (c *Cluster) Stop() {
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second): // a component ignoring its context must not block shutdown
+		}
+		if c.metrics != nil {
+			c.metrics.ln.Close()
 		}
 		if c.etcd != nil {
 			c.etcd.Close()

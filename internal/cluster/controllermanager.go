@@ -50,6 +50,7 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki) error {
 		// Deployment's pods.
 		"--kube-api-qps=1000",
 		"--kube-api-burst=2000",
+		"--feature-gates=" + featureGates,
 	}
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("kube-controller-manager flags: %w", err)

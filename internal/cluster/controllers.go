@@ -4,9 +4,11 @@ import (
 	"context"
 
 	"k8s.io/client-go/kubernetes"
+	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/budgets"
+	"berth.io/berth/internal/metricsapi"
 	"berth.io/berth/internal/spot"
 )
 
@@ -21,7 +23,7 @@ type controller struct {
 // the kubelet that a local cluster plays, in the order they start. A new
 // one is a package with NewController(...) and Run(ctx) error, and a line
 // here.
-func berthControllers(client kubernetes.Interface, opts *Options) []controller {
+func berthControllers(client kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, opts *Options) []controller {
 	return []controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin runs (kubelet.go).
@@ -35,12 +37,20 @@ func berthControllers(client kubernetes.Interface, opts *Options) []controller {
 		{"spot", spot.NewController(client).Run},
 		// The node autoscaler, with cluster-autoscaler's semantics.
 		{"autoscaler", autoscaler.NewController(client, opts.autoscalerOptions()).Run},
+		// The metrics APIs an HPA reads, from the simulated load
+		// (internal/metricsapi).
+		{"metrics", metricsapi.NewController(client, agg, metrics.ln, metrics.tls, metrics.caBundle).Run},
 	}
 }
 
 // startControllers starts berth's controllers.
-func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interface, opts *Options) {
-	for _, ctl := range berthControllers(client, opts) {
+func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interface, opts *Options) error {
+	agg, err := aggregator.NewForConfig(c.Config)
+	if err != nil {
+		return err
+	}
+	for _, ctl := range berthControllers(client, agg, c.metrics, opts) {
 		c.run(ctx, ctl.name, ctl.run)
 	}
+	return nil
 }

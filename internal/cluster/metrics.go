@@ -1,0 +1,154 @@
+package cluster
+
+import (
+	"crypto"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"k8s.io/kubernetes/cmd/kube-apiserver/app"
+
+	"berth.io/berth/internal/metricsapi"
+)
+
+// proxyClientCN is the aggregator's identity when it proxies a request to
+// an aggregated API (the metrics server), as kubeadm names it.
+const proxyClientCN = "front-proxy-client"
+
+// Files of the aggregator's proxy client certificate.
+func (p pki) proxyClientCert() string { return p.path("front-proxy-client.crt") }
+func (p pki) proxyClientKey() string  { return p.path("front-proxy-client.key") }
+
+// loadCA reads the cluster's CA.
+func (p pki) loadCA() (*x509.Certificate, crypto.Signer, []byte, error) {
+	certPEM, err := os.ReadFile(p.caCert())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(p.caKey())
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("the cluster's CA (%s): %w", p.caCert(), err)
+	}
+	ca, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	signer, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok {
+		return nil, nil, nil, errors.New("the cluster's CA key cannot sign")
+	}
+	return ca, signer, certPEM, nil
+}
+
+// ensureProxyClient issues the aggregator's proxy client certificate when
+// it is missing: clusters made before berth served metrics lack it.
+func (p pki) ensureProxyClient() error {
+	if _, err := os.Stat(p.proxyClientCert()); err == nil {
+		return nil
+	}
+	ca, key, _, err := p.loadCA()
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		Subject:     pkix.Name{CommonName: proxyClientCN},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+	}
+	return p.issue(tmpl, ca, key, p.proxyClientCert(), p.proxyClientKey())
+}
+
+// metricsServing is the metrics server's listener and TLS: a certificate
+// for its Service's name, made at each start, and client certificates
+// required from the cluster's CA (the aggregator's proxy certificate).
+type metricsServing struct {
+	ln       net.Listener
+	tls      *tls.Config
+	caBundle []byte
+}
+
+func (p pki) metricsServing() (*metricsServing, error) {
+	ca, caKey, caPEM, err := p.loadCA()
+	if err != nil {
+		return nil, err
+	}
+	key, err := newKey()
+	if err != nil {
+		return nil, err
+	}
+	host := metricsapi.ServiceName + "." + metricsapi.Namespace + ".svc"
+	der, err := sign(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: host},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		DNSNames:    []string{host, "localhost"},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	}, ca, key.Public(), caKey)
+	if err != nil {
+		return nil, err
+	}
+	clients := x509.NewCertPool()
+	clients.AppendCertsFromPEM(caPEM)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the metrics APIs: %w", err)
+	}
+	return &metricsServing{
+		ln: ln,
+		tls: &tls.Config{
+			Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+			ClientAuth:   tls.RequireAndVerifyClientCert,
+			ClientCAs:    clients,
+			MinVersion:   tls.VersionTLS12,
+		},
+		caBundle: caPEM,
+	}, nil
+}
+
+// The API server finds a Service's endpoint through a resolver it builds
+// once, at start. Its default sends the aggregator to the Service's
+// cluster IP, which nothing routes on a local cluster, so berth installs
+// one that knows the metrics server's loopback address. The hook is named
+// for tests; it is the API server's one way to say where a Service is.
+var (
+	resolverOnce    sync.Once
+	metricsEndpoint atomic.Pointer[url.URL]
+	apiEndpoint     atomic.Pointer[url.URL]
+)
+
+type localServices struct{}
+
+func (localServices) ResolveEndpoint(namespace, name string, port int32) (*url.URL, error) {
+	switch {
+	case namespace == metricsapi.Namespace && name == metricsapi.ServiceName:
+		if u := metricsEndpoint.Load(); u != nil {
+			return u, nil
+		}
+	case namespace == "default" && name == "kubernetes":
+		if u := apiEndpoint.Load(); u != nil {
+			return u, nil
+		}
+	}
+	return nil, fmt.Errorf("service %s/%s has no endpoint: a local cluster's pods run no code, so only berth's own services (%s/%s) answer",
+		namespace, name, metricsapi.Namespace, metricsapi.ServiceName)
+}
+
+// resolveLocalServices points the API server's resolver at this cluster's
+// metrics server and API server, before the API server starts.
+func resolveLocalServices(metrics net.Addr, apiPort int) {
+	resolverOnce.Do(func() { app.SetServiceResolverForTests(localServices{}) })
+	metricsEndpoint.Store(&url.URL{Scheme: "https", Host: metrics.String()})
+	apiEndpoint.Store(&url.URL{Scheme: "https", Host: "127.0.0.1:" + strconv.Itoa(apiPort)})
+}

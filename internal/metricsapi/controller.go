@@ -1,0 +1,131 @@
+package metricsapi
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
+	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
+	"k8s.io/utils/ptr"
+)
+
+// The Service the APIServices point at. On a local cluster nothing routes
+// a Service's address (there is no kube-proxy), so berth's API server
+// resolves this one to the server's loopback address (see
+// internal/cluster); it is an ExternalName Service because a ClusterIP one
+// would need endpoints, and the API server refuses loopback endpoints.
+const (
+	Namespace   = metav1.NamespaceSystem
+	ServiceName = "berth-metrics"
+	servicePort = 443
+)
+
+// Controller serves the metrics APIs on its listener and registers them
+// with the aggregator.
+type Controller struct {
+	client     kubernetes.Interface
+	aggregator aggregator.Interface
+	listener   net.Listener
+	tls        *tls.Config
+	caBundle   []byte
+}
+
+// NewController serves on ln with tlsConfig (its certificate valid for
+// berth-metrics.kube-system.svc, its client CAs those of the aggregator's
+// proxy certificate); caBundle is what the aggregator verifies the server
+// with.
+func NewController(client kubernetes.Interface, agg aggregator.Interface, ln net.Listener, tlsConfig *tls.Config, caBundle []byte) *Controller {
+	return &Controller{client: client, aggregator: agg, listener: ln, tls: tlsConfig, caBundle: caBundle}
+}
+
+// Run registers the APIs and serves them until ctx ends.
+func (c *Controller) Run(ctx context.Context) error {
+	factory := informers.NewSharedInformerFactory(c.client, 0)
+	system := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithNamespace(LoadNamespace))
+	s := &Server{
+		Pods:         factory.Core().V1().Pods().Lister(),
+		Nodes:        factory.Core().V1().Nodes().Lister(),
+		Deployments:  factory.Apps().V1().Deployments().Lister(),
+		StatefulSets: factory.Apps().V1().StatefulSets().Lister(),
+		Loads:        system.Core().V1().ConfigMaps().Lister().ConfigMaps(LoadNamespace),
+		Now:          time.Now,
+	}
+	factory.Start(ctx.Done())
+	system.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(),
+		factory.Core().V1().Pods().Informer().HasSynced, factory.Core().V1().Nodes().Informer().HasSynced,
+		factory.Apps().V1().Deployments().Informer().HasSynced, factory.Apps().V1().StatefulSets().Informer().HasSynced,
+		system.Core().V1().ConfigMaps().Informer().HasSynced) {
+		return ctx.Err()
+	}
+	srv := &http.Server{Handler: s, TLSConfig: c.tls, ReadHeaderTimeout: 10 * time.Second}
+	errs := make(chan error, 1)
+	go func() { errs <- srv.Serve(tls.NewListener(c.listener, c.tls)) }()
+	if err := c.register(ctx); err != nil {
+		srv.Close()
+		return err
+	}
+	select {
+	case <-ctx.Done():
+		srv.Close()
+		return nil
+	case err := <-errs:
+		if errors.Is(err, http.ErrServerClosed) {
+			return nil
+		}
+		return err
+	}
+}
+
+// register creates (or brings up to date) the Service and an APIService
+// per group version, as a metrics adapter's manifests would.
+func (c *Controller) register(ctx context.Context) error {
+	svc := &corev1.Service{
+		ObjectMeta: metav1.ObjectMeta{Name: ServiceName, Namespace: Namespace, Labels: managedBy},
+		Spec:       corev1.ServiceSpec{Type: corev1.ServiceTypeExternalName, ExternalName: "localhost"},
+	}
+	services := c.client.CoreV1().Services(Namespace)
+	if _, err := services.Get(ctx, ServiceName, metav1.GetOptions{}); err != nil {
+		if _, err := services.Create(ctx, svc, metav1.CreateOptions{}); err != nil {
+			return fmt.Errorf("creating Service %s/%s for the metrics APIs: %w", Namespace, ServiceName, err)
+		}
+	}
+	apis := c.aggregator.ApiregistrationV1().APIServices()
+	for _, gv := range GroupVersions {
+		want := &apiregistrationv1.APIService{
+			ObjectMeta: metav1.ObjectMeta{Name: gv.Version + "." + gv.Group, Labels: managedBy},
+			Spec: apiregistrationv1.APIServiceSpec{
+				Service:              &apiregistrationv1.ServiceReference{Namespace: Namespace, Name: ServiceName, Port: ptr.To[int32](servicePort)},
+				Group:                gv.Group,
+				Version:              gv.Version,
+				CABundle:             c.caBundle,
+				GroupPriorityMinimum: 100,
+				VersionPriority:      100,
+			},
+		}
+		have, err := apis.Get(ctx, want.Name, metav1.GetOptions{})
+		if err != nil {
+			if _, err := apis.Create(ctx, want, metav1.CreateOptions{}); err != nil {
+				return fmt.Errorf("registering APIService %s: %w", want.Name, err)
+			}
+			continue
+		}
+		have.Spec = want.Spec
+		if _, err := apis.Update(ctx, have, metav1.UpdateOptions{}); err != nil {
+			return fmt.Errorf("updating APIService %s: %w", want.Name, err)
+		}
+	}
+	return nil
+}
+
+var managedBy = map[string]string{"app.kubernetes.io/managed-by": "berth"}

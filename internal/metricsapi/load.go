@@ -1,0 +1,286 @@
+// Package metricsapi serves, inside `berth up`, the metrics APIs an HPA
+// reads on any cluster: custom.metrics.k8s.io (requests_per_second and
+// the DCGM exporter's DCGM_FI_DEV_GPU_UTIL per pod), external.metrics.k8s.io
+// (a queue's depth, named as each broker's exporter names it) and
+// metrics.k8s.io (CPU and memory per pod and node, as metrics-server). They
+// are registered as APIServices behind the API server, the way a metrics
+// adapter is, so `kubectl get --raw`, `kubectl top` and the real HPA
+// controller read them like anywhere else.
+//
+// Simulated pods run no code, so the values come from a simulated load the
+// user sets with `berth load`: kept in the cluster in the ConfigMap
+// kube-system/berth-load, read by the server on every request.
+package metricsapi
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/util/retry"
+	"sigs.k8s.io/yaml"
+)
+
+// The ConfigMap the load lives in, and its key.
+const (
+	LoadNamespace = metav1.NamespaceSystem
+	LoadConfigMap = "berth-load"
+	loadKey       = "load.yaml"
+)
+
+// Load is the simulated load on the cluster: per workload, per queue, and
+// a profile being played.
+type Load struct {
+	// Workloads are the loads set per workload.
+	Workloads []WorkloadLoad `json:"workloads,omitempty"`
+	// Queues maps a queue's name to its depth in messages (Kafka: lag).
+	Queues map[string]int64 `json:"queues,omitempty"`
+	// Playback is the profile being played, if any. Its steps override
+	// the loads above from the moment each step is reached.
+	Playback *Playback `json:"playback,omitempty"`
+}
+
+// WorkloadLoad is the load on one workload's pods, in totals that stay
+// constant as replicas come and go: the same traffic spread over more
+// Ready pods shows less on each. A nil field leaves that metric as it was
+// (zero if never set).
+type WorkloadLoad struct {
+	Namespace string `json:"namespace"`
+	// Kind is Deployment or StatefulSet.
+	Kind string `json:"kind"`
+	Name string `json:"name"`
+	// RPS is requests per second to the whole workload.
+	RPS *float64 `json:"rps,omitempty"`
+	// GPUWork is the GPU work in percent of one GPU, summed over the
+	// pods: 270 is 90% on each of 3 pods, or 54% on each of 5.
+	GPUWork *float64 `json:"gpuWork,omitempty"`
+	// CPUWork is the CPU work in percent of one pod's CPU request, summed
+	// over the pods.
+	CPUWork *float64 `json:"cpuWork,omitempty"`
+}
+
+// Key names the workload, as NAMESPACE/Kind/NAME.
+func (w WorkloadLoad) Key() string { return w.Namespace + "/" + w.Kind + "/" + w.Name }
+
+// Profile is a load profile file: steps in time, each setting loads from
+// its moment on, to replay a day of traffic.
+type Profile struct {
+	// Steps, in order of At.
+	Steps []Step `json:"steps"`
+}
+
+// Step sets loads at a moment of the profile.
+type Step struct {
+	// At is the step's time from the start of the profile.
+	At metav1.Duration `json:"at"`
+	// Workloads are the loads the step sets; fields left out keep their
+	// values.
+	Workloads []WorkloadLoad `json:"workloads,omitempty"`
+	// Queues are the depths the step sets.
+	Queues map[string]int64 `json:"queues,omitempty"`
+}
+
+// Playback is a profile being played.
+type Playback struct {
+	Profile Profile     `json:"profile"`
+	Started metav1.Time `json:"started"`
+	// Speed is how many seconds of the profile pass per second: 60 plays
+	// an hour in a minute.
+	Speed float64 `json:"speed"`
+}
+
+// Elapsed is how far into the profile the playback is at now.
+func (p *Playback) Elapsed(now time.Time) time.Duration {
+	return time.Duration(float64(now.Sub(p.Started.Time)) * p.Speed)
+}
+
+// Length is the time of the profile's last step.
+func (p *Profile) Length() time.Duration {
+	if len(p.Steps) == 0 {
+		return 0
+	}
+	return p.Steps[len(p.Steps)-1].At.Duration
+}
+
+// ParseProfile reads a profile file, checking that its steps are in order
+// and name their workloads.
+func ParseProfile(data []byte) (*Profile, error) {
+	var p Profile
+	if err := yaml.UnmarshalStrict(data, &p); err != nil {
+		return nil, fmt.Errorf("not a load profile: %w\nfix: a profile is `steps:`, each with `at:` (a duration such as 90s or 2h), and `workloads:` (namespace, kind, name, rps, gpuWork, cpuWork) and/or `queues:` (NAME: depth)", err)
+	}
+	if len(p.Steps) == 0 {
+		return nil, fmt.Errorf("the profile has no steps\nfix: add `steps:`, each with `at:` and the loads it sets")
+	}
+	for i, s := range p.Steps {
+		if i > 0 && s.At.Duration < p.Steps[i-1].At.Duration {
+			return nil, fmt.Errorf("steps[%d].at: %s comes before the step above it (%s)\nfix: list the steps in time order", i, s.At.Duration, p.Steps[i-1].At.Duration)
+		}
+		for j := range s.Workloads {
+			w := &p.Steps[i].Workloads[j]
+			if w.Kind == "" {
+				w.Kind = "Deployment"
+			}
+			if w.Namespace == "" || w.Name == "" {
+				return nil, fmt.Errorf("steps[%d].workloads[%d]: namespace and name are required\nfix: name the workload, e.g. {namespace: team-a, name: recommender, rps: 40}", i, j)
+			}
+			if w.Kind != "Deployment" && w.Kind != "StatefulSet" {
+				return nil, fmt.Errorf("steps[%d].workloads[%d].kind: %q is not Deployment or StatefulSet", i, j, w.Kind)
+			}
+			for _, v := range []*float64{w.RPS, w.GPUWork, w.CPUWork} {
+				if v != nil && *v < 0 {
+					return nil, fmt.Errorf("steps[%d].workloads[%d]: a load may not be negative", i, j)
+				}
+			}
+		}
+		for q, d := range s.Queues {
+			if d < 0 {
+				return nil, fmt.Errorf("steps[%d].queues.%s: a depth may not be negative", i, q)
+			}
+		}
+	}
+	return &p, nil
+}
+
+// Set merges w into the load: the fields w sets replace the workload's.
+func (l *Load) Set(w WorkloadLoad) {
+	for i := range l.Workloads {
+		if l.Workloads[i].Key() == w.Key() {
+			merge(&l.Workloads[i], w)
+			return
+		}
+	}
+	l.Workloads = append(l.Workloads, w)
+	sort.Slice(l.Workloads, func(i, j int) bool { return l.Workloads[i].Key() < l.Workloads[j].Key() })
+}
+
+func merge(into *WorkloadLoad, w WorkloadLoad) {
+	if w.RPS != nil {
+		into.RPS = w.RPS
+	}
+	if w.GPUWork != nil {
+		into.GPUWork = w.GPUWork
+	}
+	if w.CPUWork != nil {
+		into.CPUWork = w.CPUWork
+	}
+}
+
+// SetQueue sets a queue's depth.
+func (l *Load) SetQueue(name string, depth int64) {
+	if l.Queues == nil {
+		l.Queues = map[string]int64{}
+	}
+	l.Queues[name] = depth
+}
+
+// At is the load in effect at now: the loads set, overridden by every
+// step of the playing profile reached by now.
+func (l *Load) At(now time.Time) *Load {
+	out := &Load{Queues: map[string]int64{}}
+	for _, w := range l.Workloads {
+		out.Set(w)
+	}
+	for q, d := range l.Queues {
+		out.Queues[q] = d
+	}
+	if p := l.Playback; p != nil {
+		elapsed := p.Elapsed(now)
+		for _, s := range p.Profile.Steps {
+			if s.At.Duration > elapsed {
+				break
+			}
+			for _, w := range s.Workloads {
+				out.Set(w)
+			}
+			for q, d := range s.Queues {
+				out.Queues[q] = d
+			}
+		}
+	}
+	return out
+}
+
+// Workload is the load on the named workload, zero if none is set.
+func (l *Load) Workload(namespace, kind, name string) WorkloadLoad {
+	key := WorkloadLoad{Namespace: namespace, Kind: kind, Name: name}.Key()
+	for _, w := range l.Workloads {
+		if w.Key() == key {
+			return w
+		}
+	}
+	return WorkloadLoad{Namespace: namespace, Kind: kind, Name: name}
+}
+
+// DecodeLoad reads the load from its ConfigMap; a missing ConfigMap is no
+// load.
+func DecodeLoad(cm *corev1.ConfigMap) (*Load, error) {
+	l := &Load{}
+	if cm == nil || cm.Data[loadKey] == "" {
+		return l, nil
+	}
+	if err := yaml.Unmarshal([]byte(cm.Data[loadKey]), l); err != nil {
+		return nil, fmt.Errorf("%s/%s: key %s is not a load: %w\nfix: `berth load clear` starts again from no load", LoadNamespace, LoadConfigMap, loadKey, err)
+	}
+	return l, nil
+}
+
+// ReadLoad reads the cluster's load.
+func ReadLoad(ctx context.Context, client kubernetes.Interface) (*Load, error) {
+	cm, err := client.CoreV1().ConfigMaps(LoadNamespace).Get(ctx, LoadConfigMap, metav1.GetOptions{})
+	if apierrors.IsNotFound(err) {
+		return &Load{}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the load (%s/%s): %w", LoadNamespace, LoadConfigMap, err)
+	}
+	return DecodeLoad(cm)
+}
+
+// UpdateLoad changes the cluster's load with change, retrying when
+// another writer got there first, and returns the load written.
+func UpdateLoad(ctx context.Context, client kubernetes.Interface, change func(*Load) error) (*Load, error) {
+	var out *Load
+	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+		cms := client.CoreV1().ConfigMaps(LoadNamespace)
+		cm, err := cms.Get(ctx, LoadConfigMap, metav1.GetOptions{})
+		create := apierrors.IsNotFound(err)
+		if err != nil && !create {
+			return fmt.Errorf("reading the load (%s/%s): %w", LoadNamespace, LoadConfigMap, err)
+		}
+		if create {
+			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
+				Name: LoadConfigMap, Namespace: LoadNamespace,
+				Labels: map[string]string{"app.kubernetes.io/managed-by": "berth"},
+			}}
+		}
+		l, err := DecodeLoad(cm)
+		if err != nil {
+			return err
+		}
+		if err := change(l); err != nil {
+			return err
+		}
+		data, err := yaml.Marshal(l)
+		if err != nil {
+			return err
+		}
+		if cm.Data == nil {
+			cm.Data = map[string]string{}
+		}
+		cm.Data[loadKey] = string(data)
+		if create {
+			_, err = cms.Create(ctx, cm, metav1.CreateOptions{})
+		} else {
+			_, err = cms.Update(ctx, cm, metav1.UpdateOptions{})
+		}
+		out = l
+		return err
+	})
+	return out, err
+}

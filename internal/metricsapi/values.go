@@ -1,0 +1,149 @@
+package metricsapi
+
+import (
+	"math"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+
+	"berth.io/berth/api/v1alpha1"
+)
+
+// Pod metrics (custom.metrics.k8s.io), named as they are scraped on real
+// clusters: an inference server's request rate, and the DCGM exporter's
+// GPU utilisation in percent.
+const (
+	MetricRequestsPerSecond = "requests_per_second"
+	MetricGPUUtil           = "DCGM_FI_DEV_GPU_UTIL"
+)
+
+// QueueLabel is the label an external metric's selector picks a queue by:
+// queue=NAME.
+const QueueLabel = "queue"
+
+// Queue depth metrics (external.metrics.k8s.io), named as each broker's
+// Prometheus exporter names them, so an HPA written for a local cluster
+// reads the same names through prometheus-adapter on a real one.
+var queueMetrics = map[v1alpha1.QueueType]string{
+	v1alpha1.QueueRabbitMQ: "rabbitmq_queue_messages_ready",
+	v1alpha1.QueueKafka:    "kafka_consumergroup_lag",
+	v1alpha1.QueueSQS:      "aws_sqs_approximate_number_of_messages_visible_average",
+}
+
+// QueueMetric is the external metric a queue of type t is read as.
+func QueueMetric(t v1alpha1.QueueType) string { return queueMetrics[t] }
+
+func isQueueMetric(name string) bool {
+	for _, m := range queueMetrics {
+		if m == name {
+			return true
+		}
+	}
+	return false
+}
+
+// window is the window the values are said to be measured over, as
+// metrics-server reports its own.
+const window = 30
+
+// ready reports whether a pod is Ready and not on its way out: only such
+// pods take traffic and report metrics.
+func ready(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil || p.Status.Phase != corev1.PodRunning {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+// owner is a workload a load may be set on, with its pods' selector.
+type owner struct {
+	kind, namespace, name string
+	selector              labels.Selector
+}
+
+// podLoad is the share of its workload's load one Ready pod carries.
+type podLoad struct {
+	rps        float64
+	gpuPercent float64 // of the pod's GPUs
+	cpuPercent float64 // of the pod's CPU request
+}
+
+// share divides a workload's load over its n Ready pods.
+func share(w WorkloadLoad, n int) podLoad {
+	if n == 0 {
+		return podLoad{}
+	}
+	var s podLoad
+	if w.RPS != nil {
+		s.rps = *w.RPS / float64(n)
+	}
+	if w.GPUWork != nil {
+		s.gpuPercent = math.Min(100, *w.GPUWork/float64(n))
+	}
+	if w.CPUWork != nil {
+		s.cpuPercent = *w.CPUWork / float64(n)
+	}
+	return s
+}
+
+// gpus is the GPUs a pod holds: its limits of any device plugin's GPU
+// resource (nvidia.com/gpu, or a blueprint's own name ending in /gpu).
+func gpus(p *corev1.Pod) int64 {
+	var n int64
+	for _, c := range p.Spec.Containers {
+		for name, q := range c.Resources.Limits {
+			if strings.HasSuffix(string(name), "/gpu") {
+				n += q.Value()
+			}
+		}
+	}
+	return n
+}
+
+// containerUsage is a container's simulated usage: CPU its share of the
+// load times its request (never above its limit, where the kubelet would
+// throttle it), memory its request (a loaded model holds its memory).
+func containerUsage(c *corev1.Container, cpuPercent float64) corev1.ResourceList {
+	cpuReq := c.Resources.Requests[corev1.ResourceCPU]
+	milli := float64(cpuReq.MilliValue()) * cpuPercent / 100
+	if lim, ok := c.Resources.Limits[corev1.ResourceCPU]; ok {
+		milli = math.Min(milli, float64(lim.MilliValue()))
+	}
+	mem := c.Resources.Requests[corev1.ResourceMemory]
+	return corev1.ResourceList{
+		corev1.ResourceCPU:    *resource.NewMilliQuantity(int64(math.Round(milli)), resource.DecimalSI),
+		corev1.ResourceMemory: *resource.NewQuantity(mem.Value(), resource.BinarySI),
+	}
+}
+
+// quantity writes v with millis, as adapters do for rates.
+func quantity(v float64) resource.Quantity {
+	return *resource.NewMilliQuantity(int64(math.Round(v*1000)), resource.DecimalSI)
+}
+
+func ownerOfDeployment(d *appsv1.Deployment) (owner, bool) {
+	sel, err := metav1.LabelSelectorAsSelector(d.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return owner{}, false
+	}
+	return owner{"Deployment", d.Namespace, d.Name, sel}, true
+}
+
+func ownerOfStatefulSet(s *appsv1.StatefulSet) (owner, bool) {
+	sel, err := metav1.LabelSelectorAsSelector(s.Spec.Selector)
+	if err != nil || sel.Empty() {
+		return owner{}, false
+	}
+	return owner{"StatefulSet", s.Namespace, s.Name, sel}, true
+}
+
+func resourceQuantity(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.DecimalSI) }
