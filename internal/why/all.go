@@ -1,20 +1,23 @@
 package why
 
 import (
+	"slices"
 	"sort"
 
 	corev1 "k8s.io/api/core/v1"
 )
 
-// Summary is every Pending pod and every workload that cannot create
-// its pods, each explained.
+// Summary is every Pending pod, every workload that cannot create its
+// pods, and every workload its HPA cannot scale or holds at its maximum
+// while its metric asks for more, each explained.
 type Summary struct {
 	Pods      []Verdict `json:"pods"`
 	Workloads []Verdict `json:"workloads"`
 }
 
-// ExplainAll explains the Pending pods of namespace ("" for all) and the
-// workloads whose controllers fail to create pods.
+// ExplainAll explains the Pending pods of namespace ("" for all), the
+// workloads whose controllers fail to create pods, and those whose HPAs
+// are stuck (from the HPAs' status alone, without reading the workloads).
 func ExplainAll(s *Snapshot, namespace string) Summary {
 	out := Summary{Pods: []Verdict{}, Workloads: []Verdict{}}
 	var pending []*corev1.Pod
@@ -40,6 +43,11 @@ func ExplainAll(s *Snapshot, namespace string) Summary {
 		}
 		v := ExplainWorkload(s, w)
 		if v.Top.Code == CauseQuotaExceeded || v.Top.Code == CauseCreateFailed {
+			out.Workloads = append(out.Workloads, v)
+		}
+	}
+	for _, v := range s.stuckHPAs(namespace) {
+		if !slices.ContainsFunc(out.Workloads, func(o Verdict) bool { return o.Workload == v.Workload }) {
 			out.Workloads = append(out.Workloads, v)
 		}
 	}

@@ -133,6 +133,22 @@ func (r *reader) cluster(namespace string) {
 	})
 }
 
+// hpas lists the HorizontalPodAutoscalers of namespace ("" for all);
+// none when this user may not.
+func (r *reader) hpas(namespace string) {
+	r.g.Go(func() error {
+		l, err := r.c.AutoscalingV2().HorizontalPodAutoscalers(namespace).List(r.ctx, metav1.ListOptions{})
+		if apierrors.IsForbidden(err) || apierrors.IsNotFound(err) {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("listing HorizontalPodAutoscalers: %w", err)
+		}
+		r.s.HPAs = l.Items
+		return nil
+	})
+}
+
 // events lists the events of namespace that the selector picks.
 func (r *reader) events(namespace string, selector fields.Selector) {
 	r.g.Go(func() error {
@@ -210,6 +226,7 @@ func ReadAll(ctx context.Context, c kubernetes.Interface, namespace string, bp *
 	r.events(namespace, fields.OneTermEqualSelector("reason", "FailedScheduling"))
 	r.events(namespace, fields.OneTermEqualSelector("reason", castatus.ReasonTriggeredScaleUp))
 	r.events(namespace, fields.OneTermEqualSelector("reason", castatus.ReasonNotTriggerScaleUp))
+	r.hpas(namespace)
 	var failed []corev1.Event
 	r.g.Go(func() error {
 		l, err := c.CoreV1().Events(namespace).List(r.ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("reason", "FailedCreate").String()})

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/compile"
 )
 
 // WorkloadKinds are the kinds `berth why KIND/NAME` accepts, by the
@@ -34,6 +35,7 @@ func ReadWorkload(ctx context.Context, c kubernetes.Interface, kind, namespace, 
 	r := newReader(ctx, c, bp)
 	r.cluster(namespace)
 	r.events(namespace, fields.Everything())
+	r.hpas(namespace)
 	var w *Workload
 	r.g.Go(func() error {
 		var err error
@@ -68,7 +70,8 @@ func readDeployment(ctx context.Context, c kubernetes.Interface, namespace, name
 	if err != nil {
 		return nil, fmt.Errorf("listing the ReplicaSets of deployment %s: %w", name, err)
 	}
-	w := &Workload{Kind: "Deployment", Namespace: namespace, Name: name, UID: d.UID, Desired: replicas(d.Spec.Replicas)}
+	w := &Workload{Kind: "Deployment", Namespace: namespace, Name: name, UID: d.UID, Desired: replicas(d.Spec.Replicas),
+		Class: classLabel(d.Labels, d.Spec.Template.Labels)}
 	for _, rs := range rss.Items {
 		if ref := metav1.GetControllerOf(&rs); ref != nil && ref.UID == d.UID {
 			w.Creators = append(w.Creators, Ref{Kind: "ReplicaSet", Name: rs.Name, UID: rs.UID})
@@ -88,16 +91,19 @@ func readCreator(ctx context.Context, c kubernetes.Interface, kind, namespace, n
 		var rs *appsv1.ReplicaSet
 		if rs, err = c.AppsV1().ReplicaSets(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 			meta, w.Desired = &rs.ObjectMeta, replicas(rs.Spec.Replicas)
+			w.Class = classLabel(rs.Labels, rs.Spec.Template.Labels)
 		}
 	case "StatefulSet":
 		var ss *appsv1.StatefulSet
 		if ss, err = c.AppsV1().StatefulSets(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 			meta, w.Desired = &ss.ObjectMeta, replicas(ss.Spec.Replicas)
+			w.Class = classLabel(ss.Labels, ss.Spec.Template.Labels)
 		}
 	case "Job":
 		var j *batchv1.Job
 		if j, err = c.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 			meta, w.Desired, w.Done = &j.ObjectMeta, jobWants(j), jobDone(j)
+			w.Class = classLabel(j.Labels, j.Spec.Template.Labels)
 		}
 	default:
 		return nil, nil
@@ -115,6 +121,28 @@ func readCreator(ctx context.Context, c kubernetes.Interface, kind, namespace, n
 		w.Kind, w.Name, w.UID = "Deployment", ref.Name, ref.UID
 	}
 	return w, nil
+}
+
+// classLabel is the first berth.io/class label of the workload's own
+// labels and its pod template's.
+func classLabel(own, template map[string]string) string {
+	if c := own[compile.LabelClass]; c != "" {
+		return c
+	}
+	return template[compile.LabelClass]
+}
+
+// classNamed is the blueprint's class name, or nil.
+func classNamed(s *Snapshot, name string) *v1alpha1.Class {
+	if s.Blueprint == nil || name == "" {
+		return nil
+	}
+	for i := range s.Blueprint.Spec.Classes {
+		if s.Blueprint.Spec.Classes[i].Name == name {
+			return &s.Blueprint.Spec.Classes[i]
+		}
+	}
+	return nil
 }
 
 func replicas(r *int32) int32 {

@@ -11,6 +11,7 @@ import (
 var layerTitles = map[string]string{
 	LayerPod:        "Pod",
 	LayerWorkload:   "Workload",
+	LayerHPA:        "HorizontalPodAutoscaler",
 	LayerScheduler:  "Scheduler",
 	LayerPools:      "Pools",
 	LayerLimitRange: "LimitRange",

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
@@ -66,6 +67,9 @@ type Snapshot struct {
 	// namespaces explained) read.
 	Namespaces []corev1.Namespace
 	Claims     []corev1.PersistentVolumeClaim
+	// HPAs are the HorizontalPodAutoscalers of the namespaces explained;
+	// nil when they were not read (explaining one pod) or may not be.
+	HPAs []autoscalingv2.HorizontalPodAutoscaler
 
 	once sync.Once
 	idx  *index
@@ -83,6 +87,9 @@ type Workload struct {
 	Creators []Ref
 	// Done is true for a finished Job.
 	Done bool
+	// Class is its berth.io/class label (its own, else its pod
+	// template's); empty when it has none or was not read.
+	Class string
 }
 
 // Ref names an object.

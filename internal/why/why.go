@@ -54,13 +54,24 @@ const (
 	CauseScalingUp       = "scaling-up"
 	CauseOwnerEvents     = "owner-events"
 	CauseWorkload        = "workload"
-	CauseOtherScheduler  = "other-scheduler"
+	// The HorizontalPodAutoscaler that scales the workload holds it
+	// where it is: it cannot change the scale, cannot read its metric,
+	// does not scale a workload put at zero by hand, cannot find its
+	// pods, keeps it at zero (nothing to do), or at its maximum.
+	CauseHPACannotScale = "hpa-cannot-scale"
+	CauseHPAMetric      = "hpa-metric-unavailable"
+	CauseHPADisabled    = "hpa-scaling-disabled"
+	CauseHPASelector    = "hpa-invalid-selector"
+	CauseHPAAtZero      = "hpa-at-zero"
+	CauseHPAAtMax       = "hpa-at-max"
+	CauseOtherScheduler = "other-scheduler"
 )
 
 // Layers, in the order the text output shows them.
 const (
 	LayerPod        = "pod"
 	LayerWorkload   = "workload"
+	LayerHPA        = "hpa"
 	LayerScheduler  = "scheduler"
 	LayerPools      = "pools"
 	LayerLimitRange = "limitrange"
@@ -69,7 +80,7 @@ const (
 	LayerAutoscale  = "autoscale"
 )
 
-var layerOrder = []string{LayerPod, LayerWorkload, LayerScheduler, LayerPools, LayerLimitRange, LayerQuota, LayerPriority, LayerAutoscale}
+var layerOrder = []string{LayerPod, LayerWorkload, LayerHPA, LayerScheduler, LayerPools, LayerLimitRange, LayerQuota, LayerPriority, LayerAutoscale}
 
 // Verdict is the explanation of one pod, or of one workload's pods: the
 // top cause with its fix, then what each layer says.

@@ -11,8 +11,25 @@ import (
 
 // ExplainWorkload says why a workload's pods are not running: its first
 // Pending pod explained, or, when it could not create them, the reason
-// its controller gave (a quota refusal, with used and hard).
+// its controller gave (a quota refusal, with used and hard). When an HPA
+// holds it where it is (at zero, at its maximum, or unable to read its
+// metric), that is said too: as the verdict when no pod is Pending.
 func ExplainWorkload(s *Snapshot, w *Workload) Verdict {
+	v := explainWorkload(s, w)
+	hc, ok := s.hpaCause(w)
+	if !ok {
+		return v
+	}
+	if v.Top.Code == CauseNotPending {
+		v.Causes = append(v.Causes, Cause{Layer: LayerWorkload, Code: CauseWorkload, Message: v.Top.Message})
+		v.Top = hc
+		return v
+	}
+	v.Causes = append(v.Causes, hc)
+	return v
+}
+
+func explainWorkload(s *Snapshot, w *Workload) Verdict {
 	pods := s.podsOf(w)
 	for _, p := range pods {
 		if p.Status.Phase == corev1.PodPending && p.DeletionTimestamp == nil {
