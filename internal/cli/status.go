@@ -25,11 +25,13 @@ func newStatusCommand(s Streams, kube *kubeFlags) *cobra.Command {
 	o := &statusOptions{Streams: s, kube: kube}
 	cmd := &cobra.Command{
 		Use:   "status",
-		Short: "Show pools (nodes Ready/total, requested/allocatable CPU, memory, GPUs) and team quotas",
+		Short: "Show pools (nodes Ready/total, requested/allocatable CPU, memory, GPUs), team quotas and scaled workloads",
 		Long: `Show the cluster of the current kubeconfig context against its blueprint.
 
 The blueprint is -f FILE; for a local berth cluster without -f, the one it
-was started from. Pools the blueprint declares are listed even at zero nodes.`,
+was started from. Pools the blueprint declares are listed even at zero nodes.
+Workloads an HPA scales are listed last, one row per HPA: replicas now and
+desired, the range, each metric against its target, the last rescale.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context()) },
 	}

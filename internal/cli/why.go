@@ -43,9 +43,11 @@ make room (or is off, or blocked by a PodDisruptionBudget), and whether a
 pool of the blueprint could grow to hold the pod.
 
 For a workload whose pods were never created (a quota refused them), name
-the workload: berth why deployment/NAME. --all lists every Pending pod
-(of -n NAMESPACE, else of every namespace) and every workload that cannot
-create its pods, one line each.
+the workload: berth why deployment/NAME. When an HPA scales it and holds
+it at zero, at its maximum, or cannot read its metric, the HPA's
+conditions say why. --all lists every Pending pod (of -n NAMESPACE, else
+of every namespace), every workload that cannot create its pods, and
+every HPA at its maximum or without its metric, one line each.
 
 The blueprint (for pool sizes) is -f FILE; else ./berth.yaml, or for a
 berth local cluster the one it was started from, when the cluster's nodes

@@ -1,0 +1,27 @@
+package hpastatus
+
+import "testing"
+
+// The controller prints selectors with %+v; Tidy makes them readable.
+func TestTidy(t *testing.T) {
+	for in, want := range map[string]string{
+		"New size: 3; reason: external metric rabbitmq_queue_messages_ready(&LabelSelector{MatchLabels:map[string]string{queue: orders,},MatchExpressions:[]LabelSelectorRequirement{},}) above target": "New size: 3; reason: external metric rabbitmq_queue_messages_ready{queue=orders} above target",
+		"unable to get external metric ns/m/&LabelSelector{MatchLabels:map[string]string{a: b,queue: q,},MatchExpressions:[]LabelSelectorRequirement{},}: boom":                                         "unable to get external metric ns/m/{a=b,queue=q}: boom",
+		"New size: 2; reason: pods metric requests_per_second above target": "New size: 2; reason: pods metric requests_per_second above target",
+	} {
+		if got := Tidy(in); got != want {
+			t.Errorf("Tidy(%q)\n got %q\nwant %q", in, got, want)
+		}
+	}
+}
+
+// Wants is the controller's ceil(current/target × replicas).
+func TestWants(t *testing.T) {
+	m := Metric{Current: 35, Target: 20, Known: true}
+	if got := m.Wants(4); got != 7 {
+		t.Errorf("35/20 at 4 replicas wants %d, want 7", got)
+	}
+	if got := (Metric{Target: 20}).Wants(4); got != -1 {
+		t.Errorf("an unknown value wants %d, want -1", got)
+	}
+}
