@@ -26,6 +26,8 @@ const (
 	RuleGlobalDefaultHigh     = "berth/priority-global-default"
 	RuleDevicePlugin          = "berth/device-plugin-tolerations"
 	RuleHPAScaleDown          = "berth/hpa-scale-down"
+	RuleHPAClassWindow        = "berth/hpa-class-window"
+	RuleQueueNeverZero        = "berth/queue-never-zero"
 	RuleModelInMain           = "berth/model-pull-main-container"
 	RuleModelUnpinned         = "berth/model-unpinned"
 	RuleSpotCheckpoint        = "berth/spot-checkpoint"
@@ -123,6 +125,14 @@ var Rules = []Rule{
 		Title: "HPA on GPU inference with a scale-down stabilization window under 5 minutes",
 		Why:   "GPU replicas take minutes to start and load a model; a short window scales them away between bursts and pays the start-up again.",
 		Fix:   "Set behavior.scaleDown.stabilizationWindowSeconds to 300 or more (or leave it unset: the default is 300)."},
+	{ID: RuleHPAClassWindow, Severity: Warning,
+		Title: "HPA or KEDA ScaledObject that scales down sooner than its class's scaleDownWindow",
+		Why:   "The blueprint's class says how long load must stay low before its replicas go (10 minutes by default on a GPU pool, 5 otherwise); an autoscaler that gives them up sooner drops replicas between bursts, and each burst pays their start-up, on GPUs a model load, again.",
+		Fix:   "Set the HPA's spec.behavior.scaleDown.stabilizationWindowSeconds (unset is 300 s), or the ScaledObject's spec.cooldownPeriod (unset is 300 s) and any advanced HPA window, to the class's scaleDownWindow in seconds or more."},
+	{ID: RuleQueueNeverZero, Severity: Warning,
+		Title: "Workload of a queue class on a GPU pool that can never reach zero replicas",
+		Why:   "A class with a queue scales to zero while the queue is empty, so its GPU pool can go back to zero nodes; a replica that always stays (no autoscaler and replicas above 0, an HPA with minReplicas 1 or more, a ScaledObject with minReplicaCount 1 or more) holds a GPU node for nothing.",
+		Fix:   "Scale it with a KEDA ScaledObject with minReplicaCount 0 on the queue (`berth new batch NAME --team T --queue URL` writes one), or an HPA with minReplicas 0 on an External metric of the queue's depth (the HPAScaleToZero feature gate; berth's local cluster turns it on)."},
 	{ID: RuleModelInMain, Severity: Warning,
 		Title: "Model pulled by the main container",
 		Why:   "Every restart downloads the model again before serving, and the serving image carries download tools and credentials.",

@@ -28,6 +28,10 @@ type Options struct {
 	// GPUPools are GPU pools and their taints, from a blueprint, checked
 	// with those of the nodes and pool definitions audited.
 	GPUPools map[string][]corev1.Taint
+	// Classes are the blueprint's classes, which the scaling rules hold
+	// the workloads labelled berth.io/class to. Nil means none: those
+	// rules have nothing to check.
+	Classes []v1alpha1.Class
 	// Source names what was audited, for the report.
 	Source string
 	// Ignore are rule IDs to leave out everywhere.
@@ -54,6 +58,7 @@ func Check(inv *Inventory, o Options) *Report {
 	v.checkPriorityClasses()
 	v.checkGuardrailMode()
 	v.checkHPAs()
+	v.checkScaling()
 	v.checkModelPins()
 	return v.report()
 }
@@ -182,9 +187,10 @@ func sortFindings(fs []Finding) {
 }
 
 // UseBlueprint takes the system namespaces, the GPU pools and their
-// taints, and the device plugin from bp.
+// taints, the device plugin and the classes from bp.
 func (o *Options) UseBlueprint(bp *v1alpha1.Blueprint) {
 	o.SystemNamespaces = append(o.SystemNamespaces, bp.Spec.SystemNamespaces...)
+	o.Classes = append(o.Classes, bp.Spec.Classes...)
 	if d := bp.Spec.DevicePlugin; d != nil {
 		o.DevicePlugin = Object{Kind: "DaemonSet", Namespace: cmp.Or(d.Namespace, v1alpha1.DefaultDevicePluginNamespace), Name: cmp.Or(d.Name, v1alpha1.DefaultDevicePluginName)}
 	}

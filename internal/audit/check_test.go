@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/audit/corpus"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/export"
@@ -30,7 +31,7 @@ func loadAndCheck(t *testing.T, o Options, paths ...string) *Report {
 // cluster), and each output format reports each rule.
 func TestBrokenManifests(t *testing.T) {
 	stampVersion(t)
-	r := loadAndCheck(t, Options{Source: "testdata/broken"}, "testdata/broken")
+	r := loadAndCheck(t, Options{Source: "testdata/broken", Classes: brokenClasses}, "testdata/broken")
 	seen := map[string]bool{}
 	for _, f := range r.Findings {
 		seen[f.Rule] = true
@@ -55,6 +56,14 @@ func TestBrokenManifests(t *testing.T) {
 	if r.Errors() == 0 {
 		t.Error("no errors in the broken set")
 	}
+}
+
+// brokenClasses are the blueprint classes the broken set is audited
+// with: testdata/broken/scaling.yaml breaks their scaling.
+var brokenClasses = []v1alpha1.Class{
+	{Name: "chat", Pools: []string{"gpu"}, Scaling: &v1alpha1.Scaling{Metric: v1alpha1.MetricRPS, Target: 20, MaxReplicas: 4}},
+	{Name: "transcribe", Pools: []string{"gpu"}, Scaling: &v1alpha1.Scaling{MaxReplicas: 4,
+		Queue: &v1alpha1.Queue{Type: v1alpha1.QueueSQS, QueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/audio", AWSRegion: "eu-west-1"}}},
 }
 
 // A finding points at the field's line, not just the document's.

@@ -21,7 +21,9 @@ var nodePools = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1"
 // LoadCluster lists what audit checks from a live cluster, every kind at
 // once, in pages. namespaces, when not empty, limits namespaced kinds to
 // those namespaces; nodes, PriorityClasses and Karpenter NodePools (with
-// dyn, where the cluster serves them) are always read whole.
+// dyn, where the cluster serves them) are always read whole. KEDA
+// ScaledObjects are read with dyn where the cluster serves them: without
+// KEDA's CRD the list is NotFound, and there are none.
 func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, namespaces []string) (*Inventory, error) {
 	inv := &Inventory{}
 	scopes := namespaces
@@ -84,6 +86,8 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 	if dyn != nil {
 		listers = append(listers, lister{"nodepools.karpenter.sh", false, func(ctx context.Context, _ string, o metav1.ListOptions) (runtime.Object, error) {
 			return dyn.Resource(nodePools).List(ctx, o)
+		}}, lister{"scaledobjects.keda.sh", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return dyn.Resource(scaledObjects).Namespace(ns).List(ctx, o)
 		}})
 	}
 	ctx, cancel := context.WithCancel(ctx)

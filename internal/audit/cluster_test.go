@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -56,7 +58,7 @@ func TestLoadClusterNodePools(t *testing.T) {
 			"limits": map[string]any{"nvidia.com/gpu": "8"},
 		},
 	}}
-	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{nodePools: "NodePoolList"}, np)
+	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{nodePools: "NodePoolList", scaledObjects: "ScaledObjectList"}, np)
 	inv, err := LoadCluster(context.Background(), fake.NewClientset(), dyn, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -64,5 +66,50 @@ func TestLoadClusterNodePools(t *testing.T) {
 	r := Check(inv, Options{})
 	if len(r.Findings) != 1 || r.Findings[0].Rule != RuleGPUPoolTaint || r.Findings[0].Object != (Object{Kind: "NodePool", Name: "gpu"}) {
 		t.Errorf("findings %+v, want the NodePool's missing GPU taint", r.Findings)
+	}
+}
+
+// KEDA ScaledObjects are read where the cluster serves them and checked
+// against the blueprint's classes; a cluster without KEDA's CRD answers
+// NotFound, and audits as one with none.
+func TestLoadClusterScaledObjects(t *testing.T) {
+	replicas := int32(0)
+	deploy := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "whisper", Namespace: "queues"}}
+	deploy.Spec.Replicas = &replicas
+	deploy.Spec.Template.Labels = map[string]string{"app": "whisper", "berth.io/class": "transcribe"}
+	so := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+		"metadata": map[string]any{"name": "whisper", "namespace": "queues"},
+		"spec": map[string]any{
+			"scaleTargetRef":  map[string]any{"name": "whisper"},
+			"minReplicaCount": int64(1),
+			"cooldownPeriod":  int64(600),
+		},
+	}}
+	kinds := map[schema.GroupVersionResource]string{nodePools: "NodePoolList", scaledObjects: "ScaledObjectList"}
+	gpu := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Labels: map[string]string{"agentpool": "gpu"}},
+		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}
+	opts := Options{Classes: brokenClasses, Ignore: []string{RuleGPUPoolTaint, RuleDevicePlugin, RuleInferencePDB, RuleInferenceSpread, RuleInferenceReplicas, RulePriorityClassMissing, RuleLimitRangeMissing}}
+
+	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, so)
+	inv, err := LoadCluster(context.Background(), fake.NewClientset(deploy, gpu), dyn, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Check(inv, opts)
+	if len(r.Findings) != 1 || r.Findings[0].Rule != RuleQueueNeverZero || r.Findings[0].Object != (Object{Kind: "ScaledObject", Namespace: "queues", Name: "whisper"}) {
+		t.Errorf("findings %+v, want the ScaledObject's minReplicaCount", r.Findings)
+	}
+
+	noKEDA := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds)
+	noKEDA.PrependReactor("list", "scaledobjects", func(k8stesting.Action) (bool, runtime.Object, error) {
+		return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "keda.sh", Resource: "scaledobjects"}, "")
+	})
+	inv, err = LoadCluster(context.Background(), fake.NewClientset(deploy, gpu), noKEDA, nil)
+	if err != nil {
+		t.Fatalf("a cluster without KEDA: %v", err)
+	}
+	if len(inv.ScaledObjects) != 0 || len(inv.Unread) != 0 {
+		t.Errorf("a cluster without KEDA gave %d ScaledObjects, unread %v", len(inv.ScaledObjects), inv.Unread)
 	}
 }

@@ -141,6 +141,10 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 		inv.ClusterConfigs = append(inv.ClusterConfigs, ClusterConfig{})
 		o := &inv.ClusterConfigs[len(inv.ClusterConfigs)-1]
 		err = into(o, &o.ObjectMeta)
+	case group == "keda.sh" && kind == "ScaledObject":
+		inv.ScaledObjects = append(inv.ScaledObjects, ScaledObject{})
+		o := &inv.ScaledObjects[len(inv.ScaledObjects)-1]
+		err = into(o, &o.ObjectMeta)
 	default:
 		if inv.Ignored == nil {
 			inv.Ignored = map[string]int{}

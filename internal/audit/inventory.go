@@ -38,6 +38,8 @@ type Inventory struct {
 	// NodePools are Karpenter's; ClusterConfigs eksctl's, from files.
 	NodePools      []NodePool
 	ClusterConfigs []ClusterConfig
+	// ScaledObjects are KEDA's, which scale a workload on a queue.
+	ScaledObjects []ScaledObject
 
 	// Ignored counts objects of other kinds, by kind.
 	Ignored map[string]int
@@ -91,6 +93,7 @@ func (inv *Inventory) counts() map[string]int {
 	add("ValidatingAdmissionPolicyBinding", len(inv.PolicyBindings))
 	add("NodePool", len(inv.NodePools))
 	add("ClusterConfig", len(inv.ClusterConfigs))
+	add("ScaledObject", len(inv.ScaledObjects))
 	return c
 }
 
@@ -113,6 +116,7 @@ func (inv *Inventory) merge(other *Inventory) {
 	inv.PolicyBindings = append(inv.PolicyBindings, other.PolicyBindings...)
 	inv.NodePools = append(inv.NodePools, other.NodePools...)
 	inv.ClusterConfigs = append(inv.ClusterConfigs, other.ClusterConfigs...)
+	inv.ScaledObjects = append(inv.ScaledObjects, other.ScaledObjects...)
 	inv.pending = append(inv.pending, other.pending...)
 	inv.represented += other.represented
 	for k, n := range other.Ignored {
@@ -163,10 +167,16 @@ func (inv *Inventory) add(obj any) {
 	case *admissionv1.ValidatingAdmissionPolicyBinding:
 		inv.PolicyBindings = append(inv.PolicyBindings, *o)
 	case *unstructured.Unstructured:
-		if o.GetKind() == "NodePool" {
+		switch o.GetKind() {
+		case "NodePool":
 			var np NodePool
 			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &np) == nil {
 				inv.NodePools = append(inv.NodePools, np)
+			}
+		case "ScaledObject":
+			var so ScaledObject
+			if runtime.DefaultUnstructuredConverter.FromUnstructured(o.Object, &so) == nil {
+				inv.ScaledObjects = append(inv.ScaledObjects, so)
 			}
 		}
 	}
@@ -236,6 +246,9 @@ func (inv *Inventory) exemptions() map[Object]map[string]bool {
 	}
 	for i := range inv.ClusterConfigs {
 		note("ClusterConfig", &inv.ClusterConfigs[i].ObjectMeta)
+	}
+	for i := range inv.ScaledObjects {
+		note("ScaledObject", &inv.ScaledObjects[i].ObjectMeta)
 	}
 	return out
 }
