@@ -85,6 +85,7 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newModelCommand(s, kube),
 		newNodeCommand(s, kube),
 		newSpotCommand(s, kube),
+		newLoadCommand(s, kube),
 		newNewCommand(s),
 	)
 	return root
