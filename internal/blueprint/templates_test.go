@@ -88,7 +88,7 @@ func TestRetailTemplateShape(t *testing.T) {
 	if diff := cmp.Diff([]string{"team-a", "team-b"}, teams); diff != "" {
 		t.Errorf("retail teams (-want +got):\n%s", diff)
 	}
-	if diff := cmp.Diff([]string{"inference", "training", "batch"}, classes); diff != "" {
+	if diff := cmp.Diff([]string{"inference", "training", "batch", "batch-inference"}, classes); diff != "" {
 		t.Errorf("retail classes (-want +got):\n%s", diff)
 	}
 }
