@@ -132,9 +132,12 @@ func ParseProfile(data []byte) (*Profile, error) {
 			if w.Kind != "Deployment" && w.Kind != "StatefulSet" {
 				return nil, fmt.Errorf("steps[%d].workloads[%d].kind: %q is not Deployment or StatefulSet", i, j, w.Kind)
 			}
-			for _, v := range []*float64{w.RPS, w.GPUWork, w.CPUWork} {
-				if v != nil && *v < 0 {
-					return nil, fmt.Errorf("steps[%d].workloads[%d]: a load may not be negative", i, j)
+			for _, f := range []struct {
+				name string
+				v    *float64
+			}{{"rps", w.RPS}, {"gpuWork", w.GPUWork}, {"cpuWork", w.CPUWork}} {
+				if f.v != nil && *f.v < 0 {
+					return nil, fmt.Errorf("steps[%d].workloads[%d].%s: %g: a load may not be negative", i, j, f.name, *f.v)
 				}
 			}
 		}
