@@ -27,15 +27,21 @@ func newNewCommand(s Streams) *cobra.Command {
 		Short: "Write the manifests of a new workload, following the blueprint's classes",
 		Long: `Write the manifests of a new workload as the blueprint wants it:
 
-  inference  a Deployment, a Service, an HPA on CPU utilization, and a
-             PodDisruptionBudget unless the class gives one
+  inference  a Deployment, a Service, an HPA on the class's metric (requests
+             per second or GPU utilization as a Pods metric, else CPU), and
+             a PodDisruptionBudget unless the class gives one
   training   a Job (restartPolicy Never, backoffLimit 4) and a
              checkpoint PersistentVolumeClaim mounted at /checkpoints
-  batch      a Deployment at 0 replicas, for the queue scaler to grow
+  batch      with a queue (the class's scaling.queue, else --queue URL): a
+             Deployment and an HPA on the queue's depth from 0 replicas
+             (--scaler keda: a KEDA ScaledObject instead); without one, a
+             Deployment at 0 replicas to scale by hand
 
 The class is the first of the kind's role (Serving, Training, General) the
-team may use, or --class. The objects go in the team's first namespace, in
-DIR/NAME-KIND.yaml with -o, else to standard output. No cluster is needed.`,
+team may use, or --class. A class whose pools all have GPUs gets 1 GPU per
+pod unless --gpus says more. The objects go in the team's first namespace,
+in DIR/NAME-KIND.yaml with -o, else to standard output. No cluster is
+needed.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.o.Kind, o.o.Name = scaffold.Kind(args[0]), args[1]
@@ -49,8 +55,9 @@ DIR/NAME-KIND.yaml with -o, else to standard output. No cluster is needed.`,
 	f.StringVar(&o.o.Team, "team", "", "the team that owns the workload (required)")
 	f.StringVar(&o.o.Class, "class", "", "the class (default the first of the kind's role the team may use)")
 	f.StringVar(&o.o.Model, "model", "", "inference: the model it serves, NAME@ALIAS or NAME:VERSION (the berth.io/model annotation)")
-	f.IntVar(&o.o.GPUs, "gpus", 0, "GPUs per pod")
-	f.StringVar(&o.o.Queue, "queue", "", "batch: the queue URL the worker reads (QUEUE_URL)")
+	f.IntVar(&o.o.GPUs, "gpus", 0, "GPUs per pod (default 1 on a class whose pools all have GPUs, else none)")
+	f.StringVar(&o.o.Queue, "queue", "", "batch: the queue URL the worker reads (QUEUE_URL) and scales on: amqp://HOST/QUEUE, kafka://BROKERS/TOPIC[?group=G], https://sqs.REGION.amazonaws.com/ACCOUNT/QUEUE or sqs://REGION/QUEUE")
+	f.StringVar((*string)(&o.o.Scaler), "scaler", string(scaffold.ScalerHPA), "batch with a queue: what scales it, hpa (an HPA on the queue's depth metric) or keda (a KEDA ScaledObject)")
 	f.StringVar(&o.o.Image, "image", "", "container image (default a placeholder to replace)")
 	_ = cmd.MarkFlagRequired("team")
 	return cmd

@@ -52,34 +52,9 @@ func writeScalingTemplates(w io.Writer, bp *v1alpha1.Blueprint) error {
 func scalingTemplates(c *v1alpha1.Class) ([]map[string]any, string) {
 	s := c.Scaling
 	window := int64(s.ScaleDownWindow.Duration.Seconds())
-	labels := map[string]any{"berth.io/class": c.Name}
+	labels := map[string]string{"berth.io/class": c.Name}
 	if q := s.Queue; q != nil {
-		trigger := map[string]any{"type": kedaTriggerType(q.Type), "metadata": kedaMetadata(q)}
-		var objs []map[string]any
-		if q.Type == v1alpha1.QueueRabbitMQ {
-			auth := c.Name + "-rabbitmq"
-			trigger["authenticationRef"] = map[string]any{"name": auth}
-			objs = append(objs, map[string]any{
-				"apiVersion": "keda.sh/v1alpha1", "kind": "TriggerAuthentication",
-				"metadata": map[string]any{"name": auth, "labels": labels},
-				"spec": map[string]any{"secretTargetRef": []any{
-					map[string]any{"parameter": "host", "name": q.HostSecret, "key": "host"},
-				}},
-			})
-		}
-		objs = append(objs, map[string]any{
-			"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
-			"metadata": map[string]any{"name": Workload, "labels": labels},
-			"spec": map[string]any{
-				"scaleTargetRef":  map[string]any{"name": Workload},
-				"minReplicaCount": *s.MinReplicas,
-				"maxReplicaCount": s.MaxReplicas,
-				"pollingInterval": kedaPollingInterval,
-				"cooldownPeriod":  window,
-				"advanced":        map[string]any{"horizontalPodAutoscalerConfig": map[string]any{"behavior": scaleDownBehavior(window)}},
-				"triggers":        []any{trigger},
-			},
-		})
+		objs := KEDAObjects(s, KEDATarget{Workload: Workload, Auth: c.Name + "-rabbitmq", Labels: labels})
 		return objs, fmt.Sprintf("Class %s scales on its %s queue with KEDA (install KEDA first). A ScaledObject scales one workload: for each of the class's Deployments, copy this template into its namespace, replace %s with the Deployment's name, and apply it.", c.Name, q.Type, Workload)
 	}
 	return []map[string]any{{
@@ -93,6 +68,64 @@ func scalingTemplates(c *v1alpha1.Class) ([]map[string]any, string) {
 			"behavior":       scaleDownBehavior(window),
 		},
 	}}, fmt.Sprintf("Class %s scales on %s with an HPA whose scale-down window is %ds. An HPA scales one workload: for each of the class's Deployments, copy this template into its namespace, replace %s with the Deployment's name, and apply it.", c.Name, s.Metric, window, Workload)
+}
+
+// KEDATarget is what a queue's KEDA objects scale, and what they are
+// called.
+type KEDATarget struct {
+	// Workload is the Deployment scaled, and the ScaledObject's name.
+	Workload string
+	// Namespace is the objects' namespace. Empty means none is written (a
+	// template, applied in the namespace it is copied to).
+	Namespace string
+	// Auth names the TriggerAuthentication a rabbitmq queue's trigger
+	// reads its host from. Unused for the other queues.
+	Auth string
+	// Labels are the objects' labels.
+	Labels map[string]string
+}
+
+// KEDAObjects are the KEDA objects that scale t.Workload on s's queue, as
+// unstructured data: for rabbitmq a TriggerAuthentication reading the
+// host from Secret s.Queue.HostSecret (key host), then the ScaledObject
+// (from s.MinReplicas to s.MaxReplicas, cooling down, and stabilising its
+// HPA's scale-down, over s.ScaleDownWindow). s must have a queue and be
+// defaulted (MinReplicas, ScaleDownWindow set).
+func KEDAObjects(s *v1alpha1.Scaling, t KEDATarget) []map[string]any {
+	q := s.Queue
+	window := int64(s.ScaleDownWindow.Duration.Seconds())
+	meta := func(name string) map[string]any {
+		m := map[string]any{"name": name, "labels": t.Labels}
+		if t.Namespace != "" {
+			m["namespace"] = t.Namespace
+		}
+		return m
+	}
+	trigger := map[string]any{"type": kedaTriggerType(q.Type), "metadata": kedaMetadata(q)}
+	var objs []map[string]any
+	if q.Type == v1alpha1.QueueRabbitMQ {
+		trigger["authenticationRef"] = map[string]any{"name": t.Auth}
+		objs = append(objs, map[string]any{
+			"apiVersion": "keda.sh/v1alpha1", "kind": "TriggerAuthentication",
+			"metadata": meta(t.Auth),
+			"spec": map[string]any{"secretTargetRef": []any{
+				map[string]any{"parameter": "host", "name": q.HostSecret, "key": "host"},
+			}},
+		})
+	}
+	return append(objs, map[string]any{
+		"apiVersion": "keda.sh/v1alpha1", "kind": "ScaledObject",
+		"metadata": meta(t.Workload),
+		"spec": map[string]any{
+			"scaleTargetRef":  map[string]any{"name": t.Workload},
+			"minReplicaCount": *s.MinReplicas,
+			"maxReplicaCount": s.MaxReplicas,
+			"pollingInterval": kedaPollingInterval,
+			"cooldownPeriod":  window,
+			"advanced":        map[string]any{"horizontalPodAutoscalerConfig": map[string]any{"behavior": scaleDownBehavior(window)}},
+			"triggers":        []any{trigger},
+		},
+	})
 }
 
 func scaleDownBehavior(window int64) map[string]any {

@@ -4,10 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
-	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
@@ -29,6 +27,11 @@ type builder struct {
 	o     Options
 	ns    string
 	class *v1alpha1.Class
+	// queue is a batch worker's queue; nil for none.
+	queue *workQueue
+	// gpuDefault is true when the class's pools all have GPUs and no
+	// --gpus was given, so the pod asks for one.
+	gpuDefault bool
 }
 
 func (b builder) meta(name string, kind Kind) metav1.ObjectMeta {
@@ -80,8 +83,13 @@ func (b builder) podSpec(c corev1.Container) corev1.PodSpec {
 }
 
 func (b builder) classNote() string {
-	return fmt.Sprintf("Class %s (label %s) gives its pods, on admission, the tolerations and\n"+
+	note := fmt.Sprintf("Class %s (label %s) gives its pods, on admission, the tolerations and\n"+
 		"node affinity of its pools (%s)%s.", b.class.Name, compile.LabelClass, joinPools(b.class.Pools), b.priorityNote())
+	if b.gpuDefault {
+		note += "\nIt asks for 1 GPU: every pool of class " + b.class.Name + " has GPUs, and a pod without\n" +
+			"one would have no pool to run on (pass --gpus N for more)."
+	}
+	return note
 }
 
 func (b builder) priorityNote() string {
@@ -163,57 +171,7 @@ func (b builder) inference() []Object {
 	} else {
 		objs[0].Comment += "\nIts disruption budget is the class's: berth gives this Deployment one of\nits own on admission (deployment-" + name + "-budget)."
 	}
-	window := int32(300)
-	if b.o.GPUs > 0 {
-		// A GPU replica takes minutes to come back (node, image, model):
-		// do not give one up for a dip.
-		window = 600
-	}
-	minReplicas, maxReplicas, cpuTarget := int32(2), int32(10), int32(70)
-	note := ""
-	if sc := b.class.Scaling; sc != nil {
-		// The class's own scaling, as far as a CPU HPA can follow it.
-		if sc.ScaleDownWindow != nil {
-			window = max(window, int32(sc.ScaleDownWindow.Duration/time.Second))
-		}
-		if sc.MinReplicas != nil {
-			minReplicas = max(minReplicas, *sc.MinReplicas)
-		}
-		if sc.MaxReplicas > 0 {
-			maxReplicas = max(sc.MaxReplicas, minReplicas)
-		}
-		if sc.Metric == v1alpha1.MetricCPU && sc.Target > 0 {
-			cpuTarget = sc.Target
-		} else if sc.Metric != "" {
-			note = fmt.Sprintf("\nClass %s scales on %s: until then, CPU stands in.", b.class.Name, sc.Metric)
-		}
-	}
-	hpa := &autoscalingv2.HorizontalPodAutoscaler{
-		TypeMeta:   metav1.TypeMeta{APIVersion: "autoscaling/v2", Kind: "HorizontalPodAutoscaler"},
-		ObjectMeta: b.meta(name, Inference),
-		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{
-			ScaleTargetRef: autoscalingv2.CrossVersionObjectReference{APIVersion: "apps/v1", Kind: "Deployment", Name: name},
-			MinReplicas:    ptr.To(minReplicas),
-			MaxReplicas:    maxReplicas,
-			Metrics: []autoscalingv2.MetricSpec{{
-				Type: autoscalingv2.ResourceMetricSourceType,
-				Resource: &autoscalingv2.ResourceMetricSource{
-					Name:   corev1.ResourceCPU,
-					Target: autoscalingv2.MetricTarget{Type: autoscalingv2.UtilizationMetricType, AverageUtilization: ptr.To(cpuTarget)},
-				},
-			}},
-			Behavior: &autoscalingv2.HorizontalPodAutoscalerBehavior{
-				ScaleDown: &autoscalingv2.HPAScalingRules{StabilizationWindowSeconds: ptr.To(window)},
-			},
-		},
-	}
-	objs = append(objs, Object{
-		Comment: "Scales on CPU utilization for now; scaling on requests in flight or queue\n" +
-			"time (custom metrics) comes with the scaling step of issue 14.\n" +
-			"Scale-down waits " + strconv.Itoa(int(window)) + " s before giving up replicas." + note,
-		Object: hpa,
-	})
-	return objs
+	return append(objs, b.inferenceHPA())
 }
 
 func (b builder) training() []Object {
@@ -272,16 +230,18 @@ func (b builder) globalDefault() bool {
 }
 
 func (b builder) batch() []Object {
-	name := b.o.Name
+	name, q := b.o.Name, b.queue
 	c := corev1.Container{Resources: b.resources("500m", "1Gi")}
-	if b.o.Queue != "" {
+	switch {
+	case b.o.Queue != "":
 		c.Env = []corev1.EnvVar{{Name: "QUEUE_URL", Value: b.o.Queue}}
+	case q != nil:
+		c.Env = queueEnv(q.Queue)
 	}
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: b.meta(name, Batch),
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](0),
 			Selector: b.selector(),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: b.labels(Batch)},
@@ -290,18 +250,74 @@ func (b builder) batch() []Object {
 		},
 	}
 	comment := "Batch worker " + name + ".\n" + b.classNote() + "\n"
+	var ignore []string
 	if b.class.PriorityClassName() == "" && !b.globalDefault() {
 		// The blueprint runs the class at priority 0 on purpose: say
 		// so where audit would ask for a PriorityClass.
-		d.Annotations = map[string]string{audit.IgnoreAnnotation: "berth/priority-class-missing"}
+		ignore = append(ignore, audit.RulePriorityClassMissing)
 		comment += "Class " + b.class.Name + " has no priority and the blueprint no default: its pods run\n" +
 			"at priority 0, as the blueprint intends (hence the audit exemption).\n"
 	}
+	if b.readAsServer() {
+		ignore = append(ignore, audit.RuleInferencePDB, audit.RuleInferenceReplicas, audit.RuleInferenceSpread)
+		comment += "Audit takes a Deployment with GPUs (or of a class named for inference) for a\n" +
+			"server; a worker is not one: it drains a queue, down to zero replicas, with no\n" +
+			"traffic to keep serving (hence the exemption from the inference rules).\n"
+	}
+	if len(ignore) > 0 {
+		d.Annotations = map[string]string{audit.IgnoreAnnotation: strings.Join(ignore, ",")}
+	}
+	switch {
+	case q == nil:
+		d.Spec.Replicas = ptr.To[int32](0)
+		return []Object{{
+			Comment: comment +
+				"It starts at 0 replicas and nothing scales it: it has no queue (pass --queue URL,\n" +
+				"or a --class with a queue, for an HPA on the queue's depth). Scale it by hand:\n" +
+				"kubectl scale deployment/" + name + " --replicas=N.",
+			Object: d,
+		}}
+	case b.o.Scaler == ScalerKEDA:
+		return append([]Object{{
+			Comment: comment +
+				"It has no spec.replicas: it starts at 1, and the ScaledObject below takes it to\n" +
+				"zero once the queue stays empty and back up when messages come.",
+			Object: d,
+		}}, b.kedaObjects(q)...)
+	}
 	return []Object{{
 		Comment: comment +
-			"It starts at 0 replicas: the queue scaler (a KEDA ScaledObject on the queue,\n" +
-			"or an HPA on a local cluster) comes with the scaling step of issue 14; until\n" +
-			"then scale it by hand (kubectl scale deployment/" + name + " --replicas=N).",
+			"It has no spec.replicas: it starts at 1, and the HPA below takes it to zero once\n" +
+			"the queue stays empty. The HPA wakes a workload from zero only if it put it\n" +
+			"there: one started at 0 by hand would stay at 0 whatever the queue holds.",
 		Object: d,
-	}}
+	}, b.queueHPA(q)}
+}
+
+// readAsServer reports whether audit would read the worker as an
+// inference server, as it reads a Deployment with GPUs or of a class
+// whose name says inference, serving or predictor.
+func (b builder) readAsServer() bool {
+	name := strings.ToLower(b.class.Name)
+	return b.o.GPUs > 0 || strings.Contains(name, "inference") || strings.Contains(name, "serving") || strings.Contains(name, "predictor")
+}
+
+// queueEnv tells the worker where its class's queue is, in the names of
+// the queue's KEDA trigger.
+func queueEnv(q *v1alpha1.Queue) []corev1.EnvVar {
+	switch q.Type {
+	case v1alpha1.QueueRabbitMQ:
+		return []corev1.EnvVar{
+			{Name: "AMQP_URL", ValueFrom: &corev1.EnvVarSource{SecretKeyRef: &corev1.SecretKeySelector{
+				LocalObjectReference: corev1.LocalObjectReference{Name: q.HostSecret}, Key: "host"}}},
+			{Name: "QUEUE_NAME", Value: q.QueueName},
+		}
+	case v1alpha1.QueueKafka:
+		return []corev1.EnvVar{
+			{Name: "KAFKA_BOOTSTRAP_SERVERS", Value: q.BootstrapServers},
+			{Name: "KAFKA_TOPIC", Value: q.Topic},
+			{Name: "KAFKA_CONSUMER_GROUP", Value: q.ConsumerGroup},
+		}
+	}
+	return []corev1.EnvVar{{Name: "QUEUE_URL", Value: q.QueueURL}, {Name: "AWS_REGION", Value: q.AWSRegion}}
 }

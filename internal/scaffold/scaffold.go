@@ -54,11 +54,16 @@ type Options struct {
 	// Model is NAME@ALIAS or NAME:VERSION, for the berth.io/model
 	// annotation (inference only). Empty means no model.
 	Model string
-	// GPUs per pod. Zero means none.
+	// GPUs per pod. Zero means none, or 1 when every pool of the class
+	// has GPUs (a pod without one would have no pool to run on).
 	GPUs int
-	// Queue is the queue a batch worker reads, as QUEUE_URL. Empty means
-	// none.
+	// Queue is the URL of the queue a batch worker reads (QUEUE_URL), and
+	// scales on when its class has no queue of its own: amqp://…/QUEUE,
+	// kafka://BROKERS/TOPIC, https://sqs.REGION.amazonaws.com/ACCOUNT/NAME
+	// or sqs://REGION/NAME. Empty means the class's queue, or none.
 	Queue string
+	// Scaler scales a batch worker on its queue. Empty means ScalerHPA.
+	Scaler Scaler
 	// Image is the container image. Empty means a placeholder to replace.
 	Image string
 }
@@ -102,6 +107,16 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	if o.Queue != "" && o.Kind != Batch {
 		return nil, fmt.Errorf("--queue is for batch workers\nfix: drop --queue, or scaffold batch")
 	}
+	switch o.Scaler {
+	case "":
+		o.Scaler = ScalerHPA
+	case ScalerHPA, ScalerKEDA:
+	default:
+		return nil, fmt.Errorf("--scaler %q: want hpa or keda\nfix: pass --scaler hpa (an HPA on the queue's depth, the default) or --scaler keda (a KEDA ScaledObject)", o.Scaler)
+	}
+	if o.Scaler == ScalerKEDA && o.Kind != Batch {
+		return nil, fmt.Errorf("--scaler keda is for batch workers, which KEDA scales on their queue\nfix: drop --scaler, or scaffold batch with --queue URL")
+	}
 	team := findTeam(bp, o.Team)
 	if team == nil {
 		return nil, fmt.Errorf("no team %q in the blueprint; its teams are %s\nfix: pass --team with one of them, or add the team to spec.teams", o.Team, teamNames(bp))
@@ -113,6 +128,21 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	if o.GPUs > 0 && len(classPools(bp, class, true)) == 0 {
 		return nil, fmt.Errorf("class %s has no GPU pool (its pools: %s), so a pod asking for GPUs would never be placed\nfix: drop --gpus, or add a GPU pool to class %s's pools", class.Name, strings.Join(class.Pools, ", "), class.Name)
 	}
+	// A pod without GPUs gets only the class's pools without GPUs on
+	// admission: on a GPU-only class, none.
+	gpuDefault := o.GPUs == 0 && len(classPools(bp, class, true)) > 0 && len(classPools(bp, class, false)) == 0
+	if gpuDefault {
+		o.GPUs = 1
+	}
+	var queue *workQueue
+	if o.Kind == Batch {
+		if queue, err = resolveQueue(class, o); err != nil {
+			return nil, err
+		}
+	}
+	if o.Scaler == ScalerKEDA && queue == nil {
+		return nil, fmt.Errorf("--scaler keda scales a worker on its queue, and class %s has none and no --queue was given\nfix: pass --queue URL, or a --class with a queue, or drop --scaler keda", class.Name)
+	}
 	ns := team.Name
 	if len(team.Namespaces) > 0 {
 		ns = team.Namespaces[0]
@@ -121,7 +151,7 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 		o.Image = "registry.example.com/" + team.Name + "/" + o.Name + ":0.1.0"
 	}
 	s := &Scaffold{Namespace: ns, Class: class}
-	b := builder{bp: bp, o: o, ns: ns, class: class}
+	b := builder{bp: bp, o: o, ns: ns, class: class, queue: queue, gpuDefault: gpuDefault}
 	switch o.Kind {
 	case Inference:
 		s.Objects = b.inference()

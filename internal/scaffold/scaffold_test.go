@@ -44,6 +44,10 @@ var cases = []struct {
 	{"training-gpu", Options{Kind: Training, Name: "finetune", Team: "team-a", GPUs: 2}},
 	{"batch", Options{Kind: Batch, Name: "embed", Team: "team-b"}},
 	{"batch-queue", Options{Kind: Batch, Name: "embed", Team: "team-b", Queue: "sqs://eu-west-1/embed-jobs"}},
+	{"batch-kafka", Options{Kind: Batch, Name: "embed", Team: "team-b", Queue: "kafka://kafka-0.queues:9092,kafka-1.queues:9092/embed-jobs"}},
+	{"batch-amqp-keda", Options{Kind: Batch, Name: "embed", Team: "team-b", Queue: "amqp://rabbitmq.queues:5672/embed-jobs", Scaler: ScalerKEDA}},
+	{"batch-inference", Options{Kind: Batch, Name: "embed", Team: "team-b", Class: "batch-inference"}},
+	{"batch-inference-keda", Options{Kind: Batch, Name: "embed", Team: "team-b", Class: "batch-inference", Scaler: ScalerKEDA}},
 }
 
 func render(t *testing.T, bp *v1alpha1.Blueprint, o Options) []byte {
@@ -149,6 +153,11 @@ func TestRefusals(t *testing.T) {
 		{"model on training", bp, Options{Kind: Training, Name: "ft", Team: "team-a", Model: "reco@production"}, []string{"--model is for inference"}},
 		{"bad model", bp, Options{Kind: Inference, Name: "reco", Team: "team-a", Model: "reco"}, []string{"want NAME@ALIAS or NAME:VERSION"}},
 		{"bad name", bp, Options{Kind: Batch, Name: "Embed_1", Team: "team-a"}, []string{`name "Embed_1"`}},
+		{"unknown scaler", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Queue: "sqs://eu-west-1/q", Scaler: "argo"}, []string{`--scaler "argo": want hpa or keda`, "fix:"}},
+		{"keda on inference", bp, Options{Kind: Inference, Name: "reco", Team: "team-a", Scaler: ScalerKEDA}, []string{"--scaler keda is for batch workers", "fix:"}},
+		{"keda without a queue", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Scaler: ScalerKEDA}, []string{"class batch has none and no --queue was given", "fix: pass --queue URL"}},
+		{"queue beside the class's", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Class: "batch-inference", Queue: "amqp://h/q"}, []string{"class batch-inference drains its own rabbitmq queue (batch-inference)", "fix: drop --queue"}},
+		{"queue URL unread", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Queue: "redis://h/q"}, []string{`berth does not know the scheme "redis"`, "fix: pass amqp://HOST/QUEUE"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := New(c.bp, c.o)
@@ -186,6 +195,67 @@ func TestClassScaling(t *testing.T) {
 		return
 	}
 	t.Error("no HPA")
+}
+
+// The inference HPA scales on the class's metric: requests per second and
+// GPU utilisation as Pods metrics, CPU as a Resource metric; GPU
+// utilisation falls back to CPU for a replica without GPUs.
+func TestInferenceMetric(t *testing.T) {
+	for _, c := range []struct {
+		metric v1alpha1.ScalingMetric
+		gpus   int
+		want   autoscalingv2.MetricSpec
+	}{
+		{v1alpha1.MetricRPS, 0, podsMetric("requests_per_second", 40)},
+		{v1alpha1.MetricGPUUtilization, 1, podsMetric("DCGM_FI_DEV_GPU_UTIL", 40)},
+		{v1alpha1.MetricGPUUtilization, 0, cpuMetric(70)},
+		{v1alpha1.MetricCPU, 0, cpuMetric(40)},
+		{"", 0, cpuMetric(70)},
+	} {
+		bp := retail(t)
+		bp.Spec.Classes[0].Scaling = &v1alpha1.Scaling{Metric: c.metric, Target: 40, MaxReplicas: 4}
+		if c.metric == "" {
+			bp.Spec.Classes[0].Scaling = nil
+		}
+		s, err := New(bp, Options{Kind: Inference, Name: "reco", Team: "team-a", GPUs: c.gpus})
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := s.Objects[len(s.Objects)-1].Object.(*autoscalingv2.HorizontalPodAutoscaler)
+		if diff := cmp.Diff(c.want, h.Spec.Metrics[0]); diff != "" {
+			t.Errorf("class metric %q, %d GPUs: HPA metric (-want +got):\n%s", c.metric, c.gpus, diff)
+		}
+	}
+}
+
+// --queue URLs of each broker, and those berth cannot read.
+func TestParseQueueURL(t *testing.T) {
+	for _, c := range []struct {
+		url  string
+		want v1alpha1.Queue
+		name string
+	}{
+		{"amqp://user:pw@rabbit:5672/vhost/jobs", v1alpha1.Queue{Type: v1alpha1.QueueRabbitMQ, QueueName: "jobs", HostSecret: "w-rabbitmq", Target: 5}, "jobs"},
+		{"amqps://rabbit/jobs", v1alpha1.Queue{Type: v1alpha1.QueueRabbitMQ, QueueName: "jobs", HostSecret: "w-rabbitmq", Target: 5}, "jobs"},
+		{"kafka://k0:9092,k1:9092/events?group=g", v1alpha1.Queue{Type: v1alpha1.QueueKafka, BootstrapServers: "k0:9092,k1:9092", Topic: "events", ConsumerGroup: "g", Target: 5}, "events"},
+		{"kafka://k0:9092/events", v1alpha1.Queue{Type: v1alpha1.QueueKafka, BootstrapServers: "k0:9092", Topic: "events", ConsumerGroup: "w", Target: 5}, "events"},
+		{"https://sqs.eu-west-1.amazonaws.com/123456789012/jobs", v1alpha1.Queue{Type: v1alpha1.QueueSQS, QueueURL: "https://sqs.eu-west-1.amazonaws.com/123456789012/jobs", AWSRegion: "eu-west-1", Target: 5}, "jobs"},
+		{"sqs://us-east-2/jobs", v1alpha1.Queue{Type: v1alpha1.QueueSQS, QueueURL: "jobs", AWSRegion: "us-east-2", Target: 5}, "jobs"},
+	} {
+		q, err := parseQueueURL(c.url, "w")
+		if err != nil {
+			t.Errorf("%s: %v", c.url, err)
+			continue
+		}
+		if diff := cmp.Diff(c.want, *q.Queue); diff != "" || q.name != c.name {
+			t.Errorf("%s: name %q (want %q), queue (-want +got):\n%s", c.url, q.name, c.name, diff)
+		}
+	}
+	for _, bad := range []string{"jobs", "amqp://rabbit", "amqp://rabbit/", "kafka://k0:9092/a/b", "sqs://eu-west-1", "https://example.com/q", "https://sqs.eu-west-1.amazonaws.com/jobs", "redis://r/q", "::"} {
+		if _, err := parseQueueURL(bad, "w"); err == nil || !strings.Contains(err.Error(), "fix: pass amqp://") {
+			t.Errorf("%s: error %v; want one with the URL forms as its fix", bad, err)
+		}
+	}
 }
 
 // Following an alias leaves the version unpinned until berth model
