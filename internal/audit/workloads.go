@@ -170,11 +170,19 @@ func usesGPU(spec *corev1.PodSpec) bool {
 	return false
 }
 
-// role says whether a workload serves (inference) or trains. A berth
-// class label, the PriorityClass name or app.kubernetes.io/component
-// saying so decides; otherwise a GPU Deployment or StatefulSet serves
-// and a GPU Job, CronJob or a pod of another kind of job trains.
+// role says whether a workload serves (inference) or trains. A
+// workload labelled app.kubernetes.io/component: batch (or worker) is a
+// queue's worker, neither, whatever its class is named; otherwise a berth
+// class label, the PriorityClass name or the component saying so decides;
+// failing those a GPU Deployment or StatefulSet serves and a GPU Job,
+// CronJob or a pod of another kind of job trains.
 func (w *workload) role() role {
+	for _, l := range []map[string]string{w.labels, w.objLabels} {
+		switch strings.ToLower(l["app.kubernetes.io/component"]) {
+		case "batch", "worker":
+			return other
+		}
+	}
 	hint := strings.ToLower(w.objLabels["berth.io/class"] + " " + w.labels["berth.io/class"] + " " + w.spec.PriorityClassName + " " + w.labels["app.kubernetes.io/component"])
 	serving := w.obj.Kind == "Deployment" || w.obj.Kind == "StatefulSet" || w.obj.Kind == "ReplicaSet"
 	batch := w.obj.Kind == "Job" || w.obj.Kind == "CronJob" || (w.obj.Kind == "Pod" && strings.HasSuffix(w.ownerKind, "Job"))

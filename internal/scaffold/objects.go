@@ -258,12 +258,6 @@ func (b builder) batch() []Object {
 		comment += "Class " + b.class.Name + " has no priority and the blueprint no default: its pods run\n" +
 			"at priority 0, as the blueprint intends (hence the audit exemption).\n"
 	}
-	if b.readAsServer() {
-		ignore = append(ignore, audit.RuleInferencePDB, audit.RuleInferenceReplicas, audit.RuleInferenceSpread)
-		comment += "Audit takes a Deployment with GPUs (or of a class named for inference) for a\n" +
-			"server; a worker is not one: it drains a queue, down to zero replicas, with no\n" +
-			"traffic to keep serving (hence the exemption from the inference rules).\n"
-	}
 	if len(ignore) > 0 {
 		d.Annotations = map[string]string{audit.IgnoreAnnotation: strings.Join(ignore, ",")}
 	}
@@ -292,14 +286,6 @@ func (b builder) batch() []Object {
 			"there: one started at 0 by hand would stay at 0 whatever the queue holds.",
 		Object: d,
 	}, b.queueHPA(q)}
-}
-
-// readAsServer reports whether audit would read the worker as an
-// inference server, as it reads a Deployment with GPUs or of a class
-// whose name says inference, serving or predictor.
-func (b builder) readAsServer() bool {
-	name := strings.ToLower(b.class.Name)
-	return b.o.GPUs > 0 || strings.Contains(name, "inference") || strings.Contains(name, "serving") || strings.Contains(name, "predictor")
 }
 
 // queueEnv tells the worker where its class's queue is, in the names of
