@@ -59,10 +59,10 @@ type Metric struct {
 
 // String is "requests_per_second 42/20 per pod", "cpu 35%/60%",
 // "rabbitmq_queue_messages_ready{queue=orders} 20/5 avg"; an unknown
-// current value is "?".
+// current value is "?", an average over zero replicas "-".
 func (m Metric) String() string {
 	cur := m.current
-	if !m.Known {
+	if !m.Known && cur != "-" {
 		cur = "?"
 	}
 	if m.per == "%" {
@@ -193,6 +193,12 @@ func (m *Metric) fill(t autoscalingv2.MetricSourceType, target autoscalingv2.Met
 		if current != nil && current.AverageValue != nil {
 			m.Current, m.current = number(current.AverageValue)
 			m.Known = true
+			if m.Current < 0 {
+				// At zero replicas the 1.36 controller divides the
+				// external total by zero and publishes the smallest
+				// quantity there is: no average, not a value.
+				m.Current, m.current, m.Known = 0, "-", false
+			}
 		}
 	case target.Value != nil:
 		m.Target, m.target = number(target.Value)

@@ -1,6 +1,12 @@
 package hpastatus
 
-import "testing"
+import (
+	"math"
+	"testing"
+
+	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // The controller prints selectors with %+v; Tidy makes them readable.
 func TestTidy(t *testing.T) {
@@ -23,5 +29,33 @@ func TestWants(t *testing.T) {
 	}
 	if got := (Metric{Target: 20}).Wants(4); got != -1 {
 		t.Errorf("an unknown value wants %d, want -1", got)
+	}
+}
+
+// At zero replicas the controller publishes an external average of the
+// smallest quantity (a division by zero): shown as "-", not as a value.
+func TestAverageOverZeroReplicas(t *testing.T) {
+	hpa := &autoscalingv2.HorizontalPodAutoscaler{
+		Spec: autoscalingv2.HorizontalPodAutoscalerSpec{Metrics: []autoscalingv2.MetricSpec{{
+			Type: autoscalingv2.ExternalMetricSourceType,
+			External: &autoscalingv2.ExternalMetricSource{
+				Metric: autoscalingv2.MetricIdentifier{Name: "rabbitmq_queue_messages_ready"},
+				Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(5, resource.DecimalSI)},
+			},
+		}}},
+		Status: autoscalingv2.HorizontalPodAutoscalerStatus{CurrentMetrics: []autoscalingv2.MetricStatus{{
+			Type: autoscalingv2.ExternalMetricSourceType,
+			External: &autoscalingv2.ExternalMetricStatus{
+				Metric:  autoscalingv2.MetricIdentifier{Name: "rabbitmq_queue_messages_ready"},
+				Current: autoscalingv2.MetricValueStatus{AverageValue: resource.NewMilliQuantity(math.MinInt64, resource.DecimalSI)},
+			},
+		}}},
+	}
+	m := Metrics(hpa)[0]
+	if got, want := m.String(), "rabbitmq_queue_messages_ready -/5 avg"; got != want {
+		t.Errorf("String() = %q; want %q", got, want)
+	}
+	if m.Known || m.Wants(0) != -1 {
+		t.Errorf("Known = %v, Wants = %d; want an unknown value", m.Known, m.Wants(0))
 	}
 }
