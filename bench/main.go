@@ -6,6 +6,7 @@
 //	go run ./bench scale [-nodes 5000 -pods 50000]      # time until every pod Runs; peak memory
 //	go run ./bench audit [-nodes 5000 -pods 150000]     # audit time and peak memory; kube-score on the same files
 //	go run ./bench autoscale [-runs 5]                  # pending GPU pod -> new node Ready -> pod Running
+//	go run ./bench queue [-runs 3]                      # queue depth -> HPA from zero -> GPU nodes -> workers Running
 //
 // It links only client-go, never the control plane, so it measures the
 // binary users run.
@@ -21,7 +22,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench up|scale|audit|autoscale [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench up|scale|audit|autoscale|queue [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -52,8 +53,14 @@ func main() {
 		scan := fs.Duration("scan-interval", 10*time.Second, "the autoscaler's scanInterval")
 		fs.Parse(os.Args[2:])
 		err = benchAutoscale(*berth, *runs, *scan)
+	case "queue":
+		runs := fs.Int("runs", 3, "wake-ups timed, the worker and its pool back at zero between them")
+		scan := fs.Duration("scan-interval", 10*time.Second, "the autoscaler's scanInterval")
+		provisioning := fs.Duration("provisioning-time", 0, "the gpu pool's provisioning time")
+		fs.Parse(os.Args[2:])
+		err = benchQueue(*berth, *runs, *scan, *provisioning)
 	default:
-		err = fmt.Errorf("unknown benchmark %q: use up, scale, audit or autoscale", os.Args[1])
+		err = fmt.Errorf("unknown benchmark %q: use up, scale, audit, autoscale or queue", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -20,6 +20,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"berth.io/berth/internal/autoscaler/castatus"
@@ -55,7 +56,7 @@ func TestAutoscaler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := &scaleEnv{t: t, home: home, c: kubernetes.NewForConfigOrDie(cfg)}
+	a := &scaleEnv{t: t, home: home, c: kubernetes.NewForConfigOrDie(cfg), cfg: cfg}
 	if n := a.poolSize("spot-gpu"); n != 0 {
 		t.Fatalf("spot-gpu starts with %d nodes; want 0 (its autoscale.min)", n)
 	}
@@ -76,6 +77,9 @@ func TestAutoscaler(t *testing.T) {
 	t.Run("pods no pool fits add no node", a.noPoolFits)
 	t.Run("scale-down is refused for each blocker", a.blockers)
 	t.Run("a spot interruption: training resumes on new capacity without burning its retries", a.spotInterruption)
+	t.Run("a queue scales batch inference and its GPU pool from zero and back", func(t *testing.T) {
+		a.queueToZero(t, bpFile)
+	})
 	t.Run("apply changes the profile: the priority expander picks the higher pool", func(t *testing.T) {
 		a.priorityByApply(t, bpFile, doc)
 	})
@@ -123,6 +127,7 @@ type scaleEnv struct {
 	t    *testing.T
 	home string
 	c    kubernetes.Interface
+	cfg  *rest.Config
 }
 
 func (a *scaleEnv) trainingFromZero(t *testing.T) {

@@ -15,7 +15,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/types"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 
@@ -39,8 +38,15 @@ var scaffoldResources = map[string]schema.GroupVersionResource{
 // test ends.
 func createScaffold(t *testing.T, args ...string) []*unstructured.Unstructured {
 	t.Helper()
+	return createScaffoldOn(t, dynamic.NewForConfigOrDie(cfg), "testdata/e2e.yaml", args...)
+}
+
+// createScaffoldOn is createScaffold with the blueprint file, on the
+// cluster dyn reaches.
+func createScaffoldOn(t *testing.T, dyn dynamic.Interface, bpFile string, args ...string) []*unstructured.Unstructured {
+	t.Helper()
 	dir := t.TempDir()
-	mustBerth(t, t.TempDir(), append([]string{"new", "-f", "testdata/e2e.yaml", "-o", dir}, args...)...)
+	mustBerth(t, t.TempDir(), append([]string{"new", "-f", bpFile, "-o", dir}, args...)...)
 	files, _ := filepath.Glob(filepath.Join(dir, "*.yaml"))
 	if len(files) != 1 {
 		t.Fatalf("berth new %v wrote %v; want one file", args, files)
@@ -49,7 +55,6 @@ func createScaffold(t *testing.T, args ...string) []*unstructured.Unstructured {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dyn := dynamic.NewForConfigOrDie(cfg)
 	dec := utilyaml.NewYAMLOrJSONDecoder(bytes.NewReader(data), 4096)
 	var objs []*unstructured.Unstructured
 	for {
@@ -229,17 +234,17 @@ func TestScaffolds(t *testing.T) {
 	t.Run("batch", func(t *testing.T) {
 		name := "embed-" + suffix
 		createScaffold(t, "batch", name, "--team", "team-a", "--queue", "amqp://queue.example/embed")
-		// At 0 replicas until the queue scaler comes; one by hand.
-		scale, err := client.AppsV1().Deployments(ns).GetScale(ctx, name, metav1.GetOptions{})
+		// One replica to start with; its HPA on the queue's depth may take
+		// it to zero (TestAutoscaler follows a queue worker there and back).
+		hpa, err := client.AutoscalingV2().HorizontalPodAutoscalers(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
-			t.Fatal(err)
+			t.Fatalf("the batch scaffold with --queue wrote no HPA: %v", err)
 		}
-		if scale.Spec.Replicas != 0 {
-			t.Errorf("the batch Deployment starts at %d replicas; want 0", scale.Spec.Replicas)
+		if got, want := describeMetric(hpa.Spec.Metrics), "External rabbitmq_queue_messages_ready{queue=embed} AverageValue 5"; got != want {
+			t.Errorf("the batch HPA scales on %q; want %q", got, want)
 		}
-		patch := []byte(`{"spec":{"replicas":1}}`)
-		if _, err := client.AppsV1().Deployments(ns).Patch(ctx, name, types.MergePatchType, patch, metav1.PatchOptions{}); err != nil {
-			t.Fatal(err)
+		if hpa.Spec.MinReplicas == nil || *hpa.Spec.MinReplicas != 0 {
+			t.Errorf("the batch HPA's minReplicas is %v; want 0", hpa.Spec.MinReplicas)
 		}
 		pods := runningPods(t, ns, "app.kubernetes.io/name="+name, 1)
 		if got := poolsOf(t, pods); !slices.Equal(got, []string{"cpu"}) {
