@@ -58,7 +58,13 @@ func (s *Snapshot) hpaCause(w *Workload) (c Cause, ok bool) {
 		return fmt.Sprintf("%s=%s %s: %s", t, x.Status, x.Reason, hpastatus.Tidy(x.Message))
 	}
 	metrics := hpastatus.Metrics(h)
-	current, max := h.Status.CurrentReplicas, h.Spec.MaxReplicas
+	// Where the workload is comes from the workload: the HPA's
+	// status.currentReplicas is what it saw at its last sync, before the
+	// rescale it made then. --all reads no workload (Desired -1).
+	current, max := w.Desired, h.Spec.MaxReplicas
+	if current < 0 {
+		current = h.Status.CurrentReplicas
+	}
 	c.Layer = LayerHPA
 
 	if x := hpastatus.Condition(h, autoscalingv2.AbleToScale); x != nil && x.Status == corev1.ConditionFalse {
@@ -111,7 +117,7 @@ func (s *Snapshot) hpaCause(w *Workload) (c Cause, ok bool) {
 		c.Code = CauseHPAAtMax
 		var asks []string
 		for _, m := range metrics {
-			if n := m.Wants(current); n >= 0 {
+			if n := m.Wants(h.Status.CurrentReplicas); n >= 0 {
 				asks = append(asks, fmt.Sprintf("%s asks for %d", m, n))
 			} else {
 				asks = append(asks, m.String())

@@ -160,6 +160,17 @@ func TestHPAAtZeroOnEmptyQueue(t *testing.T) {
 	wantTop(t, ExplainWorkload(s, w), CauseHPAAtZero, nil, []string{"publish messages to queue orders"})
 }
 
+// Just after the HPA took its worker to zero, its status still says the
+// replicas it saw before (currentReplicas 2, desired 0): the workload at
+// zero decides, not that count, and it is not "at its maximum of 2".
+func TestHPAJustScaledToZero(t *testing.T) {
+	s, w := scaledDeployment(t, "worker", 0)
+	s.Local = true
+	s.HPAs = []autoscalingv2.HorizontalPodAutoscaler{makeHPA("search", "worker", 0, 2).queue("orders", "10", "0").replicas(2, 0).
+		condition(autoscalingv2.ScalingLimited, corev1.ConditionFalse, "DesiredWithinRange", "the desired count is within the acceptable range").obj()}
+	wantTop(t, ExplainWorkload(s, w), CauseHPAAtZero, nil, []string{"berth load queue orders"})
+}
+
 // The metrics API does not answer: the condition's reason and message,
 // the metric, and where to look.
 func TestHPACannotReadExternalMetric(t *testing.T) {

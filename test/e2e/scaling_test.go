@@ -75,6 +75,17 @@ func TestHPAScalesOnLoad(t *testing.T) {
 	if !hpaEvent(t, client, ns, name, "New size: 5") {
 		t.Error("no SuccessfulRescale event with New size: 5 on the HPA")
 	}
+	// berth status shows the workload's replicas, metric and last scale.
+	eventually(t, 30*time.Second, "berth status showing the HPA at 5/5", func() (bool, error) {
+		out := mustBerth(t, t.TempDir(), "status", "--kubeconfig", kubeconfig)
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, "deployment/"+name) {
+				return strings.Contains(line, "5/5") && strings.Contains(line, "requests_per_second 20/20 per pod") &&
+					strings.Contains(line, "New size: 5"), nil
+			}
+		}
+		return false, nil
+	})
 
 	// 10 rps asks for one replica, held at the minimum of 2: but not
 	// before the window has passed since the last high recommendation
@@ -299,6 +310,10 @@ func (a *scaleEnv) queueToZero(t *testing.T, bpFile string) {
 	if n := a.poolSize("gpu"); n != 2 {
 		t.Errorf("pool gpu has %d nodes with the HPA at max; want 2", n)
 	}
+	out := mustBerth(t, a.home, "why", "deployment/"+name, "-n", ns, "--context", "berth-scale")
+	if !strings.Contains(out, "at its maximum of 2") || !strings.Contains(out, "asks for 6") {
+		t.Errorf("berth why on the worker at its max does not say so (maximum of 2, the queue asks for 6):\n%s", out)
+	}
 
 	setDepth(0)
 	a.eventually(2*time.Minute, "the workers scaled to zero on the empty queue", func() (bool, error) {
@@ -306,4 +321,8 @@ func (a *scaleEnv) queueToZero(t *testing.T, bpFile string) {
 		return err == nil && *d.Spec.Replicas == 0 && d.Status.Replicas == 0, nil
 	})
 	a.eventually(2*time.Minute, "pool gpu back to zero nodes", func() (bool, error) { return a.poolSize("gpu") == 0, nil })
+	out = mustBerth(t, a.home, "why", "deployment/"+name, "-n", ns, "--context", "berth-scale")
+	if !strings.Contains(out, "at zero") || !strings.Contains(out, "berth load queue "+queue) {
+		t.Errorf("berth why on the worker at zero does not say the queue is empty and how to fill it:\n%s", out)
+	}
 }
