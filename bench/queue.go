@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"berth.io/berth/internal/autoscaler/castatus"
 )
 
 // benchQueue times the retail example's scale-to-zero on a queue: a
@@ -62,10 +64,13 @@ func benchQueue(berth string, runs int, scan, provisioning time.Duration) error 
 		[]byte(`{"spec":{"behavior":{"scaleDown":{"stabilizationWindowSeconds":5}}}}`), metav1.PatchOptions{}); err != nil {
 		return err
 	}
+	// Idle is no worker and no gpu node, none on its way either: a node
+	// asked for before the worker went registers after the provisioning
+	// time, and would serve the next run's first worker early.
 	idle := func() error {
-		return poll(5*time.Minute, "the worker at zero and pool gpu at zero nodes", func() bool {
+		return poll(5*time.Minute, "the worker at zero and pool gpu at zero nodes, none upcoming", func() bool {
 			d, err := c.AppsV1().Deployments(ns).Get(ctx, worker, metav1.GetOptions{})
-			return err == nil && *d.Spec.Replicas == 0 && d.Status.Replicas == 0 && gpuNodes(ctx, c) == 0
+			return err == nil && *d.Spec.Replicas == 0 && d.Status.Replicas == 0 && gpuNodes(ctx, c) == 0 && poolTarget(ctx, c, "gpu") == 0
 		})
 	}
 	if err := idle(); err != nil {
@@ -161,4 +166,23 @@ func poll(timeout time.Duration, what string, cond func() bool) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	return nil
+}
+
+// poolTarget is the autoscaler's target size for the pool (nodes Ready
+// and on their way), -1 when its status cannot be read.
+func poolTarget(ctx context.Context, c kubernetes.Interface, pool string) int {
+	cm, err := c.CoreV1().ConfigMaps(castatus.ConfigMapNamespace).Get(ctx, castatus.ConfigMapName, metav1.GetOptions{})
+	if err != nil {
+		return -1
+	}
+	_, act, err := castatus.Read(cm)
+	if err != nil || act == nil {
+		return -1
+	}
+	for _, p := range act.Pools {
+		if p.Name == pool {
+			return p.Target
+		}
+	}
+	return -1
 }
