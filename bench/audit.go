@@ -48,16 +48,25 @@ type measured struct {
 type auditFigures struct {
 	runs                                   int
 	nodes, pods, compareNodes, comparePods int
-	dumps                                  []dump // full JSON, compare JSON, compare YAML
-	berthFull, berthJSON, berthYAML        measured
+	shapes                                 []shapeFigures // the full corpus in every shape
+	dumps                                  []dump         // compare JSON, compare YAML
+	berthJSON, berthYAML                   measured
 	ksJSON, ksYAML                         measured
 	kubeScoreErr                           error // why kube-score was not measured
 	polaris                                string
 }
 
-// benchAudit writes a synthetic cluster dump, times `berth audit` on it
-// through the real binary, and times kube-score on the same manifests.
-func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int) error {
+// shapeFigures is berth's runs over the full corpus in one shape.
+type shapeFigures struct {
+	name string
+	dump dump
+	m    measured
+}
+
+// benchAudit writes a synthetic cluster dump in every shape audit reads,
+// times `berth audit` on each through the real binary, and, with compare,
+// times kube-score and berth on smaller dumps.
+func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int, compare bool) error {
 	if runs < 1 {
 		return fmt.Errorf("-runs %d: time at least one run", runs)
 	}
@@ -69,20 +78,40 @@ func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int) 
 		return fmt.Errorf("%w (build it first: go build -o bin/berth ./cmd/berth)", err)
 	}
 	f := auditFigures{runs: runs, nodes: nodes, pods: pods, compareNodes: compareNodes, comparePods: comparePods}
-	kubeScore, err := buildKubeScore()
-	f.kubeScoreErr = err
-	f.polaris = polaris()
-
 	tmp, err := os.MkdirTemp("", "berth-bench-audit-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
+	// One shape on disk at a time: together they are several gigabytes.
+	for _, sh := range corpus.Shapes {
+		s := sh.Spec
+		s.Nodes, s.Pods = nodes, pods
+		d, err := writeDump(tmp, sh.Name, s)
+		if err != nil {
+			return err
+		}
+		m, err := measure("berth audit", d, runs, countBerth, berth, "audit", d.dir, "-o", "json")
+		if err != nil {
+			return err
+		}
+		f.shapes = append(f.shapes, shapeFigures{name: sh.Name, dump: d, m: m})
+		if err := os.RemoveAll(d.dir); err != nil {
+			return err
+		}
+	}
+	if !compare {
+		f.kubeScoreErr = errors.New("not asked for (-compare=false)")
+		f.print()
+		return nil
+	}
+	kubeScore, err := buildKubeScore()
+	f.kubeScoreErr = err
+	f.polaris = polaris()
 	for _, s := range []struct {
 		label string
 		spec  corpus.Spec
 	}{
-		{"full, JSON", corpus.Spec{Nodes: nodes, Pods: pods}},
 		{"compare, JSON", corpus.Spec{Nodes: compareNodes, Pods: comparePods}},
 		{"compare, YAML", corpus.Spec{Nodes: compareNodes, Pods: comparePods, YAML: true}},
 	} {
@@ -92,8 +121,7 @@ func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int) 
 		}
 		f.dumps = append(f.dumps, d)
 	}
-
-	for i, m := range []*measured{&f.berthFull, &f.berthJSON, &f.berthYAML} {
+	for i, m := range []*measured{&f.berthJSON, &f.berthYAML} {
 		d := f.dumps[i]
 		if *m, err = measure("berth audit", d, runs, countBerth, berth, "audit", d.dir, "-o", "json"); err != nil {
 			return err
@@ -103,7 +131,7 @@ func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int) 
 		if f.kubeScoreErr != nil {
 			break
 		}
-		d := f.dumps[i+1]
+		d := f.dumps[i]
 		*m, f.kubeScoreErr = measure("kube-score", d, runs, countKubeScore, kubeScore, append([]string{"score"}, d.files...)...)
 	}
 	f.print()
@@ -112,23 +140,35 @@ func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int) 
 
 func (f *auditFigures) print() {
 	fmt.Printf("berth audit on a synthetic cluster dump (internal/audit/corpus), %d timed runs each after one untimed\nmachine: %s\n\n", f.runs, machine())
-	for _, d := range f.dumps {
-		fmt.Printf("  %-14s %6.0f MiB in %d files\n", d.label, d.mib, len(d.files))
+	fmt.Printf("%s nodes and %s pods in every shape (`berth audit DIR -o json`):\n", thousands(f.nodes), thousands(f.pods))
+	fmt.Printf("%-20s %9s %7s %9s %8s %8s %8s %10s\n", "shape", "MiB", "files", "objects", "min", "median", "max", "peak RSS*")
+	for _, s := range f.shapes {
+		t := summarize(s.m.secs)
+		fmt.Printf("%-20s %9.0f %7d %9s %7.2fs %7.2fs %7.2fs %6.0f MiB\n", s.name, s.dump.mib, len(s.dump.files), thousands(s.m.objects), t.min, t.median, t.max, s.m.peakMiB)
 	}
-	fmt.Printf("  (full: %s nodes, %s pods; compare: %s nodes, %s pods)\n\n", thousands(f.nodes), thousands(f.pods), thousands(f.compareNodes), thousands(f.comparePods))
-	fmt.Printf("%-26s %9s %8s %8s %8s %10s\n", "", "objects", "min", "median", "max", "peak RSS*")
-	row := func(name string, m measured) {
-		s := summarize(m.secs)
-		fmt.Printf("%-26s %9s %7.2fs %7.2fs %7.2fs %6.0f MiB\n", name, thousands(m.objects), s.min, s.median, s.max, m.peakMiB)
+	floor := 0.0
+	for _, s := range f.shapes {
+		floor = max(floor, s.m.floor)
 	}
-	row("berth, full, JSON", f.berthFull)
-	row("berth, compare, JSON", f.berthJSON)
-	row("berth, compare, YAML", f.berthYAML)
-	if f.kubeScoreErr == nil {
-		row("kube-score, compare, JSON", f.ksJSON)
-		row("kube-score, compare, YAML", f.ksYAML)
+	if len(f.dumps) > 0 {
+		fmt.Println()
+		for _, d := range f.dumps {
+			fmt.Printf("  %-14s %6.0f MiB in %d files\n", d.label, d.mib, len(d.files))
+		}
+		fmt.Printf("  (compare: %s nodes, %s pods)\n\n", thousands(f.compareNodes), thousands(f.comparePods))
+		fmt.Printf("%-26s %9s %8s %8s %8s %10s\n", "", "objects", "min", "median", "max", "peak RSS*")
+		row := func(name string, m measured) {
+			s := summarize(m.secs)
+			fmt.Printf("%-26s %9s %7.2fs %7.2fs %7.2fs %6.0f MiB\n", name, thousands(m.objects), s.min, s.median, s.max, m.peakMiB)
+		}
+		row("berth, compare, JSON", f.berthJSON)
+		row("berth, compare, YAML", f.berthYAML)
+		if f.kubeScoreErr == nil {
+			row("kube-score, compare, JSON", f.ksJSON)
+			row("kube-score, compare, YAML", f.ksYAML)
+		}
+		floor = max(floor, f.berthJSON.floor, f.berthYAML.floor, f.ksJSON.floor, f.ksYAML.floor)
 	}
-	floor := max(f.berthFull.floor, f.berthJSON.floor, f.berthYAML.floor, f.ksJSON.floor, f.ksYAML.floor)
 	fmt.Printf("* the child's ru_maxrss; it cannot read below the bench's own %.0f MiB\n", floor)
 
 	if f.kubeScoreErr != nil {
@@ -147,8 +187,10 @@ func (f *auditFigures) print() {
 		fmt.Println("(nodes, quotas, LimitRanges, priorities, budgets). The ratio is throughput on the same input,")
 		fmt.Println("not equivalent work.")
 	}
-	fmt.Println()
-	fmt.Println(f.polaris)
+	if f.polaris != "" {
+		fmt.Println()
+		fmt.Println(f.polaris)
+	}
 }
 
 // resetPeak returns the memory the bench no longer uses to the system and

@@ -4,7 +4,7 @@
 //	go build -o bin/berth ./cmd/berth
 //	go run ./bench up    [-runs 5]                      # start-up, cold and resumed; idle memory
 //	go run ./bench scale [-nodes 5000 -pods 50000]      # time until every pod Runs; peak memory
-//	go run ./bench audit [-nodes 5000 -pods 150000]     # audit time and peak memory; kube-score on the same files
+//	go run ./bench audit [-nodes 5000 -pods 150000]     # audit time and peak memory per input shape; kube-score on the same files
 //	go run ./bench autoscale [-runs 5]                  # pending GPU pod -> new node Ready -> pod Running
 //	go run ./bench queue [-runs 3]                      # queue depth -> HPA from zero -> GPU nodes -> workers Running
 //
@@ -46,8 +46,9 @@ func main() {
 		compareNodes := fs.Int("compare-nodes", 500, "nodes in the corpus kube-score also reads")
 		comparePods := fs.Int("compare-pods", 15000, "pods in the corpus kube-score also reads")
 		runs := fs.Int("runs", 3, "timed runs of each tool on each corpus")
+		compare := fs.Bool("compare", true, "also time kube-score, and berth, on the compare corpus")
 		fs.Parse(os.Args[2:])
-		err = benchAudit(*berth, *nodes, *pods, *compareNodes, *comparePods, *runs)
+		err = benchAudit(*berth, *nodes, *pods, *compareNodes, *comparePods, *runs, *compare)
 	case "autoscale":
 		runs := fs.Int("runs", 5, "pods timed, one at a time, the pool back at zero between them")
 		scan := fs.Duration("scan-interval", 10*time.Second, "the autoscaler's scanInterval")

@@ -137,6 +137,7 @@ func (v *view) add(rule string, obj Object, field, message, fix string) {
 
 // report places each finding in its file and sorts them.
 func (v *view) report() *Report {
+	var parsed lastDoc
 	for i := range v.findings {
 		f := &v.findings[i]
 		src, ok := v.inv.sources[f.Object]
@@ -155,7 +156,7 @@ func (v *view) report() *Report {
 			continue
 		}
 		f.File = src.file.name
-		f.Line = src.lineOf(field)
+		f.Line = src.lineIn(&parsed, field)
 	}
 	sortFindings(v.findings)
 	if v.findings == nil {

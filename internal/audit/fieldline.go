@@ -12,14 +12,36 @@ import (
 // of the path the YAML holds, else the document's first line. Only
 // findings ask, so documents are parsed again only for them.
 func (s source) lineOf(field string) int {
+	return s.lineIn(nil, field)
+}
+
+// lastDoc is the YAML document lineIn parsed last, kept for the next
+// finding: a bare pod's findings come one after another, and parsing its
+// document again for each costs more than the rules do.
+type lastDoc struct {
+	at   *byte
+	root *goyaml.Node // nil when the document did not parse
+}
+
+// lineIn is lineOf, reusing last (nil keeps nothing).
+func (s source) lineIn(last *lastDoc, field string) int {
 	if !s.yaml {
 		return s.file.lineAt(s.offset)
 	}
-	if s.doc == nil {
+	if len(s.doc) == 0 {
 		return s.line
 	}
-	var root goyaml.Node
-	if err := goyaml.Unmarshal(s.doc, &root); err != nil || len(root.Content) == 0 {
+	if last == nil {
+		last = new(lastDoc)
+	}
+	if last.at != &s.doc[0] {
+		last.at, last.root = &s.doc[0], new(goyaml.Node)
+		if err := goyaml.Unmarshal(s.doc, last.root); err != nil || len(last.root.Content) == 0 {
+			last.root = nil
+		}
+	}
+	root := last.root
+	if root == nil {
 		return s.line
 	}
 	node := root.Content[0]

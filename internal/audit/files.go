@@ -15,8 +15,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-
-	"sigs.k8s.io/yaml"
 )
 
 // LoadFiles reads the manifests in paths: files of multi-document YAML or
@@ -139,11 +137,15 @@ type file struct {
 // lineAt is the 1-based line of the byte at offset.
 func (f *file) lineAt(offset int) int {
 	f.once.Do(func() {
+		// IndexByte, not a loop over every byte: a dump is a gigabyte.
 		f.starts = append(f.starts, 0)
-		for i, c := range f.data {
-			if c == '\n' {
-				f.starts = append(f.starts, i+1)
+		for i := 0; ; {
+			n := bytes.IndexByte(f.data[i:], '\n')
+			if n < 0 {
+				break
 			}
+			i += n + 1
+			f.starts = append(f.starts, i)
 		}
 	})
 	return sort.Search(len(f.starts), func(i int) bool { return f.starts[i] > offset })
@@ -327,7 +329,7 @@ func (d doc) decode(inv *Inventory) error {
 		data := d.yamlData()
 		src.doc = data
 		var err error
-		if js, err = yaml.YAMLToJSON(data); err != nil {
+		if js, err = yamlToJSON(data); err != nil {
 			// Report the line in the file, not in the document.
 			msg := yamlLine.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "), func(m string) string {
 				n, _ := strconv.Atoi(m[len("line "):])

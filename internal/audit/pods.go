@@ -7,7 +7,6 @@ import (
 	"sync"
 
 	corev1 "k8s.io/api/core/v1"
-	"sigs.k8s.io/yaml"
 )
 
 // Pods are most of a cluster's objects, and a pod made by a Deployment
@@ -85,14 +84,14 @@ func (inv *Inventory) resolvePods() []string {
 				if need[i].js == nil {
 					data := need[i].yaml.yamlData()
 					need[i].src.doc = data
-					js, err := yaml.YAMLToJSON(data)
+					js, err := yamlToJSON(data)
 					if err != nil {
 						problems[w] = append(problems[w], fmt.Sprintf("%s: not valid YAML: %v", need[i].src, err))
 						continue
 					}
 					need[i].js = js
 				}
-				if err := json.Unmarshal(need[i].js, &pods[i]); err != nil {
+				if err := decodePod(need[i].js, &pods[i]); err != nil {
 					problems[w] = append(problems[w], fmt.Sprintf("%s: Pod: %v", need[i].src, err))
 				}
 			}
@@ -201,4 +200,36 @@ func yamlController(body []byte) (Object, bool) {
 		}
 	}
 	return Object{}, true
+}
+
+// decodePod reads what the rules read of a pod: its metadata, spec and
+// phase. The rest of its status (conditions, container statuses, IPs) is
+// a quarter of a running pod's JSON, and decoding is most of the cost of
+// a dump of bare pods.
+func decodePod(js []byte, p *corev1.Pod) error {
+	top, err := topLevel(js, "apiVersion", "kind", "metadata", "spec", "status")
+	if err != nil {
+		return err
+	}
+	p.APIVersion, p.Kind = unquote(top[0]), unquote(top[1])
+	top = top[2:]
+	for i, into := range []any{&p.ObjectMeta, &p.Spec} {
+		if top[i] != nil {
+			if err := json.Unmarshal(top[i], into); err != nil {
+				return err
+			}
+		}
+	}
+	if top[2] != nil {
+		st, err := topLevel(top[2], "phase")
+		if err != nil {
+			return fmt.Errorf("status: %w", err)
+		}
+		if st[0] != nil {
+			if err := json.Unmarshal(st[0], &p.Status.Phase); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }

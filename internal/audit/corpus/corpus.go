@@ -25,8 +25,35 @@ type Spec struct {
 	// PodsPerWorkload is each Deployment's replicas and each Job's
 	// parallelism. Zero means 100.
 	PodsPerWorkload int
-	// YAML writes the Lists as YAML instead of JSON.
+	// YAML writes YAML instead of JSON.
 	YAML bool
+	// Stream writes each object as a document of its own (YAML
+	// documents separated by ---, or JSON objects one after another, as
+	// rendered charts and `kubectl get -o yaml` of single objects are)
+	// instead of a List per file.
+	Stream bool
+	// Bare makes the pods bare: no owner references, and no Deployments,
+	// ReplicaSets or Jobs written, so every pod is audited as a workload
+	// of its own.
+	Bare bool
+}
+
+// Shapes are the shapes of dump audit reads, each a Spec with no size:
+// JSON or YAML; Lists (as `kubectl get -A` writes them) or streams of
+// single objects (as rendered charts are); pods owned by the workloads
+// in the dump, or bare.
+var Shapes = []struct {
+	Name string
+	Spec Spec
+}{
+	{"json-list-owned", Spec{}},
+	{"json-list-bare", Spec{Bare: true}},
+	{"json-stream-owned", Spec{Stream: true}},
+	{"json-stream-bare", Spec{Stream: true, Bare: true}},
+	{"yaml-list-owned", Spec{YAML: true}},
+	{"yaml-list-bare", Spec{YAML: true, Bare: true}},
+	{"yaml-stream-owned", Spec{YAML: true, Stream: true}},
+	{"yaml-stream-bare", Spec{YAML: true, Stream: true, Bare: true}},
 }
 
 // podsPerFile keeps files the size a dump split per namespace would have.
@@ -47,7 +74,7 @@ func Write(dir string, s Spec) ([]string, error) {
 			path += ".json"
 		}
 		files = append(files, path)
-		return writeObjects(path, objs, s.YAML)
+		return writeObjects(path, objs, s)
 	}
 	if err := write("nodes", g.nodes()); err != nil {
 		return nil, err
@@ -55,8 +82,10 @@ func Write(dir string, s Spec) ([]string, error) {
 	if err := write("policy", g.policy()); err != nil {
 		return nil, err
 	}
-	if err := write("workloads", g.workloads()); err != nil {
-		return nil, err
+	if !s.Bare {
+		if err := write("workloads", g.workloads()); err != nil {
+			return nil, err
+		}
 	}
 	// Pods are most of the corpus: render their files on every core.
 	var wg sync.WaitGroup
@@ -70,7 +99,7 @@ func Write(dir string, s Spec) ([]string, error) {
 		}
 		files = append(files, path)
 		wg.Go(func() {
-			errs[i] = writeObjects(path, g.pods(i*podsPerFile, min(s.Pods, (i+1)*podsPerFile)), s.YAML)
+			errs[i] = writeObjects(path, g.pods(i*podsPerFile, min(s.Pods, (i+1)*podsPerFile)), s)
 		})
 	}
 	wg.Wait()
@@ -82,14 +111,17 @@ func Write(dir string, s Spec) ([]string, error) {
 	return files, nil
 }
 
-// writeObjects writes objs as a v1 List, in JSON or YAML.
-func writeObjects(path string, objs []any, asYAML bool) error {
+// writeObjects writes objs as a v1 List or a stream, in JSON or YAML.
+func writeObjects(path string, objs []any, s Spec) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	if !asYAML {
+	if s.Stream {
+		return writeStream(f, objs, s.YAML)
+	}
+	if !s.YAML {
 		enc := json.NewEncoder(f)
 		enc.SetIndent("", "    ")
 		if err := enc.Encode(map[string]any{"apiVersion": "v1", "kind": "List", "metadata": map[string]any{"resourceVersion": ""}, "items": objs}); err != nil {
@@ -116,6 +148,32 @@ func writeObjects(path string, objs []any, asYAML bool) error {
 		w.WriteString("\n")
 	}
 	w.WriteString("kind: List\nmetadata:\n  resourceVersion: \"\"\n")
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// writeStream writes objs one document each: YAML after "---" lines, or
+// indented JSON objects one after another.
+func writeStream(f *os.File, objs []any, asYAML bool) error {
+	w := bufio.NewWriter(f)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "    ")
+	for _, o := range objs {
+		if !asYAML {
+			if err := enc.Encode(o); err != nil {
+				return err
+			}
+			continue
+		}
+		b, err := yaml.Marshal(o)
+		if err != nil {
+			return err
+		}
+		w.WriteString("---\n")
+		w.Write(b)
+	}
 	if err := w.Flush(); err != nil {
 		return err
 	}

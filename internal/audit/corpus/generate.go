@@ -241,10 +241,14 @@ func (g *generator) pods(from, to int) []any {
 				Ready: true, Started: &truth, State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: created}}})
 		}
 		ip := fmt.Sprintf("10.%d.%d.%d", 1+i/65536, (i/256)%256, i%256)
+		owners := []metav1.OwnerReference{owner}
+		if g.s.Bare {
+			owners = nil
+		}
 		out = append(out, &corev1.Pod{
 			TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
 			ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05x", name, i), GenerateName: name + "-", Namespace: g.team(w), UID: uid("Pod", i), ResourceVersion: fmt.Sprint(2000 + i),
-				CreationTimestamp: created, Labels: tpl.Labels, OwnerReferences: []metav1.OwnerReference{owner}},
+				CreationTimestamp: created, Labels: tpl.Labels, OwnerReferences: owners},
 			Spec: spec,
 			Status: corev1.PodStatus{Phase: corev1.PodRunning, Conditions: conds, HostIP: "10.240.0.1", HostIPs: []corev1.HostIP{{IP: "10.240.0.1"}}, PodIP: ip, PodIPs: []corev1.PodIP{{IP: ip}},
 				StartTime: &created, ContainerStatuses: statuses, QOSClass: corev1.PodQOSBurstable},

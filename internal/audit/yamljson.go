@@ -1,0 +1,334 @@
+package audit
+
+import (
+	"bytes"
+	"encoding/json"
+	"strconv"
+	"strings"
+
+	"sigs.k8s.io/yaml"
+)
+
+// yamlToJSON converts a YAML document to JSON: with blockToJSON when the
+// document is in the block style kubectl, Helm and kustomize write, else
+// with sigs.k8s.io/yaml, whose errors are the ones reported. Converting a
+// bare pod through a generic YAML parser costs ten times decoding it.
+func yamlToJSON(data []byte) ([]byte, error) {
+	if js, ok := blockToJSON(data); ok {
+		return js, nil
+	}
+	return yaml.YAMLToJSON(data)
+}
+
+// blockToJSON converts block-style YAML to the JSON yaml.YAMLToJSON
+// writes, keys aside: nested mappings and sequences, and scalars that are
+// quoted, plain strings, true, false, null or decimal integers. Anything
+// else (flow collections other than [] and {}, block scalars, anchors,
+// tags, numbers it would have to format, plain multi-line scalars, tabs)
+// makes it give up: ok is false.
+func blockToJSON(data []byte) (js []byte, ok bool) {
+	c := blockConv{data: data, out: make([]byte, 0, len(data))}
+	c.skipBlank()
+	if c.i >= len(c.data) {
+		return nil, false // empty or comments: the caller's null
+	}
+	n := c.indent()
+	if n != 0 {
+		return nil, false
+	}
+	if bytes.HasPrefix(c.data[c.i:], []byte("- ")) || bytes.HasPrefix(c.data[c.i:], []byte("---")) {
+		return nil, false
+	}
+	if !c.mapping(0, false) {
+		return nil, false
+	}
+	c.skipBlank()
+	return c.out, c.i >= len(c.data)
+}
+
+// blockConv is blockToJSON's position in the document and its output.
+type blockConv struct {
+	data []byte
+	i    int // the start of the next line to read
+	out  []byte
+}
+
+// skipBlank moves past blank and comment lines.
+func (c *blockConv) skipBlank() {
+	for c.i < len(c.data) {
+		end := c.lineEnd()
+		if !isBlank(c.data[c.i:end]) {
+			return
+		}
+		c.i = min(end+1, len(c.data))
+	}
+}
+
+func (c *blockConv) lineEnd() int {
+	if n := bytes.IndexByte(c.data[c.i:], '\n'); n >= 0 {
+		return c.i + n
+	}
+	return len(c.data)
+}
+
+// indent is the next line's indent, or -1 at the end.
+func (c *blockConv) indent() int {
+	if c.i >= len(c.data) {
+		return -1
+	}
+	return leadingSpaces(c.data[c.i:c.lineEnd()])
+}
+
+// mapping converts the block mapping whose keys are at indent. With
+// inItem, its first key follows a "- " already read, at c.i.
+func (c *blockConv) mapping(indent int, inItem bool) bool {
+	c.out = append(c.out, '{')
+	first := true
+	for {
+		start := c.i + indent
+		if inItem && first {
+			start = c.i
+		} else {
+			c.skipBlank()
+			if c.indent() != indent {
+				break
+			}
+			start = c.i + indent
+		}
+		end := c.lineEnd()
+		line := c.data[start:end]
+		if len(line) > 0 && line[len(line)-1] == '\r' {
+			line = line[:len(line)-1]
+		}
+		colon := bytes.Index(line, []byte(": "))
+		if colon < 0 && len(line) > 0 && line[len(line)-1] == ':' {
+			colon = len(line) - 1
+		}
+		if colon <= 0 {
+			return false
+		}
+		raw := string(line[:colon])
+		key, ok := plainOrQuoted(raw)
+		if !ok || key == "" || strings.ContainsAny(raw, "# ") || (raw[0] != '"' && raw[0] != '\'' && !plainString(key)) {
+			return false
+		}
+		if !first {
+			c.out = append(c.out, ',')
+		}
+		first = false
+		c.out = appendString(c.out, key)
+		c.out = append(c.out, ':')
+		value := bytes.TrimSpace(line[colon+1:])
+		c.i = min(end+1, len(c.data))
+		if len(value) > 0 && value[0] != '#' {
+			if !c.scalar(string(value)) {
+				return false
+			}
+			continue
+		}
+		// The value is the block below: a mapping indented more, a
+		// sequence indented as much or more, or nothing (null).
+		c.skipBlank()
+		n := c.indent()
+		switch {
+		case n >= indent && c.isItem(n):
+			if !c.sequence(n) {
+				return false
+			}
+		case n > indent:
+			if !c.mapping(n, false) {
+				return false
+			}
+		default:
+			c.out = append(c.out, "null"...)
+		}
+	}
+	c.out = append(c.out, '}')
+	return true
+}
+
+// isItem reports whether the next line, indented n, starts "- " or is "-".
+func (c *blockConv) isItem(n int) bool {
+	rest := c.data[c.i+n : c.lineEnd()]
+	return bytes.HasPrefix(rest, []byte("- ")) || string(bytes.TrimRight(rest, "\r")) == "-"
+}
+
+// sequence converts the block sequence whose "- " are at indent.
+func (c *blockConv) sequence(indent int) bool {
+	c.out = append(c.out, '[')
+	for first := true; ; first = false {
+		c.skipBlank()
+		if c.indent() != indent || !c.isItem(indent) {
+			break
+		}
+		if !first {
+			c.out = append(c.out, ',')
+		}
+		end := c.lineEnd()
+		item := c.data[c.i+indent+1 : end]
+		lead := len(item) - len(bytes.TrimLeft(item, " "))
+		value := bytes.TrimRight(item[lead:], "\r")
+		switch {
+		case len(value) == 0 || value[0] == '#' || string(value) == "-" || bytes.HasPrefix(value, []byte("- ")):
+			return false // a nested block, or a sequence in a sequence
+		case isMappingLine(value):
+			// "- key: value": a mapping whose keys line up after "- ".
+			c.i += indent + 1 + lead
+			if !c.mapping(indent+1+lead, true) {
+				return false
+			}
+		default:
+			c.i = min(end+1, len(c.data))
+			if !c.scalar(string(value)) {
+				return false
+			}
+		}
+	}
+	c.out = append(c.out, ']')
+	return true
+}
+
+// isMappingLine reports whether a line starts a mapping entry.
+func isMappingLine(b []byte) bool {
+	if b[0] == '"' || b[0] == '\'' || b[0] == '[' || b[0] == '{' {
+		return false
+	}
+	return bytes.Contains(b, []byte(": ")) || b[len(b)-1] == ':'
+}
+
+// scalar appends the JSON for a scalar value on one line.
+func (c *blockConv) scalar(v string) bool {
+	switch v[0] {
+	case '"', '\'':
+		s, ok := plainOrQuoted(v)
+		if !ok {
+			return false
+		}
+		c.out = appendString(c.out, s)
+		return true
+	case '[', '{':
+		if v == "[]" || v == "{}" {
+			c.out = append(c.out, v...)
+			return true
+		}
+		return false
+	}
+	s, ok := plainOrQuoted(v)
+	if !ok {
+		return false
+	}
+	switch s {
+	case "true", "false", "null":
+		c.out = append(c.out, s...)
+		return true
+	case "~", "":
+		c.out = append(c.out, "null"...)
+		return true
+	}
+	if isDecimal(s) {
+		c.out = append(c.out, s...)
+		return true
+	}
+	if !plainString(s) {
+		return false
+	}
+	c.out = appendString(c.out, s)
+	return true
+}
+
+// plainOrQuoted reads a scalar as scalar does, but a double-quoted one
+// only without escapes, which YAML and Go read differently.
+func plainOrQuoted(v string) (string, bool) {
+	if v != "" && v[0] == '"' && bytes.IndexByte([]byte(v), '\\') >= 0 {
+		return "", false
+	}
+	return scalar(v)
+}
+
+// isDecimal reports whether s is an integer YAML and JSON write alike.
+func isDecimal(s string) bool {
+	d := s
+	if d != "" && d[0] == '-' {
+		d = d[1:]
+	}
+	if d == "" || len(d) > 15 || (d[0] == '0' && len(d) > 1) {
+		return false
+	}
+	for i := 0; i < len(d); i++ {
+		if d[i] < '0' || d[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainString reports whether a plain scalar is surely a string to YAML
+// 1.1 (which sigs.k8s.io/yaml reads): not a number, bool, null or
+// timestamp in any of its spellings, nor anything needing more than a
+// line. Quantities (8Gi, 500m), IPs and CIDRs are strings.
+func plainString(s string) bool {
+	switch s[0] {
+	case '?', ':', ',', '#', '&', '*', '!', '|', '>', '%', '@', '`', '=', '<', '.', '~':
+		return false
+	case '-', '+':
+		if len(s) == 1 || s[1] == '.' || ('0' <= s[1] && s[1] <= '9') {
+			return false
+		}
+	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if strings.ContainsAny(s, ":_ ") || isDate(s) {
+			return false // times, sexagesimal, 1_000 and dates are not strings
+		}
+		if _, err := strconv.ParseInt(s, 0, 64); err == nil {
+			return false
+		}
+		if _, err := strconv.ParseUint(s, 0, 64); err == nil {
+			return false
+		}
+		if _, err := strconv.ParseFloat(s, 64); err == nil {
+			return false
+		}
+	}
+	if len(s) <= 5 {
+		switch strings.ToLower(s) {
+		case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
+			return false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		switch s[i] {
+		case '\t', '\r', '"', '\\', '{', '}', '[', ']':
+			return false
+		case ':':
+			if i+1 == len(s) || s[i+1] == ' ' {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// appendString appends s as a JSON string.
+func appendString(out []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c == '"' || c == '\\' || c >= 0x7f {
+			b, _ := json.Marshal(s)
+			return append(out, b...)
+		}
+	}
+	out = append(out, '"')
+	out = append(out, s...)
+	return append(out, '"')
+}
+
+// isDate reports whether s starts as a YAML timestamp does: YYYY-.
+func isDate(s string) bool {
+	if len(s) < 5 || s[4] != '-' {
+		return false
+	}
+	for i := range 4 {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,73 @@
+package audit
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"sigs.k8s.io/yaml"
+
+	"berth.io/berth/internal/audit/corpus"
+)
+
+// blockToJSON must read every document it accepts as sigs.k8s.io/yaml
+// does, and accept the documents kubectl and the corpus write.
+func TestBlockToJSON(t *testing.T) {
+	var docs [][]byte
+	files, _ := filepath.Glob("testdata/*/*.yaml")
+	dir := t.TempDir()
+	for _, s := range []corpus.Spec{{Nodes: 20, Pods: 300, YAML: true}, {Nodes: 20, Pods: 300, YAML: true, Stream: true, Bare: true}} {
+		more, err := corpus.Write(dir, s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, more...)
+	}
+	for _, name := range files {
+		data, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds, err := (&file{name: name, data: data}).docs()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range ds {
+			docs = append(docs, d.yamlData())
+		}
+	}
+	docs = append(docs, [][]byte{
+		[]byte("a: yes\n"), []byte("a: 1.5\n"), []byte("a: 0x10\n"), []byte("a: 2026-11-01\n"),
+		[]byte("a: 1:20\n"), []byte("a: |\n  x\n"), []byte("a: &x 1\nb: *x\n"), []byte("a: 'it''s'\n"),
+		[]byte("a:\n- --from\n- 10.1.0.1\n- 8Gi\n- 10.0.0.0/24\n- \"x\\ty\"\n- null\n- ~\n- -1\n- 007\n"),
+		[]byte("a: plain\n  continued\n"), []byte("a: [x, y]\nb: {}\nc: []\n"), []byte("on: 1\n"), []byte("a: .inf\n"),
+		[]byte("l:\n  - name: a\n    v: 1\n  -   name: b\n      w:\n      - 2\n"), []byte("a: é\nb: \"\\u00e9\"\n"), []byte("a: x # c\n# c\nb:\n"),
+	}...)
+	accepted := 0
+	for _, d := range docs {
+		got, ok := blockToJSON(d)
+		if !ok {
+			continue
+		}
+		accepted++
+		want, err := yaml.YAMLToJSON(d)
+		if err != nil {
+			t.Errorf("accepted what sigs.k8s.io/yaml refuses (%v):\n%s", err, d)
+			continue
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Errorf("wrote invalid JSON (%v): %s\nfrom:\n%s", err, got, d)
+			continue
+		}
+		json.Unmarshal(want, &w)
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("reads differently (-sigs.k8s.io/yaml +blockToJSON):\n%s\nfrom:\n%s", diff, d)
+		}
+	}
+	if accepted < len(docs)*9/10 {
+		t.Errorf("accepted %d of %d documents, want nine in ten", accepted, len(docs))
+	}
+}
