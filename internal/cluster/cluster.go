@@ -26,7 +26,9 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	logsapi "k8s.io/component-base/logs/api/v1"
@@ -138,6 +140,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := routeLogs(state.LogFile()); err != nil {
 		return nil, err
 	}
+	if err := servePprof(step); err != nil {
+		return nil, err
+	}
 	if err := state.pki().ensure(); err != nil {
 		return nil, err
 	}
@@ -240,9 +245,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	step("%d pool nodes registered", len(c.Nodes))
-	if err := c.waitFor(waitCtx, "every pool node to be Ready", func(ctx context.Context) (bool, error) {
-		return nodesReady(ctx, client, c.Nodes)
-	}); err != nil {
+	if err := c.waitForNodes(waitCtx, client); err != nil {
 		return nil, err
 	}
 	step("nodes Ready")
@@ -305,25 +308,38 @@ func (c *Cluster) waitFor(ctx context.Context, what string, cond wait.ConditionW
 	return err
 }
 
-func nodesReady(ctx context.Context, client kubernetes.Interface, names []string) (bool, error) {
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool, ResourceVersion: "0"})
-	if err != nil {
-		return false, nil
-	}
-	ready := map[string]bool{}
-	for i := range list.Items {
-		for _, cond := range list.Items[i].Status.Conditions {
-			if cond.Type == corev1.NodeReady && cond.Status == corev1.ConditionTrue {
-				ready[list.Items[i].Name] = true
-			}
+// waitForNodes waits for every pool node to be Ready. It follows them
+// through one watch: a List per poll would send every node, which with
+// thousands of them cost the API server more than their start-up did.
+func (c *Cluster) waitForNodes(ctx context.Context, client kubernetes.Interface) error {
+	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pools.LabelPool }))
+	nodes := factory.Core().V1().Nodes().Lister()
+	stop := make(chan struct{})
+	defer func() { close(stop); factory.Shutdown() }()
+	factory.Start(stop)
+	return c.waitFor(ctx, "every pool node to be Ready", func(context.Context) (bool, error) {
+		return nodesReady(nodes, c.Nodes), nil
+	})
+}
+
+func nodesReady(lister corelisters.NodeLister, names []string) bool {
+	for _, name := range names {
+		n, err := lister.Get(name)
+		if err != nil || !isReady(n) {
+			return false
 		}
 	}
-	for _, n := range names {
-		if !ready[n] {
-			return false, nil
+	return true
+}
+
+func isReady(n *corev1.Node) bool {
+	for _, cond := range n.Status.Conditions {
+		if cond.Type == corev1.NodeReady {
+			return cond.Status == corev1.ConditionTrue
 		}
 	}
-	return true, nil
+	return false
 }
 
 // Stop shuts the cluster down: components first, then etcd, so that

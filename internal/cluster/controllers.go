@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"berth.io/berth/internal/autoscaler"
@@ -23,14 +24,14 @@ type controller struct {
 // the kubelet that a local cluster plays, in the order they start. A new
 // one is a package with NewController(...) and Run(ctx) error, and a line
 // here.
-func berthControllers(client kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, opts *Options) []controller {
+func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, opts *Options) []controller {
 	return []controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin runs (kubelet.go).
-		{"kubelet", func(ctx context.Context) error { return runKubelet(ctx, client, opts.Blueprint.Spec.DevicePlugin) }},
+		{"kubelet", func(ctx context.Context) error { return runKubelet(ctx, kubelets, opts.Blueprint.Spec.DevicePlugin) }},
 		// The kubelets' node leases, renewed unless `berth node stop`
 		// stopped the kubelet (leases.go).
-		{"leases", func(ctx context.Context) error { return runLeases(ctx, client) }},
+		{"leases", func(ctx context.Context) error { return runLeases(ctx, kubelets) }},
 		// A PodDisruptionBudget per workload of a class with a budget.
 		{"budgets", budgets.NewController(client).Run},
 		// Spot interruptions: the notice carried out (internal/spot).
@@ -49,7 +50,16 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	if err != nil {
 		return err
 	}
-	for _, ctl := range berthControllers(client, agg, c.metrics, opts) {
+	// The simulated kubelets' client is not rate-limited, as KWOK's is
+	// not: a real fleet has a client per kubelet, and 5,000 nodes renew
+	// 500 leases a second, the whole of a shared client's 500 QPS.
+	unthrottled := rest.CopyConfig(c.Config)
+	unthrottled.QPS, unthrottled.Burst = -1, 0
+	kubelets, err := kubernetes.NewForConfig(unthrottled)
+	if err != nil {
+		return err
+	}
+	for _, ctl := range berthControllers(client, kubelets, agg, c.metrics, opts) {
 		c.run(ctx, ctl.name, ctl.run)
 	}
 	return nil
