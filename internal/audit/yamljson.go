@@ -27,6 +27,11 @@ func yamlToJSON(data []byte) ([]byte, error) {
 // tags, numbers it would have to format, plain multi-line scalars, tabs)
 // makes it give up: ok is false.
 func blockToJSON(data []byte) (js []byte, ok bool) {
+	if !printableASCII(data) {
+		// Other characters, and which of them YAML forbids, are the
+		// YAML parser's to judge.
+		return nil, false
+	}
 	c := blockConv{data: data, out: make([]byte, 0, len(data))}
 	c.skipBlank()
 	if c.i >= len(c.data) {
@@ -104,8 +109,8 @@ func (c *blockConv) mapping(indent int, inItem bool) bool {
 		if colon < 0 && len(line) > 0 && line[len(line)-1] == ':' {
 			colon = len(line) - 1
 		}
-		if colon <= 0 {
-			return false
+		if colon <= 0 || colon > 1024 {
+			return false // no key, or longer than YAML allows an implicit one
 		}
 		raw := string(line[:colon])
 		key, ok := plainOrQuoted(raw)
@@ -167,7 +172,7 @@ func (c *blockConv) sequence(indent int) bool {
 		end := c.lineEnd()
 		item := c.data[c.i+indent+1 : end]
 		lead := len(item) - len(bytes.TrimLeft(item, " "))
-		value := bytes.TrimRight(item[lead:], "\r")
+		value := bytes.TrimRight(item[lead:], " \r")
 		switch {
 		case len(value) == 0 || value[0] == '#' || string(value) == "-" || bytes.HasPrefix(value, []byte("- ")):
 			return false // a nested block, or a sequence in a sequence
@@ -242,7 +247,29 @@ func plainOrQuoted(v string) (string, bool) {
 	if v != "" && v[0] == '"' && bytes.IndexByte([]byte(v), '\\') >= 0 {
 		return "", false
 	}
+	if v != "" && v[0] == '\'' {
+		return singleQuoted(v)
+	}
 	return scalar(v)
+}
+
+// singleQuoted reads a single-quoted scalar that is the whole of v:
+// ” is a quote, and a lone quote must end it.
+func singleQuoted(v string) (string, bool) {
+	var b strings.Builder
+	for i := 1; i < len(v); i++ {
+		if v[i] != '\'' {
+			b.WriteByte(v[i])
+			continue
+		}
+		if i+1 < len(v) && v[i+1] == '\'' {
+			b.WriteByte('\'')
+			i++
+			continue
+		}
+		return b.String(), i == len(v)-1
+	}
+	return "", false
 }
 
 // isDecimal reports whether s is an integer YAML and JSON write alike.
@@ -271,7 +298,7 @@ func plainString(s string) bool {
 	case '?', ':', ',', '#', '&', '*', '!', '|', '>', '%', '@', '`', '=', '<', '.', '~':
 		return false
 	case '-', '+':
-		if len(s) == 1 || s[1] == '.' || ('0' <= s[1] && s[1] <= '9') {
+		if len(s) == 1 || s[1] == ' ' || s[1] == '.' || s[1] == '_' || ('0' <= s[1] && s[1] <= '9') {
 			return false
 		}
 	case '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
@@ -327,6 +354,17 @@ func isDate(s string) bool {
 	}
 	for i := range 4 {
 		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+// printableASCII reports whether data is printable ASCII in lines: what
+// blockToJSON reads itself.
+func printableASCII(data []byte) bool {
+	for _, b := range data {
+		if (b < 0x20 && b != '\n') || b >= 0x7f {
 			return false
 		}
 	}

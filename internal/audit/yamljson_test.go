@@ -71,3 +71,33 @@ func TestBlockToJSON(t *testing.T) {
 		t.Errorf("accepted %d of %d documents, want nine in ten", accepted, len(docs))
 	}
 }
+
+// Whatever blockToJSON accepts, it reads as sigs.k8s.io/yaml does
+// (`go test ./internal/audit -fuzz FuzzBlockToJSON` to search further).
+func FuzzBlockToJSON(f *testing.F) {
+	for _, seed := range []string{
+		"a: yes\n", "a: 1.5\n", "a:\n- x\n- 'y'\n", "a: \"x\\ty\"\nb: ~\n", "l:\n  - name: a\n    v: 1\n",
+		"metadata:\n  name: p\n  labels:\n    app: x\nspec:\n  containers:\n  - name: c\n    image: i:1\n",
+		"a: -1\nb: 007\nc: 8Gi\n", "a: x # c\n# c\nb:\n", "k: 'it''s'\n",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, d []byte) {
+		got, ok := blockToJSON(d)
+		if !ok {
+			return
+		}
+		want, err := yaml.YAMLToJSON(d)
+		if err != nil {
+			t.Fatalf("accepted what sigs.k8s.io/yaml refuses (%v):\n%q", err, d)
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Fatalf("wrote invalid JSON (%v): %s\nfrom:\n%q", err, got, d)
+		}
+		json.Unmarshal(want, &w)
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Fatalf("reads differently (-sigs.k8s.io/yaml +blockToJSON):\n%s\nfrom:\n%q", diff, d)
+		}
+	})
+}
