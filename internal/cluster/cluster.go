@@ -200,6 +200,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.metrics = metrics
+	metrics.serve()
 	resolveLocalServices(metrics.ln.Addr(), m.APIServerPort)
 	c.run(runCtx, "kube-apiserver", func(ctx context.Context) error {
 		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln)
@@ -356,7 +357,7 @@ func (c *Cluster) Stop() {
 		case <-time.After(10 * time.Second): // a component ignoring its context must not block shutdown
 		}
 		if c.metrics != nil {
-			c.metrics.ln.Close()
+			c.metrics.close()
 		}
 		if c.etcd != nil {
 			c.etcd.Close()

@@ -40,7 +40,7 @@ func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Inte
 		{"autoscaler", autoscaler.NewController(client, opts.autoscalerOptions()).Run},
 		// The metrics APIs an HPA reads, from the simulated load
 		// (internal/metricsapi).
-		{"metrics", metricsapi.NewController(client, agg, metrics.ln, metrics.tls, metrics.caBundle).Run},
+		{"metrics", metricsapi.NewController(client, agg, metrics.server, metrics.caBundle).Run},
 	}
 }
 

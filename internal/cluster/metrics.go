@@ -8,11 +8,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
 	"net/url"
 	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 
@@ -77,6 +79,24 @@ type metricsServing struct {
 	ln       net.Listener
 	tls      *tls.Config
 	caBundle []byte
+	server   *metricsapi.Server
+	http     *http.Server
+}
+
+// serve starts answering on the listener, before the API server starts:
+// an APIService whose backend does not answer holds the API server's
+// readiness back (4 s on a resumed cluster, which has them registered).
+func (m *metricsServing) serve() {
+	m.server = metricsapi.NewStartingServer()
+	m.http = &http.Server{Handler: m.server, TLSConfig: m.tls, ReadHeaderTimeout: 10 * time.Second}
+	go m.http.Serve(tls.NewListener(m.ln, m.tls))
+}
+
+func (m *metricsServing) close() {
+	if m.http != nil {
+		m.http.Close()
+	}
+	m.ln.Close()
 }
 
 func (p pki) metricsServing() (*metricsServing, error) {

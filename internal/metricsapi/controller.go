@@ -2,12 +2,7 @@ package metricsapi
 
 import (
 	"context"
-	"crypto/tls"
-	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -30,61 +25,49 @@ const (
 	servicePort = 443
 )
 
-// Controller serves the metrics APIs on its listener and registers them
-// with the aggregator.
+// Controller fills a starting Server's listers from shared informers and
+// registers the APIs with the aggregator. The server itself listens from
+// before the API server starts (internal/cluster).
 type Controller struct {
 	client     kubernetes.Interface
 	aggregator aggregator.Interface
-	listener   net.Listener
-	tls        *tls.Config
+	server     *Server
 	caBundle   []byte
 }
 
-// NewController serves on ln with tlsConfig (its certificate valid for
-// berth-metrics.kube-system.svc, its client CAs those of the aggregator's
-// proxy certificate); caBundle is what the aggregator verifies the server
-// with.
-func NewController(client kubernetes.Interface, agg aggregator.Interface, ln net.Listener, tlsConfig *tls.Config, caBundle []byte) *Controller {
-	return &Controller{client: client, aggregator: agg, listener: ln, tls: tlsConfig, caBundle: caBundle}
+// NewController completes server (from NewStartingServer); caBundle is
+// what the aggregator verifies the server's certificate with.
+func NewController(client kubernetes.Interface, agg aggregator.Interface, server *Server, caBundle []byte) *Controller {
+	return &Controller{client: client, aggregator: agg, server: server, caBundle: caBundle}
 }
 
-// Run registers the APIs and serves them until ctx ends.
+// Run syncs the server's caches, registers the APIs and keeps the caches
+// current until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
 	factory := informers.NewSharedInformerFactory(c.client, 0)
 	system := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithNamespace(LoadNamespace))
-	s := &Server{
-		Pods:         factory.Core().V1().Pods().Lister(),
-		Nodes:        factory.Core().V1().Nodes().Lister(),
-		Deployments:  factory.Apps().V1().Deployments().Lister(),
-		StatefulSets: factory.Apps().V1().StatefulSets().Lister(),
-		Loads:        system.Core().V1().ConfigMaps().Lister().ConfigMaps(LoadNamespace),
-		Now:          time.Now,
-	}
+	s := c.server
+	s.Pods = factory.Core().V1().Pods().Lister()
+	s.Nodes = factory.Core().V1().Nodes().Lister()
+	s.Deployments = factory.Apps().V1().Deployments().Lister()
+	s.StatefulSets = factory.Apps().V1().StatefulSets().Lister()
+	s.Loads = system.Core().V1().ConfigMaps().Lister().ConfigMaps(LoadNamespace)
 	factory.Start(ctx.Done())
 	system.Start(ctx.Done())
+	defer factory.Shutdown()
+	defer system.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(),
 		factory.Core().V1().Pods().Informer().HasSynced, factory.Core().V1().Nodes().Informer().HasSynced,
 		factory.Apps().V1().Deployments().Informer().HasSynced, factory.Apps().V1().StatefulSets().Informer().HasSynced,
 		system.Core().V1().ConfigMaps().Informer().HasSynced) {
 		return ctx.Err()
 	}
-	srv := &http.Server{Handler: s, TLSConfig: c.tls, ReadHeaderTimeout: 10 * time.Second}
-	errs := make(chan error, 1)
-	go func() { errs <- srv.Serve(tls.NewListener(c.listener, c.tls)) }()
+	s.starting.Store(false)
 	if err := c.register(ctx); err != nil {
-		srv.Close()
 		return err
 	}
-	select {
-	case <-ctx.Done():
-		srv.Close()
-		return nil
-	case err := <-errs:
-		if errors.Is(err, http.ErrServerClosed) {
-			return nil
-		}
-		return err
-	}
+	<-ctx.Done()
+	return nil
 }
 
 // register creates (or brings up to date) the Service and an APIService

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -40,6 +41,20 @@ type Server struct {
 	// Loads lists kube-system's ConfigMaps, among them berth-load.
 	Loads corelisters.ConfigMapNamespaceLister
 	Now   func() time.Time
+
+	// starting is true from NewStartingServer until the Controller has
+	// filled the listers: discovery is answered, metrics are not yet.
+	starting atomic.Bool
+}
+
+// NewStartingServer is a Server to listen with before the API server
+// starts: the aggregator's first discovery of the APIs succeeds at once
+// (an APIService whose backend does not answer holds the API server's
+// readiness back for seconds), and the Controller fills in the rest.
+func NewStartingServer() *Server {
+	s := &Server{Now: time.Now}
+	s.starting.Store(true)
+	return s
 }
 
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -55,6 +70,14 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	gv, rest := schema.GroupVersion{Group: parts[1], Version: parts[2]}, parts[3:]
+	if len(rest) == 0 {
+		s.discovery(w, gv)
+		return
+	}
+	if s.starting.Load() {
+		writeStatus(w, apierrors.NewServiceUnavailable("berth's metrics server is starting: its caches have not synced yet"))
+		return
+	}
 	load, err := s.load()
 	if err != nil {
 		writeStatus(w, apierrors.NewInternalError(err))
@@ -78,6 +101,25 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// discovery answers /apis/GROUP/VERSION with the version's resources.
+func (s *Server) discovery(w http.ResponseWriter, gv schema.GroupVersion) {
+	switch gv {
+	case customGV:
+		writeJSON(w, resourceList(customGV, "MetricValueList", true, "pods/"+MetricRequestsPerSecond, "pods/"+MetricGPUUtil))
+	case externalGV:
+		names := make([]string, 0, len(queueMetrics))
+		for _, m := range queueMetrics {
+			names = append(names, m)
+		}
+		sort.Strings(names)
+		writeJSON(w, resourceList(externalGV, "ExternalMetricValueList", true, names...))
+	case resourceGV:
+		writeJSON(w, resourceList(resourceGV, "", false, "nodes", "pods"))
+	default:
+		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: gv.Group}, gv.Version))
+	}
+}
+
 // load is the load in effect now.
 func (s *Server) load() (*Load, error) {
 	cm, err := s.Loads.Get(LoadConfigMap)
@@ -96,10 +138,6 @@ func (s *Server) load() (*Load, error) {
 
 // custom serves /namespaces/NS/pods/(NAME|*)/METRIC.
 func (s *Server) custom(w http.ResponseWriter, rest []string, selector labels.Selector, load *Load) {
-	if len(rest) == 0 {
-		writeJSON(w, resourceList(customGV, "MetricValueList", true, "pods/"+MetricRequestsPerSecond, "pods/"+MetricGPUUtil))
-		return
-	}
 	if len(rest) != 5 || rest[0] != "namespaces" || rest[2] != "pods" {
 		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: customGV.Group, Resource: strings.Join(rest, "/")},
 			"berth serves custom metrics of pods only: /namespaces/NAMESPACE/pods/(NAME|*)/("+MetricRequestsPerSecond+"|"+MetricGPUUtil+")"))
@@ -148,15 +186,6 @@ func (s *Server) custom(w http.ResponseWriter, rest []string, selector labels.Se
 // depth of each queue the selector picks. A queue the selector names
 // exactly but no one has set is empty, as a real broker's would be.
 func (s *Server) external(w http.ResponseWriter, rest []string, selector labels.Selector, load *Load) {
-	if len(rest) == 0 {
-		names := make([]string, 0, len(queueMetrics))
-		for _, m := range queueMetrics {
-			names = append(names, m)
-		}
-		sort.Strings(names)
-		writeJSON(w, resourceList(externalGV, "ExternalMetricValueList", true, names...))
-		return
-	}
 	if len(rest) != 3 || rest[0] != "namespaces" {
 		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: externalGV.Group, Resource: strings.Join(rest, "/")}, "/namespaces/NAMESPACE/METRIC"))
 		return
@@ -202,8 +231,6 @@ func (s *Server) resource(w http.ResponseWriter, rest []string, selector labels.
 	win := metav1.Duration{Duration: window * time.Second}
 	shares := s.shares(load)
 	switch {
-	case len(rest) == 0:
-		writeJSON(w, resourceList(resourceGV, "", false, "nodes", "pods"))
 	case rest[0] == "nodes" && len(rest) <= 2:
 		nodes, _ := s.Nodes.List(selector)
 		usage := map[string]corev1.ResourceList{}
