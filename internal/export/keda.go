@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/metricsapi"
 )
 
 // Workload is the placeholder a scaling template leaves for the
@@ -143,9 +144,9 @@ func hpaMetric(s *v1alpha1.Scaling) map[string]any {
 		return map[string]any{"type": "Resource", "resource": map[string]any{
 			"name": "cpu", "target": map[string]any{"type": "Utilization", "averageUtilization": s.Target}}}
 	case v1alpha1.MetricGPUUtilization:
-		return podMetric("DCGM_FI_DEV_GPU_UTIL", target)
+		return podMetric(metricsapi.MetricGPUUtil, target)
 	default:
-		return podMetric("requests_per_second", target)
+		return podMetric(metricsapi.MetricRequestsPerSecond, target)
 	}
 }
 

@@ -115,24 +115,24 @@ func Metrics(hpa *autoscalingv2.HorizontalPodAutoscaler) []Metric {
 			if spec.Pods == nil {
 				continue
 			}
-			m.Selector = matchLabels(spec.Pods.Metric.Selector)
-			m.Name, target = spec.Pods.Metric.Name+selectorString(spec.Pods.Metric.Selector), spec.Pods.Target
-			for _, st := range hpa.Status.CurrentMetrics {
-				if st.Pods != nil && sameMetric(st.Pods.Metric, spec.Pods.Metric) {
-					current = &st.Pods.Current
+			target = spec.Pods.Target
+			current = m.identify(spec.Pods.Metric, hpa.Status.CurrentMetrics, func(st autoscalingv2.MetricStatus) (*autoscalingv2.MetricIdentifier, *autoscalingv2.MetricValueStatus) {
+				if st.Pods == nil {
+					return nil, nil
 				}
-			}
+				return &st.Pods.Metric, &st.Pods.Current
+			})
 		case autoscalingv2.ExternalMetricSourceType:
 			if spec.External == nil {
 				continue
 			}
-			m.Selector = matchLabels(spec.External.Metric.Selector)
-			m.Name, target = spec.External.Metric.Name+selectorString(spec.External.Metric.Selector), spec.External.Target
-			for _, st := range hpa.Status.CurrentMetrics {
-				if st.External != nil && sameMetric(st.External.Metric, spec.External.Metric) {
-					current = &st.External.Current
+			target = spec.External.Target
+			current = m.identify(spec.External.Metric, hpa.Status.CurrentMetrics, func(st autoscalingv2.MetricStatus) (*autoscalingv2.MetricIdentifier, *autoscalingv2.MetricValueStatus) {
+				if st.External == nil {
+					return nil, nil
 				}
-			}
+				return &st.External.Metric, &st.External.Current
+			})
 		case autoscalingv2.ObjectMetricSourceType:
 			if spec.Object == nil {
 				continue
@@ -172,6 +172,22 @@ func Metrics(hpa *autoscalingv2.HorizontalPodAutoscaler) []Metric {
 		out = append(out, m)
 	}
 	return out
+}
+
+// identify names a Pods or External metric by its identifier and returns
+// its current value among statuses, which of reads (nil when a status is
+// of another type).
+func (m *Metric) identify(id autoscalingv2.MetricIdentifier, statuses []autoscalingv2.MetricStatus,
+	of func(autoscalingv2.MetricStatus) (*autoscalingv2.MetricIdentifier, *autoscalingv2.MetricValueStatus)) *autoscalingv2.MetricValueStatus {
+	m.Selector = matchLabels(id.Selector)
+	m.Name = id.Name + selectorString(id.Selector)
+	var current *autoscalingv2.MetricValueStatus
+	for _, st := range statuses {
+		if sid, value := of(st); sid != nil && sameMetric(*sid, id) {
+			current = value
+		}
+	}
+	return current
 }
 
 // fill sets the metric's values from its target and current status,
