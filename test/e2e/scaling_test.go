@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,12 +13,14 @@ import (
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
 	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	emv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
+	mv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 )
 
 // An inference Deployment from `berth new`, scaled by the real HPA
@@ -53,6 +57,23 @@ func TestHPAScalesOnLoad(t *testing.T) {
 
 	load := func(rps string) {
 		mustBerth(t, t.TempDir(), "load", "set", "deployment/"+name, "-n", ns, "--rps", rps, "--kubeconfig", kubeconfig)
+	}
+	// 50% CPU on each of the 2 Ready pods: one CPU of work in all, which
+	// metrics.k8s.io spreads over the Ready pods however many there are.
+	mustBerth(t, t.TempDir(), "load", "set", "deployment/"+name, "-n", ns, "--cpu-util", "50", "--kubeconfig", kubeconfig)
+	var usage mv1beta1.PodMetricsList
+	getRaw(t, client, "/apis/metrics.k8s.io/v1beta1/namespaces/"+ns+"/pods", "app.kubernetes.io/name="+name, &usage)
+	var cpu int64
+	for _, p := range usage.Items {
+		for _, c := range p.Containers {
+			cpu += c.Usage.Cpu().MilliValue()
+			if mem := c.Usage.Memory(); mem.Cmp(resource.MustParse("4Gi")) != 0 {
+				t.Errorf("pod %s: memory usage %s; want its request, 4Gi", p.Name, mem)
+			}
+		}
+	}
+	if len(usage.Items) == 0 || cpu < 997 || cpu > 1000 {
+		t.Errorf("metrics.k8s.io: %d pods using %dm CPU in all; want one CPU (50%% of 2 pods' 1-CPU requests)", len(usage.Items), cpu)
 	}
 	load("100")
 	// The API the HPA reads, as `kubectl get --raw` reads it: 100 rps
@@ -109,6 +130,25 @@ func TestHPAScalesOnLoad(t *testing.T) {
 		t.Errorf("replicas fell %s after the load did; the %s scale-down window should have held them at least %s", dropped, window, window-syncPeriod)
 	}
 	t.Logf("10 rps: 5 → 2 replicas %s after the load fell (window %s)", dropped.Round(time.Second), window)
+
+	// A profile played by the cluster: its first step (at 0s) is in
+	// effect at once, 300 rps over the Ready pods.
+	profile := filepath.Join(t.TempDir(), "day.yaml")
+	doc := fmt.Sprintf("steps:\n- at: 0s\n  workloads: [{namespace: %s, name: %s, rps: 300}]\n- at: 1h\n  workloads: [{namespace: %s, name: %s, rps: 0}]\n", ns, name, ns, name)
+	if err := os.WriteFile(profile, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustBerth(t, t.TempDir(), "load", "play", profile, "--kubeconfig", kubeconfig)
+	t.Cleanup(func() { berth(t, t.TempDir(), "load", "stop", "--kubeconfig", kubeconfig) })
+	getRaw(t, client, "/apis/custom.metrics.k8s.io/v1beta2/namespaces/"+ns+"/pods/*/requests_per_second",
+		"app.kubernetes.io/name="+name, &values)
+	var total int64
+	for _, v := range values.Items {
+		total += v.Value.MilliValue()
+	}
+	if len(values.Items) == 0 || total < 299_990 || total > 300_010 {
+		t.Errorf("with the profile playing, %d pods report %dm requests/s in all; want 300", len(values.Items), total)
+	}
 }
 
 // describeMetric says an HPA's one metric in a line.
