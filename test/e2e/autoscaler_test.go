@@ -503,7 +503,7 @@ func (a *scaleEnv) autoscalerLog() string {
 	}
 	var out []string
 	for _, line := range strings.Split(string(raw), "\n") {
-		if strings.Contains(line, "autoscaler") {
+		if strings.Contains(line, "autoscaler") && !strings.Contains(line, "horizontalpodautoscalers") {
 			out = append(out, line)
 		}
 	}
@@ -626,6 +626,15 @@ func (a *scaleEnv) podOf(ns, selector string) corev1.Pod {
 func (a *scaleEnv) event(ns, pod, reason string) corev1.Event {
 	a.t.Helper()
 	var ev corev1.Event
+	// What the autoscaler judges the pod by, printed should the wait
+	// fail: its first scale-up has been seen not to come, cause unknown.
+	defer func() {
+		if a.t.Failed() {
+			if p, err := a.c.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{}); err == nil {
+				a.t.Logf("pod %s/%s: node %q, nominated %q, conditions %+v", ns, pod, p.Spec.NodeName, p.Status.NominatedNodeName, p.Status.Conditions)
+			}
+		}
+	}()
 	a.eventually(time.Minute, reason+" on pod "+ns+"/"+pod, func() (bool, error) {
 		list, err := a.c.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod + ",reason=" + reason})
 		if err != nil || len(list.Items) == 0 {
