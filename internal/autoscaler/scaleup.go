@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
+	"k8s.io/klog/v2"
 
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/simulate"
@@ -37,7 +38,13 @@ func (c *Controller) scaleUp(ctx context.Context, v *view) (bool, error) {
 	}
 	// Pods that fit where nodes exist or are coming need no new node:
 	// freed capacity, or the nodes an earlier scan asked for.
+	marked := len(pending)
 	if _, pending, err = sim.Place(ctx, pending); err != nil || len(pending) == 0 {
+		if err == nil {
+			// The scheduler found no node and the simulation found one:
+			// no scale-up, and nothing else says so.
+			klog.FromContext(ctx).Info("autoscaler: unschedulable pods fit existing or upcoming nodes in simulation; no scale-up", "pods", marked)
+		}
 		return false, err
 	}
 	opts, why, err := c.options(ctx, v, sim, pending)
