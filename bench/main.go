@@ -3,7 +3,7 @@
 //
 //	go build -o bin/berth ./cmd/berth
 //	go run ./bench up    [-runs 5]                      # start-up, cold and resumed; idle memory
-//	go run ./bench scale [-nodes 5000 -pods 50000]      # time until every pod Runs; peak memory
+//	go run ./bench scale [-nodes 5000 -pods 50000]      # nodes Ready, pods/s, time until every pod Runs; peak memory
 //	go run ./bench audit [-nodes 5000 -pods 150000]     # audit time and peak memory per input shape; kube-score on the same files
 //	go run ./bench autoscale [-runs 5]                  # pending GPU pod -> new node Ready -> pod Running
 //	go run ./bench queue [-runs 3]                      # queue depth -> HPA from zero -> GPU nodes -> workers Running
@@ -37,9 +37,11 @@ func main() {
 	case "scale":
 		nodes := fs.Int("nodes", 5000, "simulated nodes")
 		pods := fs.Int("pods", 50000, "pods, in Deployments of 1,000")
+		namespaces := fs.Int("namespaces", 1, "namespaces the Deployments are spread over (teams)")
 		fsync := fs.Bool("fsync", true, "keep etcd's fsync on")
+		commands := fs.Bool("commands", false, "also time berth status, why --all and a live audit at the end")
 		fs.Parse(os.Args[2:])
-		err = benchScale(*berth, *nodes, *pods, *fsync)
+		err = benchScale(*berth, scaleOptions{nodes: *nodes, pods: *pods, namespaces: *namespaces, fsync: *fsync, commands: *commands})
 	case "audit":
 		nodes := fs.Int("nodes", 5000, "nodes in the full corpus")
 		pods := fs.Int("pods", 150000, "pods in the full corpus")

@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync/atomic"
+	"strings"
+	"sync"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -36,21 +37,35 @@ spec:
     maxPods: 110
 `
 
-// benchScale starts a cluster of nodes simulated nodes, creates pods
-// replicas across Deployments of 1,000, and measures until every pod is
-// Running, and the berth process's peak memory.
-func benchScale(berth string, nodes, pods int, fsync bool) error {
+// scaleOptions are one scale run's parameters.
+type scaleOptions struct {
+	nodes, pods int
+	// namespaces spreads the Deployments over that many namespaces, as
+	// teams would; 1 puts them all in one.
+	namespaces int
+	fsync      bool
+	// commands also times berth status, why --all and a live audit once
+	// every pod is Running.
+	commands bool
+}
+
+// benchScale starts a cluster of o.nodes simulated nodes, creates o.pods
+// replicas in Deployments of 1,000, and measures until every pod is
+// Running: the creation rate, the sustained rate to Running (from 10% to
+// 90% of the pods, so neither the first burst nor the last stragglers
+// count), and the berth process's peak memory.
+func benchScale(berth string, o scaleOptions) error {
 	e, err := newEnv(berth)
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(e.home)
 	bp := filepath.Join(e.home, "scale.yaml")
-	if err := os.WriteFile(bp, []byte(fmt.Sprintf(scaleBlueprint, nodes-1)), 0o600); err != nil {
+	if err := os.WriteFile(bp, []byte(fmt.Sprintf(scaleBlueprint, o.nodes-1)), 0o600); err != nil {
 		return err
 	}
 	args := []string{"up", "--detach", "--name", "scale", "-f", bp, "--timeout", "30m"}
-	if !fsync {
+	if !o.fsync {
 		args = append(args, "--unsafe-no-fsync")
 	}
 	out, took, err := e.run(args...)
@@ -58,49 +73,82 @@ func benchScale(berth string, nodes, pods int, fsync bool) error {
 		return err
 	}
 	defer e.run("down", "--name", "scale", "--purge")
-	fmt.Printf("%d nodes Ready: berth reports %.1fs, `up --detach` took %.1fs\n", nodes, readySeconds(out), took.Seconds())
+	ready := readySeconds(out)
+	fmt.Printf("%d nodes Ready: berth reports %.1fs, `up --detach` took %.1fs\n", o.nodes, ready, took.Seconds())
 	pid, err := e.pidOf("scale")
 	if err != nil {
 		return err
 	}
+	_, nodePeak, _ := memory(pid)
 
 	cfg, err := clientcmd.BuildConfigFromFlags("", filepath.Join(e.home, "clusters", "scale", "kubeconfig"))
 	if err != nil {
 		return err
 	}
 	cfg.QPS, cfg.Burst = 500, 1000
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	c, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
 	ctx := context.Background()
-	ns := "scale"
-	if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{}); err != nil {
-		return err
-	}
-	for {
-		if _, err := c.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
-			break
+	namespaces := make([]string, max(o.namespaces, 1))
+	for i := range namespaces {
+		namespaces[i] = fmt.Sprintf("scale-%d", i)
+		if _, err := c.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: namespaces[i]}}, metav1.CreateOptions{}); err != nil {
+			return err
 		}
-		time.Sleep(100 * time.Millisecond)
+	}
+	for _, ns := range namespaces {
+		for {
+			if _, err := c.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{}); err == nil {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
 	}
 
-	var running atomic.Int64
-	factory := informers.NewSharedInformerFactoryWithOptions(c, 0, informers.WithNamespace(ns))
-	inf := factory.Core().V1().Pods().Informer()
+	// progress follows every pod of the run through one informer.
+	var (
+		mu               sync.Mutex
+		created, running int
+		start            time.Time
+		allCreated       time.Duration
+		runningAt        = map[int]time.Duration{}
+	)
+	marks := []int{o.pods / 10, o.pods * 9 / 10, o.pods}
 	isRunning := func(obj any) bool {
 		p, ok := obj.(*corev1.Pod)
-		return ok && p.Status.Phase == corev1.PodRunning
+		return ok && p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Namespace, "scale-")
 	}
+	countRunning := func() {
+		running++
+		for _, m := range marks {
+			if running == m {
+				runningAt[m] = time.Since(start)
+			}
+		}
+	}
+	factory := informers.NewSharedInformerFactory(c, 0)
+	inf := factory.Core().V1().Pods().Informer()
 	inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc: func(obj any) {
+			mu.Lock()
+			defer mu.Unlock()
+			if p, ok := obj.(*corev1.Pod); ok && strings.HasPrefix(p.Namespace, "scale-") {
+				if created++; created == o.pods {
+					allCreated = time.Since(start)
+				}
+			}
 			if isRunning(obj) {
-				running.Add(1)
+				countRunning()
 			}
 		},
 		UpdateFunc: func(old, obj any) {
+			mu.Lock()
+			defer mu.Unlock()
 			if !isRunning(old) && isRunning(obj) {
-				running.Add(1)
+				countRunning()
 			}
 		},
 	})
@@ -109,34 +157,65 @@ func benchScale(berth string, nodes, pods int, fsync bool) error {
 	factory.Start(stop)
 	factory.WaitForCacheSync(stop)
 
-	start := time.Now()
+	mu.Lock()
+	start = time.Now()
+	mu.Unlock()
 	const per = 1000
-	for i := 0; i*per < pods; i++ {
-		n := int32(min(per, pods-i*per))
+	for i := 0; i*per < o.pods; i++ {
+		n := int32(min(per, o.pods-i*per))
+		ns := namespaces[i%len(namespaces)]
 		if _, err := c.AppsV1().Deployments(ns).Create(ctx, deployment(ns, fmt.Sprintf("app-%d", i), n), metav1.CreateOptions{}); err != nil {
 			return err
 		}
 	}
+	progress := func() (int, int) {
+		mu.Lock()
+		defer mu.Unlock()
+		return created, running
+	}
 	var peak float64
-	for last := time.Now(); running.Load() < int64(pods); time.Sleep(time.Second) {
+	for last := time.Now(); ; time.Sleep(time.Second) {
+		made, run := progress()
+		if run >= o.pods {
+			break
+		}
 		_, hwm, err := memory(pid)
 		if err != nil {
 			return fmt.Errorf("the cluster process is gone (%v); see %s", err, filepath.Join(e.home, "clusters", "scale", "berth.log"))
 		}
 		peak = hwm
 		if time.Since(last) > 30*time.Second {
-			fmt.Printf("  %6.0fs: %d/%d pods Running, peak %.0f MiB\n", time.Since(start).Seconds(), running.Load(), pods, peak)
+			fmt.Printf("  %6.0fs: %d/%d pods created, %d Running, peak %.0f MiB\n", time.Since(start).Seconds(), made, o.pods, run, peak)
 			last = time.Now()
 		}
-		if time.Since(start) > time.Hour {
-			return fmt.Errorf("gave up after an hour with %d of %d pods Running", running.Load(), pods)
+		if time.Since(start) > 2*time.Hour {
+			return fmt.Errorf("gave up after two hours with %d of %d pods Running", run, o.pods)
 		}
 	}
-	took = time.Since(start)
 	_, peak, _ = memory(pid)
-	fmt.Printf("\nscale run: %d nodes, %d pods, fsync %v\nmachine: %s\n", nodes, pods, fsync, machine())
-	fmt.Printf("all pods Running %.1fs after the first Deployment was created (%.0f pods/s)\n", took.Seconds(), float64(pods)/took.Seconds())
-	fmt.Printf("peak resident memory of the cluster process: %.0f MiB\n", peak)
+	mu.Lock()
+	total, first, ninety := runningAt[o.pods], runningAt[marks[0]], runningAt[marks[1]]
+	mu.Unlock()
+	sustained := float64(marks[1]-marks[0]) / (ninety - first).Seconds()
+
+	fmt.Printf("\nscale run: %d nodes, %d pods in %d namespace(s), fsync %v\nmachine: %s, %s\n", o.nodes, o.pods, len(namespaces), o.fsync, machine(), time.Now().UTC().Format("2006-01-02"))
+	fmt.Printf("nodes Ready (berth's clock)           %8.1f s   (peak memory then %.0f MiB)\n", ready, nodePeak)
+	fmt.Printf("all pods created                      %8.1f s   (%.0f pods/s)\n", allCreated.Seconds(), float64(o.pods)/allCreated.Seconds())
+	fmt.Printf("all pods Running                      %8.1f s   (%.0f pods/s overall)\n", total.Seconds(), float64(o.pods)/total.Seconds())
+	fmt.Printf("sustained, 10%% to 90%% of pods Running %8.0f pods/s\n", sustained)
+	fmt.Printf("peak resident memory, cluster process %8.0f MiB\n", peak)
+
+	if o.commands {
+		for _, cmd := range [][]string{{"status"}, {"why", "--all"}, {"audit"}} {
+			_, took, err := e.run(cmd...)
+			// audit exits non-zero when it has findings; only the time matters here.
+			if err != nil && cmd[0] != "audit" {
+				return err
+			}
+			fmt.Printf("berth %-33s %8.2f s\n", strings.Join(cmd, " "), took.Seconds())
+		}
+	}
+	fmt.Printf("\n| %d | %d | %d | %.1f s | %.0f | %.0f | %.1f s | %.0f MiB |\n", o.nodes, o.pods, len(namespaces), ready, sustained, float64(o.pods)/total.Seconds(), total.Seconds(), peak)
 	return nil
 }
 

@@ -4,7 +4,6 @@ import (
 	"context"
 
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/rest"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"berth.io/berth/internal/autoscaler"
@@ -53,7 +52,7 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	// The simulated kubelets' client is not rate-limited, as KWOK's is
 	// not: a real fleet has a client per kubelet, and 5,000 nodes renew
 	// 500 leases a second, the whole of a shared client's 500 QPS.
-	unthrottled := rest.CopyConfig(c.Config)
+	unthrottled := protobuf(c.Config)
 	unthrottled.QPS, unthrottled.Burst = -1, 0
 	kubelets, err := kubernetes.NewForConfig(unthrottled)
 	if err != nil {

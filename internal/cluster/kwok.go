@@ -76,7 +76,9 @@ func runKWOK(ctx context.Context, kubeconfig string) error {
 	if err != nil {
 		return err
 	}
-	typed, err := kubernetes.NewForConfig(cfg)
+	// Its typed client, which watches every bound pod and patches their
+	// status, speaks protobuf (see protobuf).
+	typed, err := kubernetes.NewForConfig(protobuf(cfg))
 	if err != nil {
 		return err
 	}
