@@ -24,6 +24,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/slim"
 )
 
 // Options tune the autoscaler.
@@ -108,7 +109,7 @@ func NewController(client kubernetes.Interface, opts Options) *Controller {
 		notified: map[types.UID]notice{},
 		blocked:  map[string]string{},
 	}
-	c.factory = informers.NewSharedInformerFactory(client, 10*time.Minute)
+	c.factory = slim.Informers(client, 10*time.Minute)
 	c.system = informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, informers.WithNamespace("kube-system"))
 	c.nodes = c.factory.Core().V1().Nodes().Informer()
 	c.pods = c.factory.Core().V1().Pods().Informer()

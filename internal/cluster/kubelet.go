@@ -20,6 +20,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/slim"
 )
 
 // kubelet plays the parts of the kubelet KWOK leaves out, for every pool
@@ -58,7 +59,7 @@ func runKubelet(ctx context.Context, c kubernetes.Interface, plugin *v1alpha1.De
 	if plugin != nil && plugin.Name != "" {
 		k.plugin = *plugin
 	}
-	nodeFactory := informers.NewSharedInformerFactoryWithOptions(c, 10*time.Minute,
+	nodeFactory := slim.Informers(c, 10*time.Minute,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pools.LabelPool }))
 	podFactory := informers.NewSharedInformerFactoryWithOptions(c, 10*time.Minute, informers.WithNamespace(k.plugin.Namespace))
 	nodes := nodeFactory.Core().V1().Nodes()

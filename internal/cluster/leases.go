@@ -14,6 +14,7 @@ import (
 
 	"berth.io/berth/internal/cluster/stages"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/slim"
 )
 
 // runLeases renews each simulated kubelet's node lease, as a kubelet
@@ -26,10 +27,10 @@ import (
 // the client side, so it never notices a node leaving it, and it would
 // renew a stopped node's lease for ever.
 func runLeases(ctx context.Context, client kubernetes.Interface) error {
-	factory := informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute,
+	factory := slim.Informers(client, 10*time.Minute,
 		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pools.LabelPool }))
 	nodes := factory.Core().V1().Nodes()
-	leaseFactory := informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, informers.WithNamespace(corev1.NamespaceNodeLease))
+	leaseFactory := slim.Informers(client, 10*time.Minute, informers.WithNamespace(corev1.NamespaceNodeLease))
 	leases := leaseFactory.Coordination().V1().Leases()
 	duration := time.Duration(nodeLeaseSeconds) * time.Second
 	lc, err := controllers.NewNodeLeaseController(controllers.NodeLeaseControllerConfig{

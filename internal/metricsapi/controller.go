@@ -12,6 +12,8 @@ import (
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"k8s.io/utils/ptr"
+
+	"berth.io/berth/internal/slim"
 )
 
 // The Service the APIServices point at. On a local cluster nothing routes
@@ -44,7 +46,7 @@ func NewController(client kubernetes.Interface, agg aggregator.Interface, server
 // Run syncs the server's caches, registers the APIs and keeps the caches
 // current until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
-	factory := informers.NewSharedInformerFactory(c.client, 0)
+	factory := slim.Informers(c.client, 0)
 	system := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithNamespace(LoadNamespace))
 	s := c.server
 	s.Pods = factory.Core().V1().Pods().Lister()

@@ -18,6 +18,8 @@ import (
 	"k8s.io/client-go/tools/record"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"berth.io/berth/internal/slim"
 )
 
 // Controller carries out interruption notices: it plays the kubelet's
@@ -51,7 +53,7 @@ func (c *Controller) Run(ctx context.Context) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	c.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "spot-interruption"})
-	factory := informers.NewSharedInformerFactory(c.client, 10*time.Minute)
+	factory := slim.Informers(c.client, 10*time.Minute)
 	c.nodes = factory.Core().V1().Nodes().Informer()
 	c.pods = factory.Core().V1().Pods().Informer()
 	if err := c.pods.AddIndexers(cache.Indexers{byNode: func(obj any) ([]string, error) {
