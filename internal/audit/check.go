@@ -26,7 +26,8 @@ type Options struct {
 	// image or name).
 	DevicePlugin Object
 	// GPUPools are GPU pools and their taints, from a blueprint, checked
-	// with those of the nodes and pool definitions audited.
+	// with those of the nodes and pool definitions audited. Nil means no
+	// blueprint says; empty, that the blueprint has no GPU pool.
 	GPUPools map[string][]corev1.Taint
 	// Classes are the blueprint's classes, which the scaling rules hold
 	// the workloads labelled berth.io/class to. Nil means none: those
@@ -195,13 +196,13 @@ func (o *Options) UseBlueprint(bp *v1alpha1.Blueprint) {
 	if d := bp.Spec.DevicePlugin; d != nil {
 		o.DevicePlugin = Object{Kind: "DaemonSet", Namespace: cmp.Or(d.Namespace, v1alpha1.DefaultDevicePluginNamespace), Name: cmp.Or(d.Name, v1alpha1.DefaultDevicePluginName)}
 	}
+	if o.GPUPools == nil {
+		o.GPUPools = map[string][]corev1.Taint{}
+	}
 	for i := range bp.Spec.Pools {
 		p := &bp.Spec.Pools[i]
 		if p.GPUResource() == "" {
 			continue
-		}
-		if o.GPUPools == nil {
-			o.GPUPools = map[string][]corev1.Taint{}
 		}
 		o.GPUPools[p.Name] = nil
 		for _, s := range p.Taints {

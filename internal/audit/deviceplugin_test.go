@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // On a live cluster: the device plugin tolerates pool l4's taint but not
@@ -81,5 +83,39 @@ func TestDevicePluginLive(t *testing.T) {
 	}
 	if len(findings) != 1 || findings[0].Object.Name != "a100-0" || !strings.Contains(findings[0].Fix, "--field-selector spec.nodeName=a100-0") {
 		t.Errorf("findings %+v, want node a100-0 and how to find its plugin pod", findings)
+	}
+}
+
+// A blueprint without GPU pools (berth's scale benchmark's) on a cluster
+// without GPU nodes: the device plugin berth installs tolerates no GPU
+// taint, and nothing says it must. Without a blueprint, the same plugin
+// is held to the design's gpu=true:NoSchedule.
+func TestDevicePluginNoGPUPools(t *testing.T) {
+	inv := &Inventory{
+		Nodes: []corev1.Node{{ObjectMeta: metav1.ObjectMeta{Name: "work-0", Labels: map[string]string{"berth.io/pool": "work"}}}},
+		DaemonSets: []appsv1.DaemonSet{{
+			ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "nvidia-device-plugin-daemonset"},
+			Spec: appsv1.DaemonSetSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				Tolerations: []corev1.Toleration{{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule}},
+				Containers:  []corev1.Container{{Name: "c", Image: "nvcr.io/nvidia/k8s-device-plugin:v0.17.1"}},
+			}}},
+		}},
+	}
+	count := func(o Options) int {
+		n := 0
+		for _, f := range Check(inv, o).Findings {
+			if f.Rule == RuleDevicePlugin {
+				n++
+			}
+		}
+		return n
+	}
+	var withBlueprint Options
+	withBlueprint.UseBlueprint(&v1alpha1.Blueprint{Spec: v1alpha1.Spec{Pools: []v1alpha1.Pool{{Name: "work"}}}})
+	if n := count(withBlueprint); n != 0 {
+		t.Errorf("%d device-plugin findings with a blueprint that has no GPU pool, want none", n)
+	}
+	if n := count(Options{}); n != 1 {
+		t.Errorf("%d device-plugin findings without a blueprint, want the design's GPU taint named once", n)
 	}
 }

@@ -109,6 +109,11 @@ func (v *view) checkPluginTolerations(plugins []*workload) {
 	field := w.path + ".tolerations"
 	pools := v.gpuPoolTaints()
 	if len(pools) == 0 {
+		if v.opts.GPUPools != nil {
+			// The blueprint has no GPU pool, and no GPU node was
+			// audited: the plugin has nowhere it must run.
+			return
+		}
 		// Nothing says which pools there are: hold the plugin to the
 		// taints GPU pools should carry.
 		if missing := untolerated(w, v.gpuTaints); len(missing) > 0 {
