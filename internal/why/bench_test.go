@@ -31,3 +31,39 @@ func BenchmarkExplain1000Nodes(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkExplainAllReplicas is `why --all` on 1,000 nodes with 1,000
+// pending replicas of two Deployments (an image of a cluster whose
+// scheduler is behind): the Filter plugins run over the nodes once per
+// Deployment, not once per pod.
+func BenchmarkExplainAllReplicas(b *testing.B) {
+	ns, pods := replicaFixture(1000, 500)
+	b.ReportAllocs()
+	for b.Loop() {
+		s := snapshotOf(ns, pods...)
+		if sum := ExplainAll(s, ""); len(sum.Pods) != 1000 {
+			b.Fatalf("%d pods explained, want 1000", len(sum.Pods))
+		}
+	}
+}
+
+// replicaFixture is nodes nodes, each running a pod, and perApp pending
+// replicas of each of two apps, each with its own token volume.
+func replicaFixture(nodes, perApp int) ([]corev1.Node, []corev1.Pod) {
+	var ns []corev1.Node
+	var pods []corev1.Pod
+	for i := range nodes {
+		name := fmt.Sprintf("n-%d", i)
+		ns = append(ns, makeNode(name, fmt.Sprintf("pool-%d", i%10)).zone(fmt.Sprintf("zone-%d", i%3)).obj())
+		pods = append(pods, makePod("ns", fmt.Sprintf("running-%d", i)).label("app", "db").request(corev1.ResourceCPU, "1").on(name).obj())
+	}
+	for _, app := range []string{"web", "api"} {
+		for j := range perApp {
+			p := makePod("ns", fmt.Sprintf("%s-%d", app, j)).label("app", app).request(corev1.ResourceCPU, "1").owner("ReplicaSet", app).obj()
+			p.Spec.Volumes = []corev1.Volume{{Name: fmt.Sprintf("kube-api-access-%05d", j), VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}}}
+			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: p.Spec.Volumes[0].Name, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}}
+			pods = append(pods, p)
+		}
+	}
+	return ns, pods
+}

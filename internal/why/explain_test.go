@@ -201,3 +201,54 @@ func TestSeveralFiltersFail(t *testing.T) {
 	v := Explain(s, makePod("demo", "notebook").request(gpu, "1").ptr())
 	wantTop(t, v, CauseTaint, []string{"no pool tolerates the pod: pool gpu has taint gpu=true:NoSchedule; and besides, pool gpu: insufficient nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes"}, nil)
 }
+
+// Replicas that differ only in name and token volume share one
+// diagnosis; another app's, another namespace's or a nominated pod's is
+// their own. Sharing changes no verdict: every replica's is the one
+// explaining it alone gives.
+func TestEquivalentPodsShareDiagnosis(t *testing.T) {
+	ns, pods := replicaFixture(30, 3)
+	web0, web1, api0 := &pods[30], &pods[31], &pods[33]
+	k0, ok0 := equivalenceKey(web0)
+	k1, ok1 := equivalenceKey(web1)
+	ka, _ := equivalenceKey(api0)
+	if !ok0 || !ok1 || k0 != k1 {
+		t.Errorf("two web replicas have different keys:\n%s\n%s", k0, k1)
+	}
+	if k0 == ka {
+		t.Error("a web and an api replica share a key")
+	}
+	other := web1.DeepCopy()
+	other.Namespace = "other"
+	if k, _ := equivalenceKey(other); k == k0 {
+		t.Error("replicas in two namespaces share a key")
+	}
+	nominated := web1.DeepCopy()
+	nominated.Status.NominatedNodeName = "n-0"
+	if _, ok := equivalenceKey(nominated); ok {
+		t.Error("a nominated pod shares a key")
+	}
+
+	all := ExplainAll(snapshotOf(ns, pods...), "")
+	s := snapshotOf(ns, pods...)
+	if got := len(s.index().diagnoses); got != 0 {
+		t.Fatalf("a fresh snapshot holds %d diagnoses", got)
+	}
+	byName := map[string]*corev1.Pod{}
+	for i := range pods {
+		byName[pods[i].Namespace+"/"+pods[i].Name] = &pods[i]
+	}
+	if len(all.Pods) != 6 {
+		t.Fatalf("%d pods explained, want the six pending replicas", len(all.Pods))
+	}
+	for _, v := range all.Pods {
+		alone := Explain(snapshotOf(ns, pods...), byName[v.Pod])
+		if v.Top.Message != alone.Top.Message || len(v.Causes) != len(alone.Causes) {
+			t.Errorf("%s: shared verdict %q (%d causes), alone %q (%d causes)", v.Pod, v.Top.Message, len(v.Causes), alone.Top.Message, len(alone.Causes))
+		}
+	}
+	ExplainAll(s, "")
+	if got := len(s.index().diagnoses); got != 2 {
+		t.Errorf("%d diagnoses for two apps' six replicas, want 2", got)
+	}
+}

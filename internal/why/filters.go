@@ -1,9 +1,12 @@
 package why
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -73,6 +76,23 @@ func (c *check) diagnose() {
 		c.err = ix.simErr
 		return
 	}
+	key, shared := equivalenceKey(c.pod)
+	if shared {
+		ix.mu.Lock()
+		d, ok := ix.diagnoses[key]
+		ix.mu.Unlock()
+		if ok && (d.diags != nil || d.err != nil) {
+			c.diags, c.err = d.diags, d.err
+			return
+		}
+		defer func() {
+			ix.mu.Lock()
+			d := ix.diagnoses[key]
+			d.diags, d.err = c.diags, c.err
+			ix.diagnoses[key] = d
+			ix.mu.Unlock()
+		}()
+	}
 	var nominated []simulate.Placement
 	for node, pods := range ix.nominated {
 		for _, p := range pods {
@@ -91,6 +111,49 @@ func (c *check) diagnose() {
 		c.diags[ds[i].Node.Name] = &ds[i]
 	}
 }
+
+// diagnosis is the Filter plugins' verdicts on every node for pods of one
+// equivalence class.
+type diagnosis struct {
+	diags map[string]*simulate.Diagnosis
+	err   error
+	// pools are the nodes' verdicts grouped by pool (check.pools), read
+	// only once made, and the error making them met.
+	pools    []*poolResult
+	poolsErr error
+}
+
+// equivalenceKey names the pods the Filter plugins cannot tell apart: the
+// same namespace, labels and spec, but for the name of the volume that
+// carries the service account's token, which the API server draws at
+// random for each pod. A Deployment's pending replicas share one key, so
+// `why --all` runs the plugins over the nodes once for all of them, as
+// cluster-autoscaler groups equivalent pods. A pod nominated to a node is
+// its own class: the other nominated pods it must leave room for are not
+// the same as theirs.
+func equivalenceKey(pod *corev1.Pod) (string, bool) {
+	if pod.Status.NominatedNodeName != "" {
+		return "", false
+	}
+	spec, err := json.Marshal(&pod.Spec)
+	if err != nil {
+		return "", false
+	}
+	labels, err := json.Marshal(pod.Labels)
+	if err != nil {
+		return "", false
+	}
+	for _, v := range pod.Spec.Volumes {
+		if v.Projected != nil && strings.HasPrefix(v.Name, tokenVolumePrefix) {
+			spec = bytes.ReplaceAll(spec, []byte(strconv.Quote(v.Name)), []byte(`"`+tokenVolumePrefix+`"`))
+		}
+	}
+	return pod.Namespace + "\x00" + string(labels) + "\x00" + string(spec), true
+}
+
+// tokenVolumePrefix begins the name of the projected volume the
+// ServiceAccount admission plugin adds to every pod, kube-api-access-XXXXX.
+const tokenVolumePrefix = "kube-api-access-"
 
 // nodeFit is how one node fares: every Filter plugin that rejects the
 // pod there, with the details that explain it.

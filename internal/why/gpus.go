@@ -3,7 +3,6 @@ package why
 import (
 	"fmt"
 	"sort"
-	"strconv"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
@@ -49,11 +48,7 @@ func (e *explainer) gpuResource(n *nodeInfo) corev1.ResourceName {
 // advertises any: then nothing else can hold the pod.
 func (e *explainer) invisibleGPUs() (c *Cause, all bool) {
 	var gpuNodes, dark []*nodeInfo
-	for _, n := range e.s.index().nodes {
-		count, _ := strconv.Atoi(n.node.Labels[pools.LabelGPUCount])
-		if count <= 0 {
-			continue
-		}
+	for _, n := range e.s.index().gpuNodes {
 		r := e.gpuResource(n)
 		if q := e.c.requests[r]; q.Sign() <= 0 {
 			continue

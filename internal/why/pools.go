@@ -31,7 +31,30 @@ type poolResult struct {
 // Blueprint pools are tried on their next node too (the autoscaler's
 // template node), so that a pool that could grow, or scale from zero, is
 // found.
-func (c *check) pools() []*poolResult {
+func (c *check) pools() (out []*poolResult) {
+	ix := c.snap.index()
+	key, shared := equivalenceKey(c.pod)
+	if shared && c.err == nil {
+		ix.mu.Lock()
+		d, ok := ix.diagnoses[key]
+		ix.mu.Unlock()
+		if ok && d.pools != nil {
+			c.err = d.poolsErr
+			return d.pools
+		}
+		defer func() {
+			ix.mu.Lock()
+			d := ix.diagnoses[key]
+			d.pools, d.poolsErr = out, c.err
+			ix.diagnoses[key] = d
+			ix.mu.Unlock()
+		}()
+	}
+	out = c.poolsOnce()
+	return out
+}
+
+func (c *check) poolsOnce() []*poolResult {
 	ix := c.snap.index()
 	var out []*poolResult
 	byName := map[string]*poolResult{}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strconv"
 	"sync"
 	"time"
 
@@ -109,12 +110,20 @@ type index struct {
 	byName    map[string]*nodeInfo
 	poolNames []string
 	byPool    map[string][]*nodeInfo
+	// gpuNodes are the nodes whose machines have GPUs (label
+	// nvidia.com/gpu.count above zero), advertised or not.
+	gpuNodes []*nodeInfo
 	// nominated are unbound pods the scheduler has nominated to a node.
 	nominated map[string][]*corev1.Pod
 	// sim is the scheduler's simulation of the nodes and their pods;
 	// simErr why there is none.
 	sim    *simulate.Simulator
 	simErr error
+
+	// diagnoses are the Filter plugins' verdicts by equivalence class
+	// (equivalenceKey), guarded by mu.
+	mu        sync.Mutex
+	diagnoses map[string]diagnosis
 }
 
 // nodeInfo is a node, its pool and the pods bound to it.
@@ -134,6 +143,7 @@ func buildIndex(s *Snapshot) *index {
 		byName:    make(map[string]*nodeInfo, len(s.Nodes)),
 		byPool:    map[string][]*nodeInfo{},
 		nominated: map[string][]*corev1.Pod{},
+		diagnoses: map[string]diagnosis{},
 	}
 	for i := range s.Nodes {
 		n := &nodeInfo{node: &s.Nodes[i], pool: PoolOf(&s.Nodes[i])}
@@ -143,6 +153,9 @@ func buildIndex(s *Snapshot) *index {
 			ix.poolNames = append(ix.poolNames, n.pool)
 		}
 		ix.byPool[n.pool] = append(ix.byPool[n.pool], n)
+		if count, _ := strconv.Atoi(n.node.Labels[pools.LabelGPUCount]); count > 0 {
+			ix.gpuNodes = append(ix.gpuNodes, n)
+		}
 	}
 	sort.Strings(ix.poolNames)
 	for i := range s.Pods {
