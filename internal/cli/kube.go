@@ -42,7 +42,7 @@ func (k *kubeFlags) connect(ctx context.Context) (*target, error) {
 		return nil, fmt.Errorf("no cluster to talk to: %w\nfix: start a local one with `berth up`, or pass --kubeconfig/--context", err)
 	}
 	t.config.QPS, t.config.Burst = 100, 200
-	if t.client.Kube, err = kubernetes.NewForConfig(t.config); err != nil {
+	if t.client.Kube, err = protobufClient(t.config); err != nil {
 		return nil, err
 	}
 	if t.client.Dynamic, err = dynamic.NewForConfig(t.config); err != nil {
@@ -88,4 +88,15 @@ func clusterBlueprint(file, contextName string, warn func(blueprint.Problem)) (*
 		}
 	}
 	return loadBlueprint(file, warn)
+}
+
+// protobufClient is a clientset that speaks protobuf, as kubectl's typed
+// paths and the control plane's own components do: a 150,000-pod list
+// decodes several times faster than from JSON. Dynamic clients (apply,
+// custom resources) speak JSON.
+func protobufClient(c *rest.Config) (kubernetes.Interface, error) {
+	cfg := rest.CopyConfig(c)
+	cfg.ContentType = "application/vnd.kubernetes.protobuf"
+	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
+	return kubernetes.NewForConfig(cfg)
 }
