@@ -95,6 +95,15 @@ func (o *applyOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if !o.dryRun && plan.ChangesGuardrails() {
+		// A policy is enforced a moment after it is written; what is
+		// created before then is admitted without it.
+		if err := apply.WaitForGuardrails(ctx, t.client.Kube, bp.Blueprint, 30*time.Second); err != nil {
+			fmt.Fprintf(o.ErrOut, "warning: %v\nThe policies are stored; objects created until the API server enforces them are admitted without them.\n", err)
+		} else {
+			fmt.Fprintf(o.Out, "Guardrails in force (%.1fs).\n", time.Since(start).Seconds())
+		}
+	}
 	if err := o.budgets(ctx, t.client.Kube, bp.Blueprint); err != nil {
 		return err
 	}

@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/cluster"
@@ -313,6 +314,15 @@ func applyOnUp(ctx context.Context, report io.Writer, c *cluster.Cluster, bp *lo
 		return fmt.Errorf("waiting for the team namespaces' default ServiceAccounts: %w", err)
 	}
 	fmt.Fprintf(report, " • %-44s %6.2fs\n", fmt.Sprintf("blueprint applied (%d changes)", len(plan.Objects)), (c.StartedIn + time.Since(start)).Seconds())
+	// Ready means a workload created now is admitted as the design says:
+	// a class's pod admitted before its policy is in force would wait for
+	// ever without its tolerations.
+	if bp.Blueprint.Spec.Guardrails != v1alpha1.GuardrailsOff {
+		if err := apply.WaitForGuardrails(ctx, cl.Kube, bp.Blueprint, time.Minute); err != nil {
+			return fmt.Errorf("%w\nfix: see the control plane's log, %s", err, c.State.LogFile())
+		}
+		fmt.Fprintf(report, " • %-44s %6.2fs\n", "guardrails in force", (c.StartedIn + time.Since(start)).Seconds())
+	}
 	c.StartedIn += time.Since(start)
 	if c.Resumed {
 		changes, _, err := pools.Plan(ctx, cl.Kube, bp.Blueprint, false, nil)

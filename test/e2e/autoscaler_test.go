@@ -631,7 +631,12 @@ func (a *scaleEnv) event(ns, pod, reason string) corev1.Event {
 	defer func() {
 		if a.t.Failed() {
 			if p, err := a.c.CoreV1().Pods(ns).Get(context.Background(), pod, metav1.GetOptions{}); err == nil {
-				a.t.Logf("pod %s/%s: node %q, nominated %q, conditions %+v", ns, pod, p.Spec.NodeName, p.Status.NominatedNodeName, p.Status.Conditions)
+				a.t.Logf("pod %s/%s: node %q, nominated %q, conditions %+v, tolerations %+v, affinity %+v, labels %v", ns, pod, p.Spec.NodeName, p.Status.NominatedNodeName, p.Status.Conditions, p.Spec.Tolerations, p.Spec.Affinity, p.Labels)
+			}
+			if list, err := a.c.CoreV1().Events(ns).List(context.Background(), metav1.ListOptions{FieldSelector: "involvedObject.name=" + pod}); err == nil {
+				for _, e := range list.Items {
+					a.t.Logf("event on %s/%s: %s %s (%s, x%d): %s", ns, pod, e.Type, e.Reason, e.Source.Component, e.Count, e.Message)
+				}
 			}
 		}
 	}()
