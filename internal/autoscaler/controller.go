@@ -42,6 +42,11 @@ type Options struct {
 	Seed uint64
 	// Clock is the autoscaler's clock. Nil means the real one.
 	Clock clock.WithDelayedExecution
+	// Informers is the cluster-wide informer factory the autoscaler
+	// shares with berth's other controllers, so that each pod and node
+	// is decoded and cached once; its owner starts and shuts it down. Nil
+	// makes one of the autoscaler's own.
+	Informers informers.SharedInformerFactory
 }
 
 // Controller is the node autoscaler. Its state (nodes being provisioned,
@@ -56,6 +61,7 @@ type Controller struct {
 	recorder    record.EventRecorder
 
 	factory    informers.SharedInformerFactory
+	ownFactory bool
 	system     informers.SharedInformerFactory
 	nodes      cache.SharedIndexInformer
 	pods       cache.SharedIndexInformer
@@ -109,7 +115,10 @@ func NewController(client kubernetes.Interface, opts Options) *Controller {
 		notified: map[types.UID]notice{},
 		blocked:  map[string]string{},
 	}
-	c.factory = slim.Informers(client, 10*time.Minute)
+	c.factory = opts.Informers
+	if c.factory == nil {
+		c.factory, c.ownFactory = slim.Informers(client, 10*time.Minute), true
+	}
 	c.system = informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, informers.WithNamespace("kube-system"))
 	c.nodes = c.factory.Core().V1().Nodes().Informer()
 	c.pods = c.factory.Core().V1().Pods().Informer()
@@ -130,7 +139,9 @@ func (c *Controller) Run(ctx context.Context) error {
 
 	c.factory.Start(ctx.Done())
 	c.system.Start(ctx.Done())
-	defer c.factory.Shutdown()
+	if c.ownFactory {
+		defer c.factory.Shutdown()
+	}
 	defer c.system.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.configMaps.HasSynced, c.claims.HasSynced, c.namespaces.HasSynced) {
 		return ctx.Err()

@@ -2,13 +2,16 @@ package cluster
 
 import (
 	"context"
+	"time"
 
+	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/metricsapi"
+	"berth.io/berth/internal/slim"
 	"berth.io/berth/internal/spot"
 )
 
@@ -23,7 +26,9 @@ type controller struct {
 // the kubelet that a local cluster plays, in the order they start. A new
 // one is a package with NewController(...) and Run(ctx) error, and a line
 // here.
-func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, opts *Options) []controller {
+func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, opts *Options) []controller {
+	scaler := opts.autoscalerOptions()
+	scaler.Informers = shared
 	return []controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin runs (kubelet.go).
@@ -34,12 +39,12 @@ func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Inte
 		// A PodDisruptionBudget per workload of a class with a budget.
 		{"budgets", budgets.NewController(client).Run},
 		// Spot interruptions: the notice carried out (internal/spot).
-		{"spot", spot.NewController(client).Run},
+		{"spot", spot.NewController(client, shared).Run},
 		// The node autoscaler, with cluster-autoscaler's semantics.
-		{"autoscaler", autoscaler.NewController(client, opts.autoscalerOptions()).Run},
+		{"autoscaler", autoscaler.NewController(client, scaler).Run},
 		// The metrics APIs an HPA reads, from the simulated load
 		// (internal/metricsapi).
-		{"metrics", metricsapi.NewController(client, agg, metrics.server, metrics.caBundle).Run},
+		{"metrics", metricsapi.NewController(client, agg, metrics.server, metrics.caBundle, shared).Run},
 	}
 }
 
@@ -58,8 +63,20 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	if err != nil {
 		return err
 	}
-	for _, ctl := range berthControllers(client, kubelets, agg, c.metrics, opts) {
+	// The cluster-wide pods and nodes that the spot, autoscaler and
+	// metrics controllers cache, decoded and held once for all three:
+	// each informer is a copy of every pod. The controllers register
+	// their informers as they are made, start the factory as they run,
+	// and it stops with the cluster.
+	shared := slim.Informers(client, 10*time.Minute)
+	for _, ctl := range berthControllers(client, kubelets, agg, c.metrics, shared, opts) {
 		c.run(ctx, ctl.name, ctl.run)
 	}
+	c.run(ctx, "informers", func(ctx context.Context) error {
+		shared.Start(ctx.Done())
+		<-ctx.Done()
+		shared.Shutdown()
+		return nil
+	})
 	return nil
 }

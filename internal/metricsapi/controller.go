@@ -35,18 +35,32 @@ type Controller struct {
 	aggregator aggregator.Interface
 	server     *Server
 	caBundle   []byte
+	factory    informers.SharedInformerFactory
+	ownFactory bool
 }
 
 // NewController completes server (from NewStartingServer); caBundle is
-// what the aggregator verifies the server's certificate with.
-func NewController(client kubernetes.Interface, agg aggregator.Interface, server *Server, caBundle []byte) *Controller {
-	return &Controller{client: client, aggregator: agg, server: server, caBundle: caBundle}
+// what the aggregator verifies the server's certificate with. The
+// cluster-wide listers come from factory, shared with berth's other
+// controllers; nil makes a factory of its own. A shared factory's owner
+// starts it and shuts it down.
+func NewController(client kubernetes.Interface, agg aggregator.Interface, server *Server, caBundle []byte, factory informers.SharedInformerFactory) *Controller {
+	c := &Controller{client: client, aggregator: agg, server: server, caBundle: caBundle, factory: factory}
+	if c.factory == nil {
+		c.factory, c.ownFactory = slim.Informers(client, 0), true
+	}
+	// Registered now, before the shared factory starts.
+	c.factory.Core().V1().Pods().Informer()
+	c.factory.Core().V1().Nodes().Informer()
+	c.factory.Apps().V1().Deployments().Informer()
+	c.factory.Apps().V1().StatefulSets().Informer()
+	return c
 }
 
 // Run syncs the server's caches, registers the APIs and keeps the caches
 // current until ctx ends.
 func (c *Controller) Run(ctx context.Context) error {
-	factory := slim.Informers(c.client, 0)
+	factory := c.factory
 	system := informers.NewSharedInformerFactoryWithOptions(c.client, 0, informers.WithNamespace(LoadNamespace))
 	s := c.server
 	s.Pods = factory.Core().V1().Pods().Lister()
@@ -56,7 +70,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	s.Loads = system.Core().V1().ConfigMaps().Lister().ConfigMaps(LoadNamespace)
 	factory.Start(ctx.Done())
 	system.Start(ctx.Done())
-	defer factory.Shutdown()
+	if c.ownFactory {
+		defer factory.Shutdown()
+	}
 	defer system.Shutdown()
 	if !cache.WaitForCacheSync(ctx.Done(),
 		factory.Core().V1().Pods().Informer().HasSynced, factory.Core().V1().Nodes().Informer().HasSynced,

@@ -26,22 +26,41 @@ import (
 // graceful node shutdown on the interrupted node and the cloud that
 // deletes it.
 type Controller struct {
-	client   kubernetes.Interface
-	queue    workqueue.TypedRateLimitingInterface[string]
-	recorder record.EventRecorder
-	nodes    cache.SharedIndexInformer
-	pods     cache.SharedIndexInformer
+	client     kubernetes.Interface
+	queue      workqueue.TypedRateLimitingInterface[string]
+	recorder   record.EventRecorder
+	factory    informers.SharedInformerFactory
+	ownFactory bool
+	nodes      cache.SharedIndexInformer
+	pods       cache.SharedIndexInformer
+	// err is a failure to set the informers up, returned by Run.
+	err error
 	// seen are the nodes whose interruption is recorded already.
 	seen map[string]bool
 }
 
-// NewController returns a controller that works through client.
-func NewController(client kubernetes.Interface) *Controller {
-	return &Controller{
-		client: client,
-		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		seen:   map[string]bool{},
+// NewController returns a controller that works through client and takes
+// its cluster-wide informers from factory, shared with berth's other
+// controllers; nil makes a factory of its own. A shared factory's owner
+// starts it and shuts it down.
+func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory) *Controller {
+	c := &Controller{
+		client:  client,
+		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		seen:    map[string]bool{},
+		factory: factory,
 	}
+	if c.factory == nil {
+		c.factory, c.ownFactory = slim.Informers(client, 10*time.Minute), true
+	}
+	// The index is added before the factory starts: an informer takes
+	// no new indexers once it runs.
+	c.nodes = c.factory.Core().V1().Nodes().Informer()
+	c.pods = c.factory.Core().V1().Pods().Informer()
+	c.err = c.pods.AddIndexers(cache.Indexers{byNode: func(obj any) ([]string, error) {
+		return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
+	}})
+	return c
 }
 
 const byNode = "spec.nodeName"
@@ -53,14 +72,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
 	defer broadcaster.Shutdown()
 	c.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "spot-interruption"})
-	factory := slim.Informers(c.client, 10*time.Minute)
-	c.nodes = factory.Core().V1().Nodes().Informer()
-	c.pods = factory.Core().V1().Pods().Informer()
-	if err := c.pods.AddIndexers(cache.Indexers{byNode: func(obj any) ([]string, error) {
-		return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
-	}}); err != nil {
-		return err
+	if c.err != nil {
+		return c.err
 	}
+	factory := c.factory
 	enqueue := func(obj any) {
 		if n, ok := obj.(*corev1.Node); ok {
 			if _, _, interrupted := Deadline(n); interrupted {
@@ -85,7 +100,9 @@ func (c *Controller) Run(ctx context.Context) error {
 	}()
 	for c.next(ctx) {
 	}
-	factory.Shutdown()
+	if c.ownFactory {
+		factory.Shutdown()
+	}
 	return nil
 }
 
