@@ -15,12 +15,15 @@ func (s source) lineOf(field string) int {
 	return s.lineIn(nil, field)
 }
 
-// lastDoc is the YAML document lineIn parsed last, kept for the next
-// finding: a bare pod's findings come one after another, and parsing its
-// document again for each costs more than the rules do.
+// lastDoc is the YAML document lineIn read last, kept for the next
+// finding: a bare pod's findings come one after another. A document in
+// the block style blockToJSON reads is not parsed: blockLine follows each
+// finding's path through it, for a tenth of a parse. Any other is parsed
+// once with yaml.v3 for all its findings.
 type lastDoc struct {
-	at   *byte
-	root *goyaml.Node // nil when the document did not parse
+	at     *byte
+	parsed bool         // not block style: root is the parse
+	root   *goyaml.Node // nil when the document did not parse
 }
 
 // lineIn is lineOf, reusing last (nil keeps nothing).
@@ -34,26 +37,38 @@ func (s source) lineIn(last *lastDoc, field string) int {
 	if last == nil {
 		last = new(lastDoc)
 	}
+	steps := pathSteps(field)
 	if last.at != &s.doc[0] {
-		last.at, last.root = &s.doc[0], new(goyaml.Node)
+		last.at, last.parsed, last.root = &s.doc[0], false, nil
+	}
+	if !last.parsed {
+		if line, ok := blockLine(s.doc, steps); ok {
+			return s.line + line - 1
+		}
+		last.parsed, last.root = true, new(goyaml.Node)
 		if err := goyaml.Unmarshal(s.doc, last.root); err != nil || len(last.root.Content) == 0 {
 			last.root = nil
 		}
 	}
-	root := last.root
-	if root == nil {
+	if last.root == nil {
 		return s.line
 	}
+	return s.line + nodeLine(last.root, steps) - 1
+}
+
+// nodeLine is the line of steps in a parsed document: of the deepest key
+// or item of them it holds, else of its root.
+func nodeLine(root *goyaml.Node, steps []string) int {
 	node := root.Content[0]
 	line := node.Line
-	for _, step := range pathSteps(field) {
+	for _, step := range steps {
 		at, next := child(node, step)
 		if next == nil {
 			break
 		}
 		node, line = next, at
 	}
-	return s.line + line - 1
+	return line
 }
 
 // String is FILE:LINE.
@@ -108,7 +123,7 @@ func child(n *goyaml.Node, step string) (int, *goyaml.Node) {
 			}
 		}
 	case goyaml.SequenceNode:
-		if i, err := strconv.Atoi(strings.Trim(step, "[]")); err == nil && strings.HasPrefix(step, "[") && i < len(n.Content) {
+		if i, ok := index(step); ok && i < len(n.Content) {
 			return n.Content[i].Line, n.Content[i]
 		}
 	}

@@ -27,28 +27,50 @@ func yamlToJSON(data []byte) ([]byte, error) {
 // tags, numbers it would have to format, plain multi-line scalars, tabs)
 // makes it give up: ok is false.
 func blockToJSON(data []byte) (js []byte, ok bool) {
-	if !printableASCII(data) {
-		// Other characters, and which of them YAML forbids, are the
-		// YAML parser's to judge.
+	c := blockConv{data: data, out: make([]byte, 0, len(data))}
+	if !c.convert() {
 		return nil, false
 	}
-	c := blockConv{data: data, out: make([]byte, 0, len(data))}
+	return c.out, true
+}
+
+// blockLine is the line (from 1) of a path of pathSteps in a document
+// blockToJSON reads, found as lineIn finds it in yaml.v3's nodes: the
+// line of the deepest key or item of the path the document holds, else
+// of the root mapping's first key. ok is false where blockToJSON gives
+// up. It costs a conversion, a tenth of yaml.v3's parse.
+func blockLine(data []byte, path []string) (line int, ok bool) {
+	c := blockConv{data: data, out: make([]byte, 0, len(data)), path: path, line: 1}
+	if !c.convert() {
+		return 0, false
+	}
+	return c.at, true
+}
+
+// convert converts the whole document to c.out.
+func (c *blockConv) convert() bool {
+	if !printableASCII(c.data) {
+		// Other characters, and which of them YAML forbids, are the
+		// YAML parser's to judge.
+		return false
+	}
 	c.skipBlank()
 	if c.i >= len(c.data) {
-		return nil, false // empty or comments: the caller's null
+		return false // empty or comments: the caller's null
 	}
 	n := c.indent()
 	if n != 0 {
-		return nil, false
+		return false
 	}
 	if bytes.HasPrefix(c.data[c.i:], []byte("- ")) || bytes.HasPrefix(c.data[c.i:], []byte("---")) {
-		return nil, false
+		return false
 	}
-	if !c.mapping(0, false) {
-		return nil, false
+	c.at = c.line // the root mapping's line: its first key's
+	if !c.mapping(0, false, 0) {
+		return false
 	}
 	c.skipBlank()
-	return c.out, c.i >= len(c.data)
+	return c.i >= len(c.data)
 }
 
 // blockConv is blockToJSON's position in the document and its output.
@@ -56,6 +78,14 @@ type blockConv struct {
 	data []byte
 	i    int // the start of the next line to read
 	out  []byte
+
+	// With path set (blockLine), the conversion also follows it: line
+	// is the document's line at c.i (from 1), matched how many of the
+	// path's steps the keys and items read so far have matched, and at
+	// the line of the last one matched.
+	path        []string
+	line        int
+	matched, at int
 }
 
 // skipBlank moves past blank and comment lines.
@@ -65,8 +95,26 @@ func (c *blockConv) skipBlank() {
 		if !isBlank(c.data[c.i:end]) {
 			return
 		}
-		c.i = min(end+1, len(c.data))
+		c.nextLine(end)
 	}
+}
+
+// nextLine moves to the line after the one ending at end.
+func (c *blockConv) nextLine(end int) {
+	c.i = min(end+1, len(c.data))
+	c.line++
+}
+
+// follow records that the key or item on the current line is the next
+// step of the path, when the node it is in was the last step matched
+// (on) and no earlier key has matched this step: the step's value is
+// then followed with on+1, anything else with -1.
+func (c *blockConv) follow(on int, step func(string) bool) int {
+	if on < 0 || on != c.matched || on >= len(c.path) || !step(c.path[on]) {
+		return -1
+	}
+	c.matched, c.at = on+1, c.line
+	return on + 1
 }
 
 func (c *blockConv) lineEnd() int {
@@ -85,8 +133,9 @@ func (c *blockConv) indent() int {
 }
 
 // mapping converts the block mapping whose keys are at indent. With
-// inItem, its first key follows a "- " already read, at c.i.
-func (c *blockConv) mapping(indent int, inItem bool) bool {
+// inItem, its first key follows a "- " already read, at c.i. on is how
+// many steps of the path lead to it, or -1 when it is off the path.
+func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 	c.out = append(c.out, '{')
 	first := true
 	for {
@@ -123,8 +172,9 @@ func (c *blockConv) mapping(indent int, inItem bool) bool {
 		first = false
 		c.out = appendString(c.out, key)
 		c.out = append(c.out, ':')
+		next := c.follow(on, func(step string) bool { return step == key })
 		value := bytes.TrimSpace(line[colon+1:])
-		c.i = min(end+1, len(c.data))
+		c.nextLine(end)
 		if len(value) > 0 && value[0] != '#' {
 			if !c.scalar(string(value)) {
 				return false
@@ -137,11 +187,11 @@ func (c *blockConv) mapping(indent int, inItem bool) bool {
 		n := c.indent()
 		switch {
 		case n >= indent && c.isItem(n):
-			if !c.sequence(n) {
+			if !c.sequence(n, next) {
 				return false
 			}
 		case n > indent:
-			if !c.mapping(n, false) {
+			if !c.mapping(n, false, next) {
 				return false
 			}
 		default:
@@ -158,10 +208,11 @@ func (c *blockConv) isItem(n int) bool {
 	return bytes.HasPrefix(rest, []byte("- ")) || string(bytes.TrimRight(rest, "\r")) == "-"
 }
 
-// sequence converts the block sequence whose "- " are at indent.
-func (c *blockConv) sequence(indent int) bool {
+// sequence converts the block sequence whose "- " are at indent; on is
+// as for mapping.
+func (c *blockConv) sequence(indent int, on int) bool {
 	c.out = append(c.out, '[')
-	for first := true; ; first = false {
+	for n, first := 0, true; ; n, first = n+1, false {
 		c.skipBlank()
 		if c.indent() != indent || !c.isItem(indent) {
 			break
@@ -173,17 +224,18 @@ func (c *blockConv) sequence(indent int) bool {
 		item := c.data[c.i+indent+1 : end]
 		lead := len(item) - len(bytes.TrimLeft(item, " "))
 		value := bytes.TrimRight(item[lead:], " \r")
+		next := c.follow(on, func(step string) bool { i, ok := index(step); return ok && i == n })
 		switch {
 		case len(value) == 0 || value[0] == '#' || string(value) == "-" || bytes.HasPrefix(value, []byte("- ")):
 			return false // a nested block, or a sequence in a sequence
 		case isMappingLine(value):
 			// "- key: value": a mapping whose keys line up after "- ".
 			c.i += indent + 1 + lead
-			if !c.mapping(indent+1+lead, true) {
+			if !c.mapping(indent+1+lead, true, next) {
 				return false
 			}
 		default:
-			c.i = min(end+1, len(c.data))
+			c.nextLine(end)
 			if !c.scalar(string(value)) {
 				return false
 			}
@@ -191,6 +243,12 @@ func (c *blockConv) sequence(indent int) bool {
 	}
 	c.out = append(c.out, ']')
 	return true
+}
+
+// index reads a path step "[N]" as child does.
+func index(step string) (int, bool) {
+	i, err := strconv.Atoi(strings.Trim(step, "[]"))
+	return i, err == nil && strings.HasPrefix(step, "[")
 }
 
 // isMappingLine reports whether a line starts a mapping entry.
@@ -316,9 +374,10 @@ func plainString(s string) bool {
 		}
 	}
 	if len(s) <= 5 {
-		switch strings.ToLower(s) {
-		case "y", "n", "yes", "no", "on", "off", "true", "false", "null":
-			return false
+		for _, word := range yaml11Words {
+			if strings.EqualFold(s, word) {
+				return false
+			}
 		}
 	}
 	for i := 0; i < len(s); i++ {
@@ -333,6 +392,10 @@ func plainString(s string) bool {
 	}
 	return true
 }
+
+// yaml11Words are the plain scalars YAML 1.1 reads as bools or null, in
+// any case.
+var yaml11Words = []string{"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
 
 // appendString appends s as a JSON string.
 func appendString(out []byte, s string) []byte {

@@ -2,11 +2,14 @@ package audit
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	goyaml "go.yaml.in/yaml/v3"
 	"sigs.k8s.io/yaml"
 
 	"berth.io/berth/internal/audit/corpus"
@@ -15,6 +18,38 @@ import (
 // blockToJSON must read every document it accepts as sigs.k8s.io/yaml
 // does, and accept the documents kubectl and the corpus write.
 func TestBlockToJSON(t *testing.T) {
+	docs := blockTestDocs(t)
+	accepted := 0
+	for _, d := range docs {
+		got, ok := blockToJSON(d)
+		if !ok {
+			continue
+		}
+		accepted++
+		want, err := yaml.YAMLToJSON(d)
+		if err != nil {
+			t.Errorf("accepted what sigs.k8s.io/yaml refuses (%v):\n%s", err, d)
+			continue
+		}
+		var g, w any
+		if err := json.Unmarshal(got, &g); err != nil {
+			t.Errorf("wrote invalid JSON (%v): %s\nfrom:\n%s", err, got, d)
+			continue
+		}
+		json.Unmarshal(want, &w)
+		if diff := cmp.Diff(w, g); diff != "" {
+			t.Errorf("reads differently (-sigs.k8s.io/yaml +blockToJSON):\n%s\nfrom:\n%s", diff, d)
+		}
+	}
+	if accepted < len(docs)*9/10 {
+		t.Errorf("accepted %d of %d documents, want nine in ten", accepted, len(docs))
+	}
+}
+
+// blockTestDocs are the YAML documents of the test data and of a small
+// corpus in the owned and bare shapes, and some that blockToJSON must
+// refuse or read with care.
+func blockTestDocs(t *testing.T) [][]byte {
 	var docs [][]byte
 	files, _ := filepath.Glob("testdata/*/*.yaml")
 	dir := t.TempDir()
@@ -45,30 +80,53 @@ func TestBlockToJSON(t *testing.T) {
 		[]byte("a: plain\n  continued\n"), []byte("a: [x, y]\nb: {}\nc: []\n"), []byte("on: 1\n"), []byte("a: .inf\n"),
 		[]byte("l:\n  - name: a\n    v: 1\n  -   name: b\n      w:\n      - 2\n"), []byte("a: é\nb: \"\\u00e9\"\n"), []byte("a: x # c\n# c\nb:\n"),
 	}...)
-	accepted := 0
+	return docs
+}
+
+// blockLine must find every path, and every path that goes on past what
+// a document holds, on the line lineIn finds it on with yaml.v3.
+func TestBlockLine(t *testing.T) {
+	docs := blockTestDocs(t)
+	docs = append(docs, []byte("# a comment\n\nkind: Pod\nmetadata:\n  name: p\nspec:\n\n  containers:\n  # the first\n  -   name: a\n      args:\n      - x\n  - name: b\nk:\n"))
+	found := 0
 	for _, d := range docs {
-		got, ok := blockToJSON(d)
-		if !ok {
+		root := new(goyaml.Node)
+		if err := goyaml.Unmarshal(d, root); err != nil || len(root.Content) == 0 {
 			continue
 		}
-		accepted++
-		want, err := yaml.YAMLToJSON(d)
-		if err != nil {
-			t.Errorf("accepted what sigs.k8s.io/yaml refuses (%v):\n%s", err, d)
-			continue
+		paths := [][]string{nil, {"absent"}}
+		var walk func(n *goyaml.Node, at []string)
+		walk = func(n *goyaml.Node, at []string) {
+			paths = append(paths, at, append(slices.Clone(at), "absent"), append(slices.Clone(at), "[7]"))
+			switch n.Kind {
+			case goyaml.MappingNode:
+				for i := 0; i+1 < len(n.Content); i += 2 {
+					walk(n.Content[i+1], append(slices.Clone(at), n.Content[i].Value))
+				}
+			case goyaml.SequenceNode:
+				for i, e := range n.Content {
+					walk(e, append(slices.Clone(at), fmt.Sprintf("[%d]", i)))
+				}
+			}
 		}
-		var g, w any
-		if err := json.Unmarshal(got, &g); err != nil {
-			t.Errorf("wrote invalid JSON (%v): %s\nfrom:\n%s", err, got, d)
-			continue
-		}
-		json.Unmarshal(want, &w)
-		if diff := cmp.Diff(w, g); diff != "" {
-			t.Errorf("reads differently (-sigs.k8s.io/yaml +blockToJSON):\n%s\nfrom:\n%s", diff, d)
+		walk(root.Content[0], nil)
+		// Each path is a conversion of the whole document: a sample of
+		// a large one's paths is enough.
+		stride := max(1, len(paths)/50)
+		for i := 0; i < len(paths); i += stride {
+			p := paths[i]
+			got, ok := blockLine(d, p)
+			if !ok {
+				break // the document is not one blockToJSON reads
+			}
+			found++
+			if want := nodeLine(root, p); got != want {
+				t.Errorf("%q: line %d, yaml.v3 %d, in:\n%s", p, got, want, d)
+			}
 		}
 	}
-	if accepted < len(docs)*9/10 {
-		t.Errorf("accepted %d of %d documents, want nine in ten", accepted, len(docs))
+	if found < 10000 {
+		t.Errorf("followed %d paths, want the corpus's thousands", found)
 	}
 }
 
