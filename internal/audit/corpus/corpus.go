@@ -36,12 +36,17 @@ type Spec struct {
 	// ReplicaSets or Jobs written, so every pod is audited as a workload
 	// of its own.
 	Bare bool
+	// Minimal writes each pod as a person writes a manifest: its name,
+	// namespace, labels and containers, and nothing the API server or
+	// kubelet would add (no status, node, tolerations or token volume).
+	Minimal bool
 }
 
 // Shapes are the shapes of dump audit reads, each a Spec with no size:
 // JSON or YAML; Lists (as `kubectl get -A` writes them) or streams of
 // single objects (as rendered charts are); pods owned by the workloads
-// in the dump, or bare.
+// in the dump, or bare; and the bare pods of a YAML stream also as
+// minimal manifests, the shape of a rendered chart.
 var Shapes = []struct {
 	Name string
 	Spec Spec
@@ -54,6 +59,7 @@ var Shapes = []struct {
 	{"yaml-list-bare", Spec{YAML: true, Bare: true}},
 	{"yaml-stream-owned", Spec{YAML: true, Stream: true}},
 	{"yaml-stream-bare", Spec{YAML: true, Stream: true, Bare: true}},
+	{"yaml-stream-bare-minimal", Spec{YAML: true, Stream: true, Bare: true, Minimal: true}},
 }
 
 // podsPerFile keeps files the size a dump split per namespace would have.

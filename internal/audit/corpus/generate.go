@@ -214,6 +214,14 @@ func (g *generator) pods(from, to int) []any {
 			owner = metav1.OwnerReference{APIVersion: "apps/v1", Kind: "ReplicaSet", Name: name, UID: uid("rs", w), Controller: &truth, BlockOwnerDeletion: &truth}
 			priority = 100000
 		}
+		if g.s.Minimal {
+			out = append(out, &corev1.Pod{
+				TypeMeta:   metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"},
+				ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("%s-%05x", name, i), Namespace: g.team(w), Labels: tpl.Labels},
+				Spec:       corev1.PodSpec{Containers: tpl.Spec.Containers},
+			})
+			continue
+		}
 		spec := tpl.Spec
 		node := fmt.Sprintf("cpu-%05d", i%max(1, g.cpuNodes))
 		spec.NodeName = node
