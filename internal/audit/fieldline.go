@@ -18,7 +18,7 @@ func (s source) lineOf(field string) int {
 // lastDoc is the YAML document lineIn read last, kept for the next
 // finding: a bare pod's findings come one after another. A document in
 // the block style blockToJSON reads is not parsed: blockLine follows each
-// finding's path through it, for a tenth of a parse. Any other is parsed
+// finding's path through it, for a fraction of a parse. Any other is parsed
 // once with yaml.v3 for all its findings.
 type lastDoc struct {
 	at     *byte

