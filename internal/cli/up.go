@@ -152,16 +152,20 @@ func (o *upOptions) Run(ctx context.Context) error {
 		Progress:      report,
 		Timeout:       o.timeout,
 		Autoscaler:    o.autoscaler.options(),
+		// The blueprint is applied while the nodes start.
+		Apply: func(ctx context.Context, c *cluster.Cluster, step func(string, ...any)) error {
+			if err := os.WriteFile(filepath.Join(o.stateDir, "blueprint.yaml"), o.bp.raw, 0o600); err != nil {
+				return fmt.Errorf("saving the blueprint to the state directory: %w", err)
+			}
+			return applyOnUp(ctx, step, c, o.bp)
+		},
 	})
 	if err != nil {
 		return fail(err)
 	}
 	defer c.Stop()
-	if err := os.WriteFile(filepath.Join(o.stateDir, "blueprint.yaml"), o.bp.raw, 0o600); err != nil {
-		return fail(fmt.Errorf("saving the blueprint to the state directory: %w", err))
-	}
-	if err := applyOnUp(ctx, report, c, o.bp); err != nil {
-		return fail(err)
+	if c.Resumed {
+		o.notePools(ctx, report, c)
 	}
 	userConfig, err := mergeKubeconfig(c)
 	if err != nil {
@@ -277,12 +281,10 @@ func (o *upOptions) runDetached() error {
 }
 
 // applyOnUp makes the blueprint's objects (teams, quotas, limits,
-// priorities, budgets) true on the cluster just started, and waits until
-// the team namespaces admit pods. Pools were sized by the start itself;
-// on a resumed cluster whose pools differ from the blueprint it says how
-// to make them match rather than draining nodes during start-up.
-func applyOnUp(ctx context.Context, report io.Writer, c *cluster.Cluster, bp *loadedBlueprint) error {
-	start := time.Now()
+// priorities, budgets) true on the cluster being started, and waits until
+// the team namespaces admit pods and the guardrails are in force. Pools
+// are sized by the start itself.
+func applyOnUp(ctx context.Context, step func(string, ...any), c *cluster.Cluster, bp *loadedBlueprint) error {
 	cl := apply.Client{}
 	var err error
 	if cl.Kube, err = kubernetes.NewForConfig(c.Config); err != nil {
@@ -313,7 +315,7 @@ func applyOnUp(ctx context.Context, report io.Writer, c *cluster.Cluster, bp *lo
 	if err != nil {
 		return fmt.Errorf("waiting for the team namespaces' default ServiceAccounts: %w", err)
 	}
-	fmt.Fprintf(report, " • %-44s %6.2fs\n", fmt.Sprintf("blueprint applied (%d changes)", len(plan.Objects)), (c.StartedIn + time.Since(start)).Seconds())
+	step("blueprint applied (%d changes)", len(plan.Objects))
 	// Ready means a workload created now is admitted as the design says:
 	// a class's pod admitted before its policy is in force would wait for
 	// ever without its tolerations.
@@ -321,14 +323,21 @@ func applyOnUp(ctx context.Context, report io.Writer, c *cluster.Cluster, bp *lo
 		if err := apply.WaitForGuardrails(ctx, cl.Kube, bp.Blueprint, time.Minute); err != nil {
 			return fmt.Errorf("%w\nfix: see the control plane's log, %s", err, c.State.LogFile())
 		}
-		fmt.Fprintf(report, " • %-44s %6.2fs\n", "guardrails in force", (c.StartedIn + time.Since(start)).Seconds())
-	}
-	c.StartedIn += time.Since(start)
-	if c.Resumed {
-		changes, _, err := pools.Plan(ctx, cl.Kube, bp.Blueprint, false, nil)
-		if err == nil && len(changes) > 0 {
-			fmt.Fprintf(report, "   note: %d pool(s) differ from the blueprint; `berth plan --context %s` shows how, `berth apply` makes them match\n", len(changes), cluster.ContextName(c.Name))
-		}
+		step("guardrails in force")
 	}
 	return nil
+}
+
+// notePools says, on a resumed cluster whose pools differ from the
+// blueprint, how to make them match, rather than draining nodes during
+// start-up.
+func (o *upOptions) notePools(ctx context.Context, report io.Writer, c *cluster.Cluster) {
+	client, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return
+	}
+	changes, _, err := pools.Plan(ctx, client, o.bp.Blueprint, false, nil)
+	if err == nil && len(changes) > 0 {
+		fmt.Fprintf(report, "   note: %d pool(s) differ from the blueprint; `berth plan --context %s` shows how, `berth apply` makes them match\n", len(changes), cluster.ContextName(c.Name))
+	}
 }

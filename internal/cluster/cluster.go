@@ -63,6 +63,11 @@ type Options struct {
 	// Autoscaler tunes the node autoscaler (`berth up`'s flags). Its
 	// Profile is always the blueprint's name.
 	Autoscaler autoscaler.Options
+	// Apply, when set, runs as soon as the API serves, alongside the rest
+	// of the start (`berth up` applies the blueprint with it), and Start
+	// returns once it has returned and the cluster is ready. It reports
+	// its own steps through step, on Start's clock.
+	Apply func(ctx context.Context, c *Cluster, step func(format string, args ...any)) error
 }
 
 func (o *Options) autoscalerOptions() autoscaler.Options {
@@ -109,7 +114,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if progress == nil {
 		progress = io.Discard
 	}
+	var progressMu sync.Mutex // opts.Apply reports from its own goroutine
 	step := func(format string, args ...any) {
+		progressMu.Lock()
+		defer progressMu.Unlock()
 		fmt.Fprintf(progress, " • %-44s %6.2fs\n", fmt.Sprintf(format, args...), time.Since(begin).Seconds())
 	}
 	state := State{Dir: opts.StateDir}
@@ -216,17 +224,30 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err != nil {
 		return nil, err
 	}
+	// The API server serves all that the start needs a second or more
+	// before it is ready: /readyz then waits only for two post-start hooks
+	// that make the system PriorityClasses and the default RBAC roles, and
+	// each polls once a second from the moment the server serves
+	// (pkg/registry/scheduling/rest, pkg/registry/rbac/rest). The
+	// components, the nodes and opts.Apply start meanwhile; ready still
+	// means /readyz, below.
 	if err := c.waitFor(waitCtx, "the API server to serve", func(ctx context.Context) (bool, error) {
-		var code int
-		client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&code)
-		return code == http.StatusOK, nil
+		return apiServing(ctx, client), nil
 	}); err != nil {
 		return nil, err
 	}
-	step("kube-apiserver ready on %s", c.Server)
+	step("kube-apiserver serving on %s", c.Server)
 
 	kubeconfig := state.Kubeconfig()
 	c.run(runCtx, "kube-controller-manager", func(ctx context.Context) error {
+		// It gives the API server ten seconds to be healthy, then fails;
+		// under the load of thousands of nodes registering, the bootstrap
+		// hooks can take longer than that.
+		if err := wait.PollUntilContextCancel(ctx, 50*time.Millisecond, true, func(ctx context.Context) (bool, error) {
+			return apiReady(ctx, client), nil
+		}); err != nil {
+			return nil // stopped before the API server was ready
+		}
 		return runControllerManager(ctx, kubeconfig, state.pki())
 	})
 	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig) })
@@ -242,6 +263,13 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startControllers(runCtx, client, &opts); err != nil {
 		return nil, err
 	}
+	applied := func() error { return nil }
+	if opts.Apply != nil {
+		applyCtx, cancelApply := context.WithCancel(waitCtx)
+		applied = alongside(func() error { return opts.Apply(applyCtx, c, step) })
+		// However Start returns, the apply has ended by then.
+		defer func() { cancelApply(); applied() }()
+	}
 	if c.Nodes, err = EnsurePoolNodes(waitCtx, client, opts.Blueprint, opts.Nodes); err != nil {
 		return nil, err
 	}
@@ -250,6 +278,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	step("nodes Ready")
+	if err := c.waitFor(waitCtx, "the API server to be ready", func(ctx context.Context) (bool, error) {
+		return apiReady(ctx, client), nil
+	}); err != nil {
+		return nil, err
+	}
+	step("kube-apiserver ready")
 	if err := c.waitFor(waitCtx, "the default ServiceAccount", func(ctx context.Context) (bool, error) {
 		_, err := client.CoreV1().ServiceAccounts(metav1.NamespaceDefault).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil, nil
@@ -260,8 +294,51 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startDevicePlugin(waitCtx, client, opts.Blueprint, step); err != nil {
 		return nil, err
 	}
+	if err := applied(); err != nil {
+		return nil, err
+	}
+	if err := c.startAfterReady(runCtx, client); err != nil {
+		return nil, err
+	}
 	c.StartedIn = time.Since(begin)
 	return c, nil
+}
+
+// apiReady reports whether the API server is ready: /readyz passes.
+func apiReady(ctx context.Context, client kubernetes.Interface) bool {
+	var code int
+	client.Discovery().RESTClient().Get().AbsPath("/readyz").Do(ctx).StatusCode(&code)
+	return code == http.StatusOK
+}
+
+// apiServing reports whether the API server serves what the start
+// needs: every /readyz check but the two slow bootstrap hooks, and the
+// kube-system namespace (made by the system namespaces controller, not a
+// readiness check), where the start records the cluster's blueprint.
+func apiServing(ctx context.Context, client kubernetes.Interface) bool {
+	var code int
+	client.Discovery().RESTClient().Get().AbsPath("/readyz").
+		Param("exclude", "poststarthook/rbac/bootstrap-roles").
+		Param("exclude", "poststarthook/scheduling/bootstrap-system-priority-classes").
+		Do(ctx).StatusCode(&code)
+	if code != http.StatusOK {
+		return false
+	}
+	_, err := client.CoreV1().Namespaces().Get(ctx, metav1.NamespaceSystem, metav1.GetOptions{})
+	return err == nil
+}
+
+// alongside runs f in its own goroutine and returns a function that waits
+// for f to return and gives its error, as often as it is called.
+func alongside(f func() error) func() error {
+	done := make(chan error, 1)
+	go func() { done <- f() }()
+	var once sync.Once
+	var err error
+	return func() error {
+		once.Do(func() { err = <-done })
+		return err
+	}
 }
 
 // markLocal records in the cluster that it is a berth local cluster, so

@@ -11,10 +11,11 @@ import (
 )
 
 // disabledControllers need things a simulated cluster has none of: a
-// cloud, a pod network, volume plugins.
+// cloud, a pod network, volume plugins; and the policy status controller,
+// which berth runs itself once the cluster is ready (policystatus.go).
 var disabledControllers = []string{
 	"nodeipam", "persistentvolume-binder", "persistentvolume-expander", "attachdetach",
-	"cloud-node-lifecycle", "service", "route", "ttl",
+	"cloud-node-lifecycle", "service", "route", "ttl", policyStatusController,
 }
 
 // runControllerManager runs kube-controller-manager. It is not optional:
