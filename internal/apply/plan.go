@@ -216,7 +216,8 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 
 // planObject plans one desired object: create it, update it (the fields
 // a server-side dry run says would change), replace it (when a field
-// that cannot change in place does), or nothing.
+// that cannot change in place does), or nothing (without a dry run when
+// the fields berth owns already hold the desired values).
 func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u *unstructured.Unstructured, blueprint string, o Options, nsCreated bool) (*ObjectChange, error) {
 	ch := &ObjectChange{Kind: kind, Namespace: u.GetNamespace(), Name: u.GetName(), desired: u}
 	if nsCreated {
@@ -238,6 +239,9 @@ func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u
 	}
 	if other := live.GetLabels()[compile.LabelBlueprint]; other != "" && other != blueprint && isBerths(live) {
 		return nil, fmt.Errorf("%s belongs to blueprint %q, not %q\nfix: give one of the blueprints other team, namespace or class names; two blueprints cannot share an object", ch.Ref(), other, blueprint)
+	}
+	if unchanged(live, u) {
+		return nil, nil
 	}
 	after, err := res.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: o.ForceConflicts, DryRun: []string{metav1.DryRunAll}})
 	switch {

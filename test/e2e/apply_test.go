@@ -100,7 +100,7 @@ func withoutStatus(o *unstructured.Unstructured) map[string]any {
 }
 
 // A second apply of the same blueprint finds nothing to do and writes
-// nothing (no request but reads and dry runs reaches the API server);
+// nothing (no request but reads reaches the API server);
 // `berth plan` says so and exits 0, and exits 2 with the field that
 // changes when the blueprint changes; neither it nor apply --dry-run
 // changes anything.
@@ -133,6 +133,13 @@ func TestSecondApplyWritesNothing(t *testing.T) {
 	if w := writes.list(); len(w) > 0 {
 		t.Errorf("the second apply wrote: %v", w)
 	}
+	// Nor does it need to ask the API server: the fields berth owns
+	// already hold the blueprint's values.
+	writes.mu.Lock()
+	if len(writes.dryRuns) > 0 {
+		t.Errorf("the second plan made %d server-side dry runs, want none: %v", len(writes.dryRuns), writes.dryRuns)
+	}
+	writes.mu.Unlock()
 	if changed := changedOwned(owned, ownedObjects(t, bp.Metadata.Name)); len(changed) > 0 {
 		t.Errorf("after the second apply, objects berth owns changed:\n%s", strings.Join(changed, "\n"))
 	}
@@ -331,15 +338,20 @@ func TestApplyResizesPool(t *testing.T) {
 // writeCounter records every request that could change the cluster: all
 // but reads and server-side dry runs.
 type writeCounter struct {
-	next   http.RoundTripper
-	mu     sync.Mutex
-	writes []string
+	next    http.RoundTripper
+	mu      sync.Mutex
+	writes  []string
+	dryRuns []string
 }
 
 func (w *writeCounter) RoundTrip(r *http.Request) (*http.Response, error) {
-	if r.Method != http.MethodGet && r.URL.Query().Get("dryRun") == "" {
+	if r.Method != http.MethodGet {
 		w.mu.Lock()
-		w.writes = append(w.writes, r.Method+" "+r.URL.Path)
+		if r.URL.Query().Get("dryRun") == "" {
+			w.writes = append(w.writes, r.Method+" "+r.URL.Path)
+		} else {
+			w.dryRuns = append(w.dryRuns, r.Method+" "+r.URL.Path)
+		}
 		w.mu.Unlock()
 	}
 	return w.next.RoundTrip(r)
