@@ -266,7 +266,18 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	applied := func() error { return nil }
 	if opts.Apply != nil {
 		applyCtx, cancelApply := context.WithCancel(waitCtx)
-		applied = alongside(func() error { return opts.Apply(applyCtx, c, step) })
+		applied = alongside(func() error {
+			err := opts.Apply(applyCtx, c, step)
+			if err != nil {
+				// Start's waits stop at a component's error: the user
+				// need not wait for thousands of nodes to hear of it.
+				select {
+				case c.errs <- err:
+				default:
+				}
+			}
+			return err
+		})
 		// However Start returns, the apply has ended by then.
 		defer func() { cancelApply(); applied() }()
 	}
