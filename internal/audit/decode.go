@@ -3,9 +3,10 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"strings"
 
+	jsoniter "github.com/json-iterator/go"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -14,6 +15,26 @@ import (
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
+
+// objectJSON decodes documents into API types. It is json-iterator in the
+// configuration Kubernetes' own JSON serializer used from 1.11 until 1.23
+// (kubernetes/kubernetes#65034, #105030): field names match
+// case-sensitively, as the API server matches them. It decodes a pod about
+// three times as fast as encoding/json, and decoding is most of the cost
+// of a dump of bare pods.
+var objectJSON = jsoniter.Config{EscapeHTML: true, CaseSensitive: true}.Froze()
+
+// unmarshal decodes js into v. json-iterator's errors quote the bytes
+// around the fault but name no field, so a document it refuses is decoded
+// again by encoding/json, whose error is the one reported ("cannot
+// unmarshal string into Go struct field PodSpec.spec.containers"). Should
+// encoding/json take what json-iterator refused, its reading stands.
+func unmarshal(js []byte, v any) error {
+	if objectJSON.Unmarshal(js, v) == nil {
+		return nil
+	}
+	return json.Unmarshal(js, v)
+}
 
 // badObject is a document that is JSON but not the object its kind says.
 type badObject struct{ msg string }
@@ -61,7 +82,7 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 	var meta *metav1.ObjectMeta
 	into := func(obj any, m *metav1.ObjectMeta) error {
 		meta = m
-		if err := json.Unmarshal(js, obj); err != nil {
+		if err := unmarshal(js, obj); err != nil {
 			return &badObject{fmt.Sprintf("%s: %v", kind, err)}
 		}
 		return nil
@@ -195,7 +216,7 @@ func decodeNode(js []byte, n *corev1.Node) error {
 		if p.raw == nil {
 			continue
 		}
-		if err := json.Unmarshal(p.raw, p.into); err != nil {
+		if err := unmarshal(p.raw, p.into); err != nil {
 			return &badObject{fmt.Sprintf("Node: %v", err)}
 		}
 	}

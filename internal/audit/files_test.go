@@ -1,12 +1,14 @@
 package audit
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 )
 
 func writeTemp(t *testing.T, name, content string) string {
@@ -99,15 +101,17 @@ func TestLoadProblems(t *testing.T) {
 	badYAML := writeTemp(t, "bad.yaml", "apiVersion: v1\nkind: Pod\nmetadata:\n  name: x\n---\napiVersion: v1\nkind: Pod\nmetadata:\n  name: [y\n")
 	badJSON := writeTemp(t, "bad.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"x"}`)
 	badType := writeTemp(t, "type.yaml", "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec: {replicas: three}\n")
-	_, err := LoadFiles([]string{badYAML, badJSON, badType}, nil)
+	badPod := writeTemp(t, "pod.json", `{"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{"containers":"nope"}}`)
+	_, err := LoadFiles([]string{badYAML, badJSON, badType, badPod}, nil)
 	if err == nil {
 		t.Fatal("broken files were audited")
 	}
 	for _, want := range []string{
-		"3 manifest(s) could not be read",
+		"4 manifest(s) could not be read",
 		badYAML + ":6: not valid YAML: yaml: line 9: did not find expected ',' or ']'",
 		badJSON + ":1: not valid JSON: malformed JSON object at byte 55",
 		badType + ":1: Deployment: json: cannot unmarshal string",
+		badPod + ":1: Pod: json: cannot unmarshal string into Go struct field PodSpec.containers",
 		"fix: correct them",
 	} {
 		if !strings.Contains(err.Error(), want) {
@@ -116,6 +120,18 @@ func TestLoadProblems(t *testing.T) {
 	}
 	if _, err := LoadFiles([]string{"testdata/missing"}, nil); err == nil || !strings.Contains(err.Error(), "fix:") {
 		t.Errorf("a missing path: %v", err)
+	}
+}
+
+// Documents are decoded as the API server decodes them: a field whose name
+// is spelt in another case is not that field.
+func TestUnmarshalIsCaseSensitive(t *testing.T) {
+	var p corev1.Pod
+	if err := unmarshal([]byte(`{"metadata":{"Name":"x","namespace":"ns"},"spec":{"Containers":[{"name":"c"}]}}`), &p); err != nil {
+		t.Fatal(err)
+	}
+	if p.Name != "" || len(p.Spec.Containers) != 0 || p.Namespace != "ns" {
+		t.Errorf("decoded name %q, %d containers, namespace %q; want only the namespace", p.Name, len(p.Spec.Containers), p.Namespace)
 	}
 }
 
@@ -129,4 +145,25 @@ func sortedCopy(s []string) []string {
 		}
 	}
 	return out
+}
+
+// lineAt counts lines by blocks; every offset, at and around the blocks'
+// edges, gets the line a count from the start of the file gives.
+func TestLineAt(t *testing.T) {
+	var data []byte
+	for i := 0; len(data) < 3*lineBlock+100; i++ {
+		data = append(data, strings.Repeat("x", i%97)...)
+		data = append(data, '\n')
+		if i%5 == 0 {
+			data = append(data, '\n') // blank lines too
+		}
+	}
+	for _, size := range []int{0, 1, lineBlock, lineBlock + 1, 2 * lineBlock, len(data)} {
+		f := &file{name: "f", data: data[:size]}
+		for off := 0; off <= size; off++ {
+			if want := 1 + bytes.Count(data[:off], []byte{'\n'}); f.lineAt(off) != want {
+				t.Fatalf("file of %d bytes: line at %d is %d, want %d", size, off, f.lineAt(off), want)
+			}
+		}
+	}
 }

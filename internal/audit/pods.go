@@ -1,7 +1,6 @@
 package audit
 
 import (
-	"encoding/json"
 	"fmt"
 	"runtime"
 	"sync"
@@ -215,7 +214,7 @@ func decodePod(js []byte, p *corev1.Pod) error {
 	top = top[2:]
 	for i, into := range []any{&p.ObjectMeta, &p.Spec} {
 		if top[i] != nil {
-			if err := json.Unmarshal(top[i], into); err != nil {
+			if err := unmarshal(top[i], into); err != nil {
 				return err
 			}
 		}
@@ -226,7 +225,7 @@ func decodePod(js []byte, p *corev1.Pod) error {
 			return fmt.Errorf("status: %w", err)
 		}
 		if st[0] != nil {
-			if err := json.Unmarshal(st[0], &p.Status.Phase); err != nil {
+			if err := unmarshal(st[0], &p.Status.Phase); err != nil {
 				return err
 			}
 		}
