@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -289,5 +290,47 @@ func TestWriteUnknownFormat(t *testing.T) {
 	}
 	if buf.Len() != 0 {
 		t.Errorf("Write wrote %q for an unknown format", buf.String())
+	}
+}
+
+// The JSON report writes its findings by hand; it must write the bytes
+// encoding/json writes for the same report, whatever the strings hold
+// and whichever fields are empty.
+func TestReportJSONAsEncodingJSON(t *testing.T) {
+	if n := reflect.TypeFor[Finding]().NumField(); n != 8 {
+		t.Fatalf("Finding has %d fields; appendFindingJSON writes 8: teach it the new one", n)
+	}
+	if n := reflect.TypeFor[Object]().NumField(); n != 3 {
+		t.Fatalf("Object has %d fields; appendFindingJSON writes 3: teach it the new one", n)
+	}
+	odd := []string{"", "plain", `a "quote"`, `back\slash`, "<html> & co", "tab\tnew\nline\rcr\b\f\x01\x1f", "é ü 日本", "\u2028\u2029", "bad \xff utf-8", "\x7f del"}
+	r := testReport()
+	r.Objects["findings"] = 2 // a kind that looks like the key
+	r.Unread = []string{`nodes (forbidden) "x"`}
+	r.Suppressed = 3
+	for i, s := range odd {
+		r.Findings = append(r.Findings,
+			Finding{Rule: s, Severity: Severity(s), Object: Object{Kind: s, Namespace: s, Name: s}, Field: s, Message: s, Fix: s, File: s, Line: i},
+			Finding{Rule: "r", Severity: Warning, Object: Object{Kind: "Pod", Name: s}, Message: s, Line: -i})
+	}
+	for _, rep := range []*Report{r, {Source: "empty"}, {Findings: r.Findings[:1]}} {
+		out := jsonReport{Source: rep.Source, Objects: rep.Objects, Findings: rep.Findings, Unread: rep.Unread, Suppressed: rep.Suppressed}
+		if out.Objects == nil {
+			out.Objects = map[string]int{}
+		}
+		if out.Findings == nil {
+			out.Findings = []Finding{}
+		}
+		out.Summary.Errors, out.Summary.Warnings = severityCounts(rep)
+		var want, got bytes.Buffer
+		if err := encodeJSON(&want, out); err != nil {
+			t.Fatal(err)
+		}
+		if err := writeJSON(&got, rep); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(want.String(), got.String()); diff != "" {
+			t.Errorf("report of %d findings (-encoding/json +writeJSON):\n%s", len(rep.Findings), diff)
+		}
 	}
 }
