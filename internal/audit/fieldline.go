@@ -42,7 +42,7 @@ func (s source) lineIn(last *lastDoc, field string) int {
 		last.at, last.parsed, last.root = &s.doc[0], false, nil
 	}
 	if !last.parsed {
-		if line, ok := blockLine(s.doc, steps); ok {
+		if line, ok := blockLine(s.doc, steps, s.block); ok {
 			return s.line + line - 1
 		}
 		last.parsed, last.root = true, new(goyaml.Node)

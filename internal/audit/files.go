@@ -336,7 +336,7 @@ func (d doc) decode(inv *Inventory) error {
 		data := d.yamlData()
 		src.doc = data
 		var err error
-		if js, err = yamlToJSON(data); err != nil {
+		if js, src.block, err = yamlToJSON(data); err != nil {
 			// Report the line in the file, not in the document.
 			msg := yamlLine.ReplaceAllStringFunc(strings.TrimPrefix(err.Error(), "error converting YAML to JSON: "), func(m string) string {
 				n, _ := strconv.Atoi(m[len("line "):])

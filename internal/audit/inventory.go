@@ -66,6 +66,9 @@ type source struct {
 	offset int
 	doc    []byte
 	yaml   bool
+	// block says doc was converted by blockToJSON, so that finding a
+	// line in it may stop as soon as the line is known.
+	block bool
 }
 
 // counts are the objects of each kind, for the report.

@@ -2,9 +2,11 @@ package audit
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"sigs.k8s.io/yaml"
 )
@@ -13,11 +15,13 @@ import (
 // document is in the block style kubectl, Helm and kustomize write, else
 // with sigs.k8s.io/yaml, whose errors are the ones reported. Converting a
 // bare pod through a generic YAML parser costs ten times decoding it.
-func yamlToJSON(data []byte) ([]byte, error) {
+// block says which of the two converted it.
+func yamlToJSON(data []byte) (js []byte, block bool, err error) {
 	if js, ok := blockToJSON(data); ok {
-		return js, nil
+		return js, true, nil
 	}
-	return yaml.YAMLToJSON(data)
+	js, err = yaml.YAMLToJSON(data)
+	return js, false, err
 }
 
 // blockToJSON converts block-style YAML to the JSON yaml.YAMLToJSON
@@ -39,9 +43,12 @@ func blockToJSON(data []byte) (js []byte, ok bool) {
 // line of the deepest key or item of the path the document holds, else
 // of the root mapping's first key. ok is false where blockToJSON gives
 // up. It costs a conversion: on 150,000 bare pods with a finding each,
-// 1.8 s of CPU where yaml.v3 took 10.7 s.
-func blockLine(data []byte, path []string) (line int, ok bool) {
-	c := blockConv{data: data, out: make([]byte, 0, len(data)), path: path, line: 1}
+// 1.8 s of CPU where yaml.v3 took 10.7 s. With read (the document is
+// known to be one blockToJSON reads whole), it stops as soon as no later
+// line can change the answer: at the path's last step, or at the end of
+// the deepest node of it the document holds.
+func blockLine(data []byte, path []string, read bool) (line int, ok bool) {
+	c := blockConv{data: data, out: make([]byte, 0, 1024), path: path, line: 1, stop: read}
 	if !c.convert() {
 		return 0, false
 	}
@@ -50,7 +57,7 @@ func blockLine(data []byte, path []string) (line int, ok bool) {
 
 // convert converts the whole document to c.out.
 func (c *blockConv) convert() bool {
-	if !printableASCII(c.data) {
+	if !c.stop && !printableASCII(c.data) {
 		// Other characters, and which of them YAML forbids, are the
 		// YAML parser's to judge.
 		return false
@@ -70,6 +77,9 @@ func (c *blockConv) convert() bool {
 	if !c.mapping(0, false, 0) {
 		return false
 	}
+	if c.done {
+		return true
+	}
 	c.skipBlank()
 	return c.i >= len(c.data)
 }
@@ -79,6 +89,8 @@ type blockConv struct {
 	data []byte
 	i    int // the start of the next line to read
 	out  []byte
+	// end is lineEnd's answer for the line at endFor-1 (0: none yet).
+	end, endFor int
 
 	// With path set (blockLine), the conversion also follows it: line
 	// is the document's line at c.i (from 1), matched how many of the
@@ -87,6 +99,10 @@ type blockConv struct {
 	path        []string
 	line        int
 	matched, at int
+	// stop, for a document blockToJSON read whole before, lets the
+	// conversion skip what it checked then and end early once at is
+	// final (done); the output is then of no use.
+	stop, done bool
 }
 
 // skipBlank moves past blank and comment lines.
@@ -115,14 +131,28 @@ func (c *blockConv) follow(on int, step func(string) bool) int {
 		return -1
 	}
 	c.matched, c.at = on+1, c.line
+	c.done = c.stop && c.matched == len(c.path)
 	return on + 1
 }
 
+// leave records the end of a node on (or off, -1) the path: when no key
+// or item of it matched the next step, no later line can.
+func (c *blockConv) leave(on int) {
+	c.done = c.done || (c.stop && on >= 0 && on == c.matched)
+}
+
+// lineEnd is where the line at c.i ends. It is asked several times a line
+// (indent, isItem, the line itself), so the last answer is kept.
 func (c *blockConv) lineEnd() int {
-	if n := bytes.IndexByte(c.data[c.i:], '\n'); n >= 0 {
-		return c.i + n
+	if c.endFor == c.i+1 {
+		return c.end
 	}
-	return len(c.data)
+	c.end = len(c.data)
+	if n := bytes.IndexByte(c.data[c.i:], '\n'); n >= 0 {
+		c.end = c.i + n
+	}
+	c.endFor = c.i + 1
+	return c.end
 }
 
 // indent is the next line's indent, or -1 at the end.
@@ -139,7 +169,7 @@ func (c *blockConv) indent() int {
 func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 	c.out = append(c.out, '{')
 	first := true
-	for {
+	for !c.done {
 		start := c.i + indent
 		if inItem && first {
 			start = c.i
@@ -162,10 +192,10 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 		if colon <= 0 || colon > 1024 {
 			return false // no key, or longer than YAML allows an implicit one
 		}
-		raw := string(line[:colon])
+		raw := transient(line[:colon])
 		key, ok := plainOrQuoted(raw)
-		if !ok || key == "" || strings.ContainsAny(raw, "# ") || (raw[0] != '"' && raw[0] != '\'' && !plainString(key)) {
-			return false
+		if !c.stop && (!ok || key == "" || strings.ContainsAny(raw, "# ") || (raw[0] != '"' && raw[0] != '\'' && !plainString(key))) {
+			return false // (a document read whole passed this already)
 		}
 		if !first {
 			c.out = append(c.out, ',')
@@ -177,7 +207,7 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 		value := bytes.TrimSpace(line[colon+1:])
 		c.nextLine(end)
 		if len(value) > 0 && value[0] != '#' {
-			if !c.scalar(string(value)) {
+			if !c.scalar(transient(value)) {
 				return false
 			}
 			continue
@@ -199,6 +229,7 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 			c.out = append(c.out, "null"...)
 		}
 	}
+	c.leave(on)
 	c.out = append(c.out, '}')
 	return true
 }
@@ -213,7 +244,7 @@ func (c *blockConv) isItem(n int) bool {
 // as for mapping.
 func (c *blockConv) sequence(indent int, on int) bool {
 	c.out = append(c.out, '[')
-	for n, first := 0, true; ; n, first = n+1, false {
+	for n, first := 0, true; !c.done; n, first = n+1, false {
 		c.skipBlank()
 		if c.indent() != indent || !c.isItem(indent) {
 			break
@@ -237,11 +268,12 @@ func (c *blockConv) sequence(indent int, on int) bool {
 			}
 		default:
 			c.nextLine(end)
-			if !c.scalar(string(value)) {
+			if !c.scalar(transient(value)) {
 				return false
 			}
 		}
 	}
+	c.leave(on)
 	c.out = append(c.out, ']')
 	return true
 }
@@ -260,8 +292,12 @@ func isMappingLine(b []byte) bool {
 	return bytes.Contains(b, []byte(": ")) || b[len(b)-1] == ':'
 }
 
-// scalar appends the JSON for a scalar value on one line.
+// scalar appends the JSON for a scalar value on one line; in a document
+// read whole before (stop), only where it is matters.
 func (c *blockConv) scalar(v string) bool {
+	if c.stop {
+		return true
+	}
 	switch v[0] {
 	case '"', '\'':
 		s, ok := plainOrQuoted(v)
@@ -364,6 +400,9 @@ func plainString(s string) bool {
 		if strings.ContainsAny(s, ":_ ") || isDate(s) {
 			return false // times, sexagesimal, 1_000 and dates are not strings
 		}
+		if !numberBytes(s) {
+			break // 500m, 8Gi: no spelling of a number (and no parse error to allocate)
+		}
 		if _, err := strconv.ParseInt(s, 0, 64); err == nil {
 			return false
 		}
@@ -374,7 +413,7 @@ func plainString(s string) bool {
 			return false
 		}
 	}
-	if len(s) <= 5 {
+	if len(s) <= 5 && strings.IndexByte("yYnNoOtTfF", s[0]) >= 0 {
 		for _, word := range yaml11Words {
 			if strings.EqualFold(s, word) {
 				return false
@@ -393,6 +432,25 @@ func plainString(s string) bool {
 	}
 	return true
 }
+
+// numberBytes reports whether s has only bytes a number Go's strconv
+// reads may have: digits, hex digits, signs, points, exponents and bases.
+func numberBytes(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'f', 'A' <= c && c <= 'F':
+		case c == '.', c == '+', c == '-', c == '_', c == 'x', c == 'X', c == 'o', c == 'O', c == 'p', c == 'P':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// transient is b as a string without a copy, for a string that does not
+// outlive the call it is passed to (a key compared, a scalar appended to
+// the output). The bytes are a file's contents, never written to.
+func transient(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // yaml11Words are the plain scalars YAML 1.1 reads as bools or null, in
 // any case.
@@ -427,6 +485,22 @@ func isDate(s string) bool {
 // printableASCII reports whether data is printable ASCII in lines: what
 // blockToJSON reads itself.
 func printableASCII(data []byte) bool {
+	const ones, highs = 0x0101010101010101, 0x8080808080808080
+	for len(data) >= 8 {
+		// Eight bytes at a time: none has its high bit set, is 0x7f
+		// (adding one sets its high bit) or is below 0x20 (subtracting
+		// 0x20 borrows into it); a word that may have one, a newline
+		// most often, is checked byte by byte.
+		w := binary.LittleEndian.Uint64(data)
+		if (w|(w+ones)|(w-0x20*ones))&highs != 0 && !printableBytes(data[:8]) {
+			return false
+		}
+		data = data[8:]
+	}
+	return printableBytes(data)
+}
+
+func printableBytes(data []byte) bool {
 	for _, b := range data {
 		if (b < 0x20 && b != '\n') || b >= 0x7f {
 			return false

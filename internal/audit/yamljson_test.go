@@ -3,6 +3,7 @@ package audit
 import (
 	"encoding/json"
 	"fmt"
+	"math/rand"
 	"os"
 	"path/filepath"
 	"slices"
@@ -115,13 +116,17 @@ func TestBlockLine(t *testing.T) {
 		stride := max(1, len(paths)/50)
 		for i := 0; i < len(paths); i += stride {
 			p := paths[i]
-			got, ok := blockLine(d, p)
+			got, ok := blockLine(d, p, false)
 			if !ok {
 				break // the document is not one blockToJSON reads
 			}
 			found++
 			if want := nodeLine(root, p); got != want {
 				t.Errorf("%q: line %d, yaml.v3 %d, in:\n%s", p, got, want, d)
+			}
+			// Read whole, it may stop early: at the same line.
+			if early, ok := blockLine(d, p, true); !ok || early != got {
+				t.Errorf("%q: stopping early, line %d (%v), reading on %d, in:\n%s", p, early, ok, got, d)
 			}
 		}
 	}
@@ -158,4 +163,22 @@ func FuzzBlockToJSON(f *testing.F) {
 			t.Fatalf("reads differently (-sigs.k8s.io/yaml +blockToJSON):\n%s\nfrom:\n%q", diff, d)
 		}
 	})
+}
+
+// printableASCII checks eight bytes at a time; it must answer as a check
+// of each byte does, on lines of printable ASCII with any byte dropped in.
+func TestPrintableASCIIWords(t *testing.T) {
+	r := rand.New(rand.NewSource(1))
+	for range 200000 {
+		b := make([]byte, r.Intn(40))
+		for i := range b {
+			b[i] = byte(0x20 + r.Intn(0x5f))
+		}
+		if len(b) > 0 && r.Intn(2) == 0 {
+			b[r.Intn(len(b))] = byte(r.Intn(256))
+		}
+		if got, want := printableASCII(b), printableBytes(b); got != want {
+			t.Fatalf("%q: %v, byte by byte %v", b, got, want)
+		}
+	}
 }
