@@ -421,17 +421,24 @@ func plainString(s string) bool {
 		}
 	}
 	for i := 0; i < len(s); i++ {
-		switch s[i] {
-		case '\t', '\r', '"', '\\', '{', '}', '[', ']':
+		if !notInPlain[s[i]] {
+			continue
+		}
+		if s[i] != ':' || i+1 == len(s) || s[i+1] == ' ' {
 			return false
-		case ':':
-			if i+1 == len(s) || s[i+1] == ' ' {
-				return false
-			}
 		}
 	}
 	return true
 }
+
+// notInPlain marks the bytes plainString looks at in a scalar: those that
+// end or quote one, and ':', which does when a space or the end follows.
+var notInPlain = func() (t [256]bool) {
+	for _, c := range "\t\r\"\\{}[]:" {
+		t[c] = true
+	}
+	return t
+}()
 
 // numberBytes reports whether s has only bytes a number Go's strconv
 // reads may have: digits, hex digits, signs, points, exponents and bases.
