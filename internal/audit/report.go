@@ -169,12 +169,24 @@ type jsonReport struct {
 	Suppressed int       `json:"suppressed,omitempty"`
 }
 
-func writeJSON(w io.Writer, r *Report) error {
-	out := jsonReport{Source: r.Source, Objects: r.Objects, Findings: []Finding{}, Unread: r.Unread, Suppressed: r.Suppressed}
+// newJSONReport is r in its JSON form.
+func newJSONReport(r *Report) jsonReport {
+	out := jsonReport{Source: r.Source, Objects: r.Objects, Findings: r.Findings, Unread: r.Unread, Suppressed: r.Suppressed}
 	if out.Objects == nil {
 		out.Objects = map[string]int{}
 	}
+	if out.Findings == nil {
+		out.Findings = []Finding{}
+	}
 	out.Summary.Errors, out.Summary.Warnings = severityCounts(r)
+	return out
+}
+
+// writeJSON writes newJSONReport(r) as encodeJSON would, its findings
+// appended by hand.
+func writeJSON(w io.Writer, r *Report) error {
+	out := newJSONReport(r)
+	out.Findings = []Finding{} // written below
 	var head bytes.Buffer
 	if err := encodeJSON(&head, out); err != nil {
 		return err

@@ -314,16 +314,8 @@ func TestReportJSONAsEncodingJSON(t *testing.T) {
 			Finding{Rule: "r", Severity: Warning, Object: Object{Kind: "Pod", Name: s}, Message: s, Line: -i})
 	}
 	for _, rep := range []*Report{r, {Source: "empty"}, {Findings: r.Findings[:1]}} {
-		out := jsonReport{Source: rep.Source, Objects: rep.Objects, Findings: rep.Findings, Unread: rep.Unread, Suppressed: rep.Suppressed}
-		if out.Objects == nil {
-			out.Objects = map[string]int{}
-		}
-		if out.Findings == nil {
-			out.Findings = []Finding{}
-		}
-		out.Summary.Errors, out.Summary.Warnings = severityCounts(rep)
 		var want, got bytes.Buffer
-		if err := encodeJSON(&want, out); err != nil {
+		if err := encodeJSON(&want, newJSONReport(rep)); err != nil {
 			t.Fatal(err)
 		}
 		if err := writeJSON(&got, rep); err != nil {
