@@ -32,6 +32,9 @@ type reader struct {
 	mu  sync.Mutex // guards s.Events and s.Workloads while reading
 	g   *errgroup.Group
 	ctx context.Context
+	// afterPods, when set, runs once the pods are listed, to start the
+	// reads that depend on them.
+	afterPods func(pods []corev1.Pod)
 }
 
 // newReader's calls all run to the end even when one fails: cancelling
@@ -58,6 +61,9 @@ func (r *reader) cluster(namespace string) {
 			return fmt.Errorf("listing pods: %w", err)
 		}
 		r.s.Pods = l.Items
+		if r.afterPods != nil {
+			r.afterPods(l.Items)
+		}
 		return nil
 	})
 	r.g.Go(func() error {
@@ -222,10 +228,21 @@ func (r *reader) replicaSetOwner(namespace, name string) error {
 // all) needs, and the workloads whose controllers fail to create pods.
 func ReadAll(ctx context.Context, c kubernetes.Interface, namespace string, bp *v1alpha1.Blueprint) (*Snapshot, error) {
 	r := newReader(ctx, c, bp)
+	// The scheduler's and the autoscaler's events are read only in the
+	// namespaces that have a pod waiting. The API server keeps no watch
+	// cache of events, so a list of them reads and decodes every event
+	// of its scope from etcd, whatever the field selector; on a large
+	// cluster, where most events are about pods long running, three
+	// cluster-wide lists cost more than everything else why --all reads
+	// but the pods.
+	r.afterPods = func(pods []corev1.Pod) {
+		for _, ns := range waitingNamespaces(pods, namespace) {
+			for _, reason := range []string{"FailedScheduling", castatus.ReasonTriggeredScaleUp, castatus.ReasonNotTriggerScaleUp} {
+				r.events(ns, fields.OneTermEqualSelector("reason", reason))
+			}
+		}
+	}
 	r.cluster(namespace)
-	r.events(namespace, fields.OneTermEqualSelector("reason", "FailedScheduling"))
-	r.events(namespace, fields.OneTermEqualSelector("reason", castatus.ReasonTriggeredScaleUp))
-	r.events(namespace, fields.OneTermEqualSelector("reason", castatus.ReasonNotTriggerScaleUp))
 	r.hpas(namespace)
 	var failed []corev1.Event
 	r.g.Go(func() error {
@@ -269,4 +286,24 @@ func ReadAll(ctx context.Context, c kubernetes.Interface, namespace string, bp *
 	}
 	sort.Slice(s.Workloads, func(i, j int) bool { return s.Workloads[i].String() < s.Workloads[j].String() })
 	return s, nil
+}
+
+// waitingNamespaces are the namespaces (within namespace, "" for all) of
+// the pods that are Pending and not being deleted, sorted: every pod
+// ExplainAll explains, and every pending pod of a workload it explains.
+func waitingNamespaces(pods []corev1.Pod, namespace string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for i := range pods {
+		p := &pods[i]
+		if (namespace != "" && p.Namespace != namespace) || p.DeletionTimestamp != nil || seen[p.Namespace] {
+			continue
+		}
+		if p.Status.Phase == corev1.PodPending || p.Status.Phase == "" {
+			seen[p.Namespace] = true
+			out = append(out, p.Namespace)
+		}
+	}
+	sort.Strings(out)
+	return out
 }

@@ -314,6 +314,29 @@ func TestWhyQuotaRefusesDeployment(t *testing.T) {
 			t.Errorf("berth why --all lacks %q:\n%s", want, out)
 		}
 	}
+
+	// Over the whole cluster, the scheduler's events are read in the
+	// namespaces with a pod waiting (team-b here), and quoted with it.
+	eventually(t, time.Minute, "why --all quoting why-hold-0's FailedScheduling event", func() (bool, error) {
+		out, err := whyCLI(t, "--all", "-f", "testdata/e2e.yaml", "-o", "json")
+		if err != nil {
+			return false, err
+		}
+		var sum why.Summary
+		if err := json.Unmarshal([]byte(out), &sum); err != nil {
+			return false, fmt.Errorf("why --all -o json: %w\n%s", err, out)
+		}
+		for _, v := range sum.Pods {
+			if v.Pod == ns+"/why-hold-0" && v.Scheduler != nil {
+				for _, e := range v.Scheduler.Events {
+					if e.Reason == "FailedScheduling" {
+						return true, nil
+					}
+				}
+			}
+		}
+		return false, nil
+	})
 }
 
 func deleteDeployment(t *testing.T, ns, name string) {
