@@ -128,16 +128,35 @@ func BenchmarkScan(b *testing.B) {
 func BenchmarkScaleDown(b *testing.B) {
 	w := benchWorld(b, 0.25)
 	v := w.view()
+	res := benchScaleDown(b, w, v)
+	b.ReportMetric(float64(len(res.candidates)), "candidates")
+	b.ReportMetric(float64(len(res.blockedBy[w.group(v, "cpu")])+len(res.blockedBy[w.group(v, "mem")])), "kept")
+}
+
+// BenchmarkScaleDownBusy is the same evaluation with every node at or
+// over its threshold, as in a cluster running flat out: no node is a
+// candidate, so no removal is simulated.
+func BenchmarkScaleDownBusy(b *testing.B) {
+	w := benchWorld(b, 1)
+	res := benchScaleDown(b, w, w.view())
+	if len(res.candidates) != 0 {
+		b.Fatalf("%d candidates, want none", len(res.candidates))
+	}
+}
+
+// benchScaleDown times scaleDown over v, each time as a new scan would
+// see it (no index from the last), and returns the last result.
+func benchScaleDown(b *testing.B, w *world, v *view) scanResult {
 	ctx := context.Background()
 	b.ReportAllocs()
 	b.ResetTimer()
 	var res scanResult
 	for b.Loop() {
+		v.onNode = nil
 		res = scanResult{}
 		if err := w.c.scaleDown(ctx, v, &res); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(len(res.candidates)), "candidates")
-	b.ReportMetric(float64(len(res.blockedBy[w.group(v, "cpu")])+len(res.blockedBy[w.group(v, "mem")])), "kept")
+	return res
 }

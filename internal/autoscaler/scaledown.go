@@ -30,10 +30,10 @@ type candidate struct {
 // for scaleDownUnneededTime and no cooldown holds, removes them: empty
 // ones in bulk, one non-empty one (drained in the background).
 func (c *Controller) scaleDown(ctx context.Context, v *view, res *scanResult) error {
-	sim, err := v.simulation(ctx, false)
-	if err != nil {
-		return err
-	}
+	// The simulation (a snapshot of every pod) is built for the first
+	// node under its threshold: a scan of pools all busy, or of none
+	// that autoscales, builds none.
+	var sim *simulate.Simulator
 	budgets := newBudgetCounter(v.budgets)
 	removals := map[*group]int{}
 	seen := map[string]bool{}
@@ -54,6 +54,12 @@ func (c *Controller) scaleDown(ctx context.Context, v *view, res *scanResult) er
 				continue
 			}
 			pods := podsToMove(v, n)
+			if sim == nil {
+				var err error
+				if sim, err = v.simulation(ctx, false); err != nil {
+					return err
+				}
+			}
 			why := c.unremovable(ctx, v, sim, g, n, pods, budgets, removals[g])
 			if why != "" {
 				delete(c.unneeded, n.Name)
@@ -168,8 +174,8 @@ func (c *Controller) unremovable(ctx context.Context, v *view, sim *simulate.Sim
 // mirror pods, not finished, not already going.
 func podsToMove(v *view, n *corev1.Node) []*corev1.Pod {
 	var out []*corev1.Pod
-	for _, p := range v.pods {
-		if p.Spec.NodeName != n.Name || finished(p) || p.DeletionTimestamp != nil {
+	for _, p := range v.podsOn(n.Name) {
+		if finished(p) || p.DeletionTimestamp != nil {
 			continue
 		}
 		if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "DaemonSet" {
@@ -193,8 +199,8 @@ func podsToMove(v *view, n *corev1.Node) []*corev1.Pod {
 // the share, and the threshold it is held to.
 func utilization(v *view, g *group, n *corev1.Node) (string, float64, float64) {
 	var req = corev1.ResourceList{}
-	for _, p := range v.pods {
-		if p.Spec.NodeName != n.Name || finished(p) {
+	for _, p := range v.podsOn(n.Name) {
+		if finished(p) {
 			continue
 		}
 		for name, q := range resource.PodRequests(p, resource.PodResourcesOptions{}) {

@@ -30,9 +30,27 @@ type view struct {
 	// (VolumeRestrictions, InterPodAffinity's namespace selectors).
 	claims     []*corev1.PersistentVolumeClaim
 	namespaces []*corev1.Namespace
+	// onNode indexes pods by the node they are bound to, in pods'
+	// order; built by podsOn when scale-down first asks.
+	onNode map[string][]*corev1.Pod
 }
 
 func (v *view) interval() time.Duration { return v.profile.ScanInterval.Duration }
+
+// podsOn are the pods bound to node, finished or not, in v.pods order.
+// Scale-down asks once per node of its pools; the index makes that one
+// pass over the pods rather than one per node.
+func (v *view) podsOn(node string) []*corev1.Pod {
+	if v.onNode == nil {
+		v.onNode = map[string][]*corev1.Pod{}
+		for _, p := range v.pods {
+			if p.Spec.NodeName != "" {
+				v.onNode[p.Spec.NodeName] = append(v.onNode[p.Spec.NodeName], p)
+			}
+		}
+	}
+	return v.onNode[node]
+}
 
 // group is one pool: a node group, in cluster-autoscaler's words.
 // Pools without autoscale are groups too (their nodes hold pods), but
