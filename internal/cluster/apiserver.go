@@ -43,7 +43,7 @@ func apiServerArgs(p pki, etcdPort int) []string {
 		// metrics server), which trust the user it names in headers.
 		"--proxy-client-cert-file=" + p.proxyClientCert(),
 		"--proxy-client-key-file=" + p.proxyClientKey(),
-		"--requestheader-client-ca-file=" + p.caCert(),
+		"--requestheader-client-ca-file=" + p.proxyCACert(),
 		"--requestheader-allowed-names=" + proxyClientCN,
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
-	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -25,23 +24,36 @@ import (
 // an aggregated API (the metrics server), as kubeadm names it.
 const proxyClientCN = "front-proxy-client"
 
-// Files of the aggregator's proxy client certificate.
+// Files of the aggregator's proxy client certificate and of the CA that
+// issues it. The front proxy has a CA of its own, as kubeadm gives it and
+// as the API server's documentation asks of --requestheader-client-ca-file:
+// with the client CA in both places, every request with a client
+// certificate was verified twice, once by the request-header
+// authenticator (which then refused the name) and once by the x509 one.
 func (p pki) proxyClientCert() string { return p.path("front-proxy-client.crt") }
 func (p pki) proxyClientKey() string  { return p.path("front-proxy-client.key") }
+func (p pki) proxyCACert() string     { return p.path("front-proxy-ca.crt") }
+func (p pki) proxyCAKey() string      { return p.path("front-proxy-ca.key") }
 
 // loadCA reads the cluster's CA.
 func (p pki) loadCA() (*x509.Certificate, crypto.Signer, []byte, error) {
-	certPEM, err := os.ReadFile(p.caCert())
+	return loadCA(p.caCert(), p.caKey())
+}
+
+// loadCA reads a CA's certificate and key; it also returns the
+// certificate as PEM.
+func loadCA(certFile, keyFile string) (*x509.Certificate, crypto.Signer, []byte, error) {
+	certPEM, err := os.ReadFile(certFile)
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	keyPEM, err := os.ReadFile(p.caKey())
+	keyPEM, err := os.ReadFile(keyFile)
 	if err != nil {
 		return nil, nil, nil, err
 	}
 	pair, err := tls.X509KeyPair(certPEM, keyPEM)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("the cluster's CA (%s): %w", p.caCert(), err)
+		return nil, nil, nil, fmt.Errorf("the CA %s: %w", certFile, err)
 	}
 	ca, err := x509.ParseCertificate(pair.Certificate[0])
 	if err != nil {
@@ -49,18 +61,28 @@ func (p pki) loadCA() (*x509.Certificate, crypto.Signer, []byte, error) {
 	}
 	signer, ok := pair.PrivateKey.(crypto.Signer)
 	if !ok {
-		return nil, nil, nil, errors.New("the cluster's CA key cannot sign")
+		return nil, nil, nil, fmt.Errorf("the CA key %s cannot sign", keyFile)
 	}
 	return ca, signer, certPEM, nil
 }
 
-// ensureProxyClient issues the aggregator's proxy client certificate when
-// it is missing: clusters made before berth served metrics lack it.
+// ensureProxyClient makes the front proxy's CA and issues the aggregator's
+// proxy client certificate from it when either is missing: clusters made
+// before berth served metrics lack both, and clusters made before the
+// front proxy had a CA of its own have a certificate from the cluster's
+// CA, which is issued again.
 func (p pki) ensureProxyClient() error {
-	if _, err := os.Stat(p.proxyClientCert()); err == nil {
+	_, certErr := os.Stat(p.proxyClientCert())
+	_, caErr := os.Stat(p.proxyCACert())
+	if certErr == nil && caErr == nil {
 		return nil
 	}
-	ca, key, _, err := p.loadCA()
+	if caErr != nil {
+		if err := newCA("berth-front-proxy-ca", p.proxyCACert(), p.proxyCAKey()); err != nil {
+			return err
+		}
+	}
+	ca, key, _, err := loadCA(p.proxyCACert(), p.proxyCAKey())
 	if err != nil {
 		return err
 	}
@@ -104,6 +126,12 @@ func (p pki) metricsServing() (*metricsServing, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Its one client is the aggregator, with the front proxy's
+	// certificate.
+	proxyCAPEM, err := os.ReadFile(p.proxyCACert())
+	if err != nil {
+		return nil, err
+	}
 	key, err := newKey()
 	if err != nil {
 		return nil, err
@@ -120,7 +148,7 @@ func (p pki) metricsServing() (*metricsServing, error) {
 		return nil, err
 	}
 	clients := x509.NewCertPool()
-	clients.AppendCertsFromPEM(caPEM)
+	clients.AppendCertsFromPEM(proxyCAPEM)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("listening for the metrics APIs: %w", err)

@@ -48,21 +48,10 @@ func (p pki) ensure() error {
 	if err := os.MkdirAll(p.dir, 0o700); err != nil {
 		return err
 	}
-	caKey, err := newKey()
-	if err != nil {
+	if err := newCA("berth-ca", p.caCert(), p.caKey()); err != nil {
 		return err
 	}
-	caTmpl := &x509.Certificate{
-		Subject:               pkix.Name{CommonName: "berth-ca"},
-		IsCA:                  true,
-		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		BasicConstraintsValid: true,
-	}
-	caDER, err := sign(caTmpl, caTmpl, caKey.Public(), caKey)
-	if err != nil {
-		return err
-	}
-	ca, err := x509.ParseCertificate(caDER)
+	ca, caKey, _, err := p.loadCA()
 	if err != nil {
 		return err
 	}
@@ -83,13 +72,30 @@ func (p pki) ensure() error {
 		return err
 	}
 	writes := []error{
-		writePEM(p.caCert(), "CERTIFICATE", caDER),
-		writeKey(p.caKey(), caKey),
 		p.issue(serving, ca, caKey, p.servingCert(), p.servingKey()),
 		p.issue(admin, ca, caKey, p.adminCert(), p.adminKey()),
 		writeKey(p.serviceAccount(), saKey),
 	}
 	return errors.Join(writes...)
+}
+
+// newCA makes a self-signed certificate authority named name.
+func newCA(name, certFile, keyFile string) error {
+	key, err := newKey()
+	if err != nil {
+		return err
+	}
+	tmpl := &x509.Certificate{
+		Subject:               pkix.Name{CommonName: name},
+		IsCA:                  true,
+		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		BasicConstraintsValid: true,
+	}
+	der, err := sign(tmpl, tmpl, key.Public(), key)
+	if err != nil {
+		return err
+	}
+	return errors.Join(writePEM(certFile, "CERTIFICATE", der), writeKey(keyFile, key))
 }
 
 func (p pki) issue(tmpl, ca *x509.Certificate, caKey crypto.Signer, certFile, keyFile string) error {
