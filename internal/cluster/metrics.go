@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"crypto"
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
@@ -34,37 +33,6 @@ func (p pki) proxyClientCert() string { return p.path("front-proxy-client.crt") 
 func (p pki) proxyClientKey() string  { return p.path("front-proxy-client.key") }
 func (p pki) proxyCACert() string     { return p.path("front-proxy-ca.crt") }
 func (p pki) proxyCAKey() string      { return p.path("front-proxy-ca.key") }
-
-// loadCA reads the cluster's CA.
-func (p pki) loadCA() (*x509.Certificate, crypto.Signer, []byte, error) {
-	return loadCA(p.caCert(), p.caKey())
-}
-
-// loadCA reads a CA's certificate and key; it also returns the
-// certificate as PEM.
-func loadCA(certFile, keyFile string) (*x509.Certificate, crypto.Signer, []byte, error) {
-	certPEM, err := os.ReadFile(certFile)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	keyPEM, err := os.ReadFile(keyFile)
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	pair, err := tls.X509KeyPair(certPEM, keyPEM)
-	if err != nil {
-		return nil, nil, nil, fmt.Errorf("the CA %s: %w", certFile, err)
-	}
-	ca, err := x509.ParseCertificate(pair.Certificate[0])
-	if err != nil {
-		return nil, nil, nil, err
-	}
-	signer, ok := pair.PrivateKey.(crypto.Signer)
-	if !ok {
-		return nil, nil, nil, fmt.Errorf("the CA key %s cannot sign", keyFile)
-	}
-	return ca, signer, certPEM, nil
-}
 
 // ensureProxyClient makes the front proxy's CA and issues the aggregator's
 // proxy client certificate from it when either is missing: clusters made

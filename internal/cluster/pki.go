@@ -5,6 +5,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -77,6 +78,37 @@ func (p pki) ensure() error {
 		writeKey(p.serviceAccount(), saKey),
 	}
 	return errors.Join(writes...)
+}
+
+// loadCA reads the cluster's CA.
+func (p pki) loadCA() (*x509.Certificate, crypto.Signer, []byte, error) {
+	return loadCA(p.caCert(), p.caKey())
+}
+
+// loadCA reads a CA's certificate and key; it also returns the
+// certificate as PEM.
+func loadCA(certFile, keyFile string) (*x509.Certificate, crypto.Signer, []byte, error) {
+	certPEM, err := os.ReadFile(certFile)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	keyPEM, err := os.ReadFile(keyFile)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	pair, err := tls.X509KeyPair(certPEM, keyPEM)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("the CA %s: %w", certFile, err)
+	}
+	ca, err := x509.ParseCertificate(pair.Certificate[0])
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	signer, ok := pair.PrivateKey.(crypto.Signer)
+	if !ok {
+		return nil, nil, nil, fmt.Errorf("the CA key %s cannot sign", keyFile)
+	}
+	return ca, signer, certPEM, nil
 }
 
 // newCA makes a self-signed certificate authority named name.
