@@ -25,10 +25,10 @@ const proxyClientCN = "front-proxy-client"
 
 // Files of the aggregator's proxy client certificate and of the CA that
 // issues it. The front proxy has a CA of its own, as kubeadm gives it and
-// as the API server's documentation asks of --requestheader-client-ca-file:
-// with the client CA in both places, every request with a client
-// certificate was verified twice, once by the request-header
-// authenticator (which then refused the name) and once by the x509 one.
+// as the API server's documentation asks of --requestheader-client-ca-file.
+// With the client CA in both places, the chain of every request with a
+// client certificate would be verified twice: by the request-header
+// authenticator, which then refuses the name, and by the x509 one.
 func (p pki) proxyClientCert() string { return p.path("front-proxy-client.crt") }
 func (p pki) proxyClientKey() string  { return p.path("front-proxy-client.key") }
 func (p pki) proxyCACert() string     { return p.path("front-proxy-ca.crt") }
