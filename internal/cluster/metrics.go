@@ -39,13 +39,17 @@ func (p pki) proxyCAKey() string      { return p.path("front-proxy-ca.key") }
 // before berth served metrics lack both, and clusters made before the
 // front proxy had a CA of its own have a certificate from the cluster's
 // CA, which is issued again.
+//
+// Nothing outside the cluster process trusts the front proxy's CA, so a
+// damaged one (a file of the pair missing) is made again rather than
+// refused.
 func (p pki) ensureProxyClient() error {
-	_, certErr := os.Stat(p.proxyClientCert())
-	_, caErr := os.Stat(p.proxyCACert())
-	if certErr == nil && caErr == nil {
+	exists := func(f string) bool { _, err := os.Stat(f); return err == nil }
+	haveCA := exists(p.proxyCACert()) && exists(p.proxyCAKey())
+	if haveCA && exists(p.proxyClientCert()) && exists(p.proxyClientKey()) {
 		return nil
 	}
-	if caErr != nil {
+	if !haveCA {
 		if err := newCA("berth-front-proxy-ca", p.proxyCACert(), p.proxyCAKey()); err != nil {
 			return err
 		}
@@ -64,7 +68,7 @@ func (p pki) ensureProxyClient() error {
 
 // metricsServing is the metrics server's listener and TLS: a certificate
 // for its Service's name, made at each start, and client certificates
-// required from the cluster's CA (the aggregator's proxy certificate).
+// required from the front proxy's CA (the aggregator's proxy certificate).
 type metricsServing struct {
 	ln       net.Listener
 	tls      *tls.Config
