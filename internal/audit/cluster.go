@@ -6,17 +6,22 @@ import (
 	"sort"
 	"sync"
 
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/metadata"
 	"k8s.io/client-go/tools/pager"
 )
 
 // nodePools is Karpenter's NodePool resource, listed where it is served.
 var nodePools = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+
+// podsResource is listed by its metadata alone; see fetchPods.
+var podsResource = schema.GroupVersionResource{Version: "v1", Resource: "pods"}
 
 // LoadCluster lists what audit checks from a live cluster, every kind at
 // once, in pages. namespaces, when not empty, limits namespaced kinds to
@@ -24,7 +29,12 @@ var nodePools = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1"
 // dyn, where the cluster serves them) are always read whole. KEDA
 // ScaledObjects are read with dyn where the cluster serves them: without
 // KEDA's CRD the list is NotFound, and there are none.
-func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, namespaces []string) (*Inventory, error) {
+//
+// With meta, pods are first listed by their metadata only, and read in
+// full only where audit checks the pod itself (fetchPods), as pods in
+// files are only peeked at: on a cluster of Deployments that is none of
+// them. Without meta every pod is listed in full.
+func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Interface, meta metadata.Interface, namespaces []string) (*Inventory, error) {
 	inv := &Inventory{}
 	scopes := namespaces
 	if len(scopes) == 0 {
@@ -47,6 +57,9 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 			return kube.SchedulingV1().PriorityClasses().List(ctx, o)
 		}},
 		{"pods", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			if meta != nil {
+				return meta.Resource(podsResource).Namespace(ns).List(ctx, o)
+			}
 			return kube.CoreV1().Pods(ns).List(ctx, o)
 		}},
 		{"deployments", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
@@ -101,27 +114,16 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 		}
 		for _, ns := range nss {
 			wg.Go(func() {
-				p := pager.New(pager.SimplePageFunc(func(o metav1.ListOptions) (runtime.Object, error) { return l.list(ctx, ns, o) }))
-				p.PageSize = 1000
-				err := p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+				err := eachItem(ctx, func(o metav1.ListOptions) (runtime.Object, error) { return l.list(ctx, ns, o) }, func(obj runtime.Object) {
 					mu.Lock()
 					defer mu.Unlock()
 					inv.add(obj)
-					return nil
 				})
 				mu.Lock()
 				defer mu.Unlock()
-				switch {
-				case err == nil, apierrors.IsNotFound(err):
-					// A kind the cluster does not serve has nothing to audit.
-				case apierrors.IsForbidden(err):
-					// Audit what may be read, and say what was not.
-					inv.Unread = append(inv.Unread, listScope(l.what, ns)+" (forbidden)")
-				default:
-					if firstErr == nil {
-						firstErr = listError(l.what, ns, err)
-						cancel()
-					}
+				if err := inv.listed(l.what, ns, err); err != nil && firstErr == nil {
+					firstErr = err
+					cancel()
 				}
 			})
 		}
@@ -130,8 +132,92 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 	if firstErr != nil {
 		return nil, firstErr
 	}
+	if err := inv.fetchPods(ctx, kube); err != nil {
+		return nil, err
+	}
 	sort.Strings(inv.Unread)
 	return inv, nil
+}
+
+// eachItem lists in pages of 1,000 and calls fn with each item.
+func eachItem(ctx context.Context, list func(metav1.ListOptions) (runtime.Object, error), fn func(runtime.Object)) error {
+	p := pager.New(pager.SimplePageFunc(list))
+	p.PageSize = 1000
+	return p.EachListItem(ctx, metav1.ListOptions{}, func(obj runtime.Object) error {
+		fn(obj)
+		return nil
+	})
+}
+
+// listed records how listing what in ns ended: a kind the cluster does
+// not serve has nothing to audit, and one it will not let audit list is
+// named in Unread while the rest is audited. Any other error is returned.
+func (inv *Inventory) listed(what, ns string, err error) error {
+	switch {
+	case err == nil, apierrors.IsNotFound(err):
+		return nil
+	case apierrors.IsForbidden(err):
+		inv.Unread = append(inv.Unread, listScope(what, ns)+" (forbidden)")
+		return nil
+	}
+	return listError(what, ns, err)
+}
+
+// podRef is a pod listed by its metadata only.
+type podRef struct {
+	key   Object
+	owner Object // Kind and Name of the controller, if any
+}
+
+// fetchPods reads in full the pods listed by their metadata that audit
+// must check itself, those no audited controller stands for, and a
+// DaemonSet's (a GPU node without the device plugin's pod on it is a
+// finding, and which node a pod runs on is in its spec). The rest are
+// counted: their controllers' templates are checked instead.
+//
+// The pods wanted are read by listing their namespaces in full, in
+// parallel, and keeping those asked for; a pod deleted in between is
+// left out, and one created since was not listed and is not audited.
+func (inv *Inventory) fetchPods(ctx context.Context, kube kubernetes.Interface) error {
+	if len(inv.podRefs) == 0 {
+		return nil
+	}
+	present := inv.controllers()
+	want := map[string]map[string]bool{} // namespace → names
+	for _, p := range inv.podRefs {
+		if present[p.owner] && p.owner.Kind != "DaemonSet" {
+			inv.represented++
+			continue
+		}
+		if want[p.key.Namespace] == nil {
+			want[p.key.Namespace] = map[string]bool{}
+		}
+		want[p.key.Namespace][p.key.Name] = true
+	}
+	inv.podRefs = nil
+	var (
+		mu       sync.Mutex
+		wg       sync.WaitGroup
+		firstErr error
+	)
+	for ns, names := range want {
+		wg.Go(func() {
+			err := eachItem(ctx, func(o metav1.ListOptions) (runtime.Object, error) { return kube.CoreV1().Pods(ns).List(ctx, o) }, func(obj runtime.Object) {
+				if p, ok := obj.(*corev1.Pod); ok && names[p.Name] {
+					mu.Lock()
+					defer mu.Unlock()
+					inv.Pods = append(inv.Pods, *p)
+				}
+			})
+			mu.Lock()
+			defer mu.Unlock()
+			if err := inv.listed("pods", ns, err); err != nil && firstErr == nil {
+				firstErr = err
+			}
+		})
+	}
+	wg.Wait()
+	return firstErr
 }
 
 func listScope(what, ns string) string {

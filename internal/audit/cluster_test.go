@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"sort"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -15,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	fakedynamic "k8s.io/client-go/dynamic/fake"
 	"k8s.io/client-go/kubernetes/fake"
+	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
 )
 
@@ -30,7 +32,7 @@ func TestLoadClusterForbidden(t *testing.T) {
 	kube.PrependReactor("list", "nodes", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewForbidden(schema.GroupResource{Resource: "nodes"}, "", nil)
 	})
-	inv, err := LoadCluster(context.Background(), kube, nil, []string{"team-a"})
+	inv, err := LoadCluster(context.Background(), kube, nil, nil, []string{"team-a"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,7 @@ func TestLoadClusterNodePools(t *testing.T) {
 		},
 	}}
 	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), map[schema.GroupVersionResource]string{nodePools: "NodePoolList", scaledObjects: "ScaledObjectList"}, np)
-	inv, err := LoadCluster(context.Background(), fake.NewClientset(), dyn, nil)
+	inv, err := LoadCluster(context.Background(), fake.NewClientset(), dyn, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +94,7 @@ func TestLoadClusterScaledObjects(t *testing.T) {
 	opts := Options{Classes: brokenClasses, Ignore: []string{RuleGPUPoolTaint, RuleDevicePlugin, RuleInferencePDB, RuleInferenceSpread, RuleInferenceReplicas, RulePriorityClassMissing, RuleLimitRangeMissing}}
 
 	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, so)
-	inv, err := LoadCluster(context.Background(), fake.NewClientset(deploy, gpu), dyn, nil)
+	inv, err := LoadCluster(context.Background(), fake.NewClientset(deploy, gpu), dyn, nil, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -105,11 +107,72 @@ func TestLoadClusterScaledObjects(t *testing.T) {
 	noKEDA.PrependReactor("list", "scaledobjects", func(k8stesting.Action) (bool, runtime.Object, error) {
 		return true, nil, apierrors.NewNotFound(schema.GroupResource{Group: "keda.sh", Resource: "scaledobjects"}, "")
 	})
-	inv, err = LoadCluster(context.Background(), fake.NewClientset(deploy, gpu), noKEDA, nil)
+	inv, err = LoadCluster(context.Background(), fake.NewClientset(deploy, gpu), noKEDA, nil, nil)
 	if err != nil {
 		t.Fatalf("a cluster without KEDA: %v", err)
 	}
 	if len(inv.ScaledObjects) != 0 || len(inv.Unread) != 0 {
 		t.Errorf("a cluster without KEDA gave %d ScaledObjects, unread %v", len(inv.ScaledObjects), inv.Unread)
+	}
+}
+
+// Pods are listed by their metadata, and read in full only where audit
+// checks the pod itself: bare pods, pods whose controller is not audited,
+// and a DaemonSet's (their nodes matter to the device-plugin rule). A
+// namespace whose pods are all accounted for by their controllers is not
+// read in full.
+func TestLoadClusterPodsByMetadata(t *testing.T) {
+	ctrl := true
+	pod := func(ns, name, ownerKind, owner string) *corev1.Pod {
+		p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		if owner != "" {
+			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: ownerKind, Name: owner, Controller: &ctrl}}
+		}
+		return p
+	}
+	pods := []*corev1.Pod{
+		pod("team-c", "web-abc-1", "ReplicaSet", "web-abc"),
+		pod("team-c", "web-abc-2", "ReplicaSet", "web-abc"),
+		pod("team-a", "bare", "", ""),
+		pod("team-b", "orphan", "ReplicaSet", "gone"),
+		pod("kube-system", "plugin-x", "DaemonSet", "plugin"),
+	}
+	objs := []runtime.Object{
+		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: "web-abc"}},
+		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "plugin"}},
+	}
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	var metas []runtime.Object
+	for _, p := range pods {
+		objs = append(objs, p)
+		metas = append(metas, &metav1.PartialObjectMetadata{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta})
+	}
+	kube := fake.NewClientset(objs...)
+	var listedInFull []string
+	kube.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		listedInFull = append(listedInFull, a.GetNamespace())
+		return false, nil, nil
+	})
+	inv, err := LoadCluster(context.Background(), kube, nil, metadatafake.NewSimpleMetadataClient(scheme, metas...), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range inv.Pods {
+		got = append(got, p.Namespace+"/"+p.Name)
+	}
+	sort.Strings(got)
+	sort.Strings(listedInFull)
+	if want := []string{"kube-system/plugin-x", "team-a/bare", "team-b/orphan"}; !cmp.Equal(got, want) {
+		t.Errorf("pods read in full %v, want %v", got, want)
+	}
+	if want := []string{"kube-system", "team-a", "team-b"}; !cmp.Equal(listedInFull, want) {
+		t.Errorf("namespaces whose pods were listed in full %v, want %v", listedInFull, want)
+	}
+	if r := Check(inv, Options{}); r.Objects["Pod"] != len(pods) {
+		t.Errorf("the report counts %d pods, want %d", r.Objects["Pod"], len(pods))
 	}
 }

@@ -52,6 +52,9 @@ type Inventory struct {
 	// pending are pods read from files, not yet decoded: a pod is only
 	// decoded when no audited controller stands for it (resolvePods).
 	pending []rawPod
+	// podRefs are pods listed from a cluster by their metadata only,
+	// not yet read in full (fetchPods).
+	podRefs []podRef
 	// represented counts the pods left undecoded because their
 	// controller's template is checked instead.
 	represented int
@@ -145,6 +148,12 @@ func (inv *Inventory) add(obj any) {
 		inv.Namespaces = append(inv.Namespaces, *o)
 	case *corev1.Pod:
 		inv.Pods = append(inv.Pods, *o)
+	case *metav1.PartialObjectMetadata:
+		p := podRef{key: Object{Kind: "Pod", Namespace: o.Namespace, Name: o.Name}}
+		if ref := metav1.GetControllerOf(o); ref != nil {
+			p.owner = Object{Kind: ref.Kind, Namespace: o.Namespace, Name: ref.Name}
+		}
+		inv.podRefs = append(inv.podRefs, p)
 	case *appsv1.Deployment:
 		inv.Deployments = append(inv.Deployments, *o)
 	case *appsv1.StatefulSet:

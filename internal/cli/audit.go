@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"k8s.io/client-go/metadata"
 
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/audit"
@@ -110,7 +111,11 @@ func (o *auditOptions) Run(ctx context.Context) error {
 			return err
 		}
 		opts.Source = t.String()
-		if inv, err = audit.LoadCluster(ctx, t.client.Kube, t.client.Dynamic, o.namespaces); err != nil {
+		meta, err := metadata.NewForConfig(t.config)
+		if err != nil {
+			return err
+		}
+		if inv, err = audit.LoadCluster(ctx, t.client.Kube, t.client.Dynamic, meta, o.namespaces); err != nil {
 			return err
 		}
 		if o.file != "" {

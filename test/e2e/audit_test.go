@@ -99,8 +99,17 @@ func TestAuditRetailCluster(t *testing.T) {
 func TestAuditLiveNamespace(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	// The pods first: the LimitRange below would give them GPUs.
+	// The pods first: the LimitRange below would give them GPUs. A
+	// Deployment's pods are checked through its template; a bare pod is
+	// read in full and checked itself.
 	makeDeployment(ns, "web", 2).create(t)
+	solo := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Name: "solo", Labels: map[string]string{"app": "solo"}},
+		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
+	}
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, solo, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
 	runningPods(t, ns, "app=web", 2)
 	if _, err := client.CoreV1().ResourceQuotas(ns).Create(ctx, &corev1.ResourceQuota{
 		ObjectMeta: metav1.ObjectMeta{Name: "gpus"},
@@ -129,10 +138,18 @@ func TestAuditLiveNamespace(t *testing.T) {
 		t.Errorf("audit exited %d, want 1", code)
 	}
 	got := map[string]audit.Finding{}
+	var soloFound bool
 	for _, f := range r.Findings {
+		if f.Object == (audit.Object{Kind: "Pod", Namespace: ns, Name: "solo"}) {
+			soloFound = soloFound || (f.Rule == audit.RulePriorityClassMissing && f.Field == "spec.priorityClassName")
+			continue
+		}
 		if f.Object.Namespace == ns || (f.Object.Kind == "Namespace" && f.Object.Name == ns) {
 			got[f.Rule] = f
 		}
+	}
+	if !soloFound {
+		t.Errorf("no %s finding on the bare pod %s/solo; got %+v", audit.RulePriorityClassMissing, ns, r.Findings)
 	}
 	for rule, want := range map[string]struct{ object, field string }{
 		audit.RuleGPUQuotaKey:          {"ResourceQuota " + ns + "/gpus", `spec.hard["nvidia.com/gpu"]`},
@@ -153,7 +170,7 @@ func TestAuditLiveNamespace(t *testing.T) {
 	for rule, f := range got {
 		t.Errorf("unexpected %s finding: %s %s", rule, f.Object, f.Message)
 	}
-	if r.Objects["Pod"] != 2 || r.Objects["Deployment"] != 1 {
-		t.Errorf("audited %v, want the namespace's 2 pods and 1 Deployment (and the cluster's nodes)", r.Objects)
+	if r.Objects["Pod"] != 3 || r.Objects["Deployment"] != 1 {
+		t.Errorf("audited %v, want the namespace's 3 pods and 1 Deployment (and the cluster's nodes)", r.Objects)
 	}
 }
