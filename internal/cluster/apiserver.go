@@ -11,6 +11,8 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
+
+	"berth.io/berth/internal/cluster/pki"
 )
 
 // serviceCIDR is the Service IP range; serviceIP is the first address in
@@ -22,7 +24,7 @@ const (
 
 // apiServerArgs are the kube-apiserver flags berth runs with, exactly as
 // they would be passed to the binary.
-func apiServerArgs(p pki, etcdPort int) []string {
+func apiServerArgs(p pki.Dir, etcdPort int) []string {
 	return []string{
 		"--etcd-servers=http://127.0.0.1:" + strconv.Itoa(etcdPort),
 		"--bind-address=127.0.0.1",
@@ -30,21 +32,21 @@ func apiServerArgs(p pki, etcdPort int) []string {
 		// No kube-proxy and one API server: nothing to reconcile.
 		"--endpoint-reconciler-type=none",
 		"--service-cluster-ip-range=" + serviceCIDR,
-		"--tls-cert-file=" + p.servingCert(),
-		"--tls-private-key-file=" + p.servingKey(),
-		"--client-ca-file=" + p.caCert(),
-		"--service-account-key-file=" + p.serviceAccount(),
-		"--service-account-signing-key-file=" + p.serviceAccount(),
+		"--tls-cert-file=" + p.ServingCert(),
+		"--tls-private-key-file=" + p.ServingKey(),
+		"--client-ca-file=" + p.CACert(),
+		"--service-account-key-file=" + p.ServiceAccountKey(),
+		"--service-account-signing-key-file=" + p.ServiceAccountKey(),
 		"--service-account-issuer=https://kubernetes.default.svc.cluster.local",
 		"--authorization-mode=Node,RBAC",
 		"--allow-privileged=true",
 		"--profiling=false",
 		// The aggregator's identity towards aggregated APIs (berth's
 		// metrics server), which trust the user it names in headers.
-		"--proxy-client-cert-file=" + p.proxyClientCert(),
-		"--proxy-client-key-file=" + p.proxyClientKey(),
-		"--requestheader-client-ca-file=" + p.proxyCACert(),
-		"--requestheader-allowed-names=" + proxyClientCN,
+		"--proxy-client-cert-file=" + p.ProxyClientCert(),
+		"--proxy-client-key-file=" + p.ProxyClientKey(),
+		"--requestheader-client-ca-file=" + p.ProxyCACert(),
+		"--requestheader-allowed-names=" + pki.ProxyClientCN,
 		"--requestheader-username-headers=X-Remote-User",
 		"--requestheader-group-headers=X-Remote-Group",
 		"--requestheader-extra-headers-prefix=X-Remote-Extra-",

@@ -151,10 +151,10 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := servePprof(step); err != nil {
 		return nil, err
 	}
-	if err := state.pki().ensure(); err != nil {
+	if err := state.pki().Ensure(serviceIP); err != nil {
 		return nil, err
 	}
-	if err := state.pki().ensureProxyClient(); err != nil {
+	if err := state.pki().EnsureProxyClient(); err != nil {
 		return nil, err
 	}
 	if opts.Port != 0 {
@@ -202,7 +202,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.Config.QPS, c.Config.Burst = 500, 1000
-	metrics, err := state.pki().metricsServing()
+	metrics, err := metricsServingFor(state.pki())
 	if err != nil {
 		ln.Close()
 		return nil, err

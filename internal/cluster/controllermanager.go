@@ -8,6 +8,8 @@ import (
 	"github.com/spf13/pflag"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
+
+	"berth.io/berth/internal/cluster/pki"
 )
 
 // disabledControllers need things a simulated cluster has none of: a
@@ -22,7 +24,7 @@ var disabledControllers = []string{
 // it creates each namespace's default ServiceAccount, fills quota status,
 // computes PDB status for evictions, runs the workload controllers and
 // evicts pods from NotReady nodes.
-func runControllerManager(ctx context.Context, kubeconfig string, p pki) error {
+func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir) error {
 	s, err := options.NewKubeControllerManagerOptions()
 	if err != nil {
 		return fmt.Errorf("kube-controller-manager options: %w", err)
@@ -42,10 +44,10 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki) error {
 		"--leader-elect=false",
 		"--secure-port=0",
 		"--controllers=" + controllers,
-		"--service-account-private-key-file=" + p.serviceAccount(),
-		"--root-ca-file=" + p.caCert(),
-		"--cluster-signing-cert-file=" + p.caCert(),
-		"--cluster-signing-key-file=" + p.caKey(),
+		"--service-account-private-key-file=" + p.ServiceAccountKey(),
+		"--root-ca-file=" + p.CACert(),
+		"--cluster-signing-cert-file=" + p.CACert(),
+		"--cluster-signing-key-file=" + p.CAKey(),
 		"--use-service-account-credentials=false",
 		// The default 20 QPS would take minutes to create a large
 		// Deployment's pods.

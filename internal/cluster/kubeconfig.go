@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/client-go/tools/clientcmd"
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
+
+	"berth.io/berth/internal/cluster/pki"
 )
 
 // ContextName is the kubeconfig context a cluster is merged as.
@@ -14,7 +16,7 @@ func ContextName(name string) string { return "berth-" + name }
 
 // adminKubeconfig is the cluster's admin kubeconfig, with the
 // credentials embedded so the file stands alone.
-func adminKubeconfig(name, server string, p pki) (*clientcmdapi.Config, error) {
+func adminKubeconfig(name, server string, p pki.Dir) (*clientcmdapi.Config, error) {
 	read := func(f string) ([]byte, error) {
 		b, err := os.ReadFile(f)
 		if err != nil {
@@ -22,15 +24,15 @@ func adminKubeconfig(name, server string, p pki) (*clientcmdapi.Config, error) {
 		}
 		return b, nil
 	}
-	ca, err := read(p.caCert())
+	ca, err := read(p.CACert())
 	if err != nil {
 		return nil, err
 	}
-	cert, err := read(p.adminCert())
+	cert, err := read(p.AdminCert())
 	if err != nil {
 		return nil, err
 	}
-	key, err := read(p.adminKey())
+	key, err := read(p.AdminKey())
 	if err != nil {
 		return nil, err
 	}

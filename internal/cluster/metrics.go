@@ -16,55 +16,9 @@ import (
 
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 
+	"berth.io/berth/internal/cluster/pki"
 	"berth.io/berth/internal/metricsapi"
 )
-
-// proxyClientCN is the aggregator's identity when it proxies a request to
-// an aggregated API (the metrics server), as kubeadm names it.
-const proxyClientCN = "front-proxy-client"
-
-// Files of the aggregator's proxy client certificate and of the CA that
-// issues it. The front proxy has a CA of its own, as kubeadm gives it and
-// as the API server's documentation asks of --requestheader-client-ca-file.
-// With the client CA in both places, the chain of every request with a
-// client certificate would be verified twice: by the request-header
-// authenticator, which then refuses the name, and by the x509 one.
-func (p pki) proxyClientCert() string { return p.path("front-proxy-client.crt") }
-func (p pki) proxyClientKey() string  { return p.path("front-proxy-client.key") }
-func (p pki) proxyCACert() string     { return p.path("front-proxy-ca.crt") }
-func (p pki) proxyCAKey() string      { return p.path("front-proxy-ca.key") }
-
-// ensureProxyClient makes the front proxy's CA and issues the aggregator's
-// proxy client certificate from it when either is missing: clusters made
-// before berth served metrics lack both, and clusters made before the
-// front proxy had a CA of its own have a certificate from the cluster's
-// CA, which is issued again.
-//
-// Nothing outside the cluster process trusts the front proxy's CA, so a
-// damaged one (a file of the pair missing) is made again rather than
-// refused.
-func (p pki) ensureProxyClient() error {
-	exists := func(f string) bool { _, err := os.Stat(f); return err == nil }
-	haveCA := exists(p.proxyCACert()) && exists(p.proxyCAKey())
-	if haveCA && exists(p.proxyClientCert()) && exists(p.proxyClientKey()) {
-		return nil
-	}
-	if !haveCA {
-		if err := newCA("berth-front-proxy-ca", p.proxyCACert(), p.proxyCAKey()); err != nil {
-			return err
-		}
-	}
-	ca, key, _, err := loadCA(p.proxyCACert(), p.proxyCAKey())
-	if err != nil {
-		return err
-	}
-	tmpl := &x509.Certificate{
-		Subject:     pkix.Name{CommonName: proxyClientCN},
-		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
-		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-	}
-	return p.issue(tmpl, ca, key, p.proxyClientCert(), p.proxyClientKey())
-}
 
 // metricsServing is the metrics server's listener and TLS: a certificate
 // for its Service's name, made at each start, and client certificates
@@ -93,29 +47,23 @@ func (m *metricsServing) close() {
 	m.ln.Close()
 }
 
-func (p pki) metricsServing() (*metricsServing, error) {
-	ca, caKey, caPEM, err := p.loadCA()
-	if err != nil {
-		return nil, err
-	}
+// metricsServingFor makes the metrics server's listener and its serving
+// certificate, issued from the cluster's CA at each start.
+func metricsServingFor(p pki.Dir) (*metricsServing, error) {
 	// Its one client is the aggregator, with the front proxy's
 	// certificate.
-	proxyCAPEM, err := os.ReadFile(p.proxyCACert())
-	if err != nil {
-		return nil, err
-	}
-	key, err := newKey()
+	proxyCAPEM, err := os.ReadFile(p.ProxyCACert())
 	if err != nil {
 		return nil, err
 	}
 	host := metricsapi.ServiceName + "." + metricsapi.Namespace + ".svc"
-	der, err := sign(&x509.Certificate{
+	cert, caPEM, err := p.Issue(&x509.Certificate{
 		Subject:     pkix.Name{CommonName: host},
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		DNSNames:    []string{host, "localhost"},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
-	}, ca, key.Public(), caKey)
+	})
 	if err != nil {
 		return nil, err
 	}
@@ -128,7 +76,7 @@ func (p pki) metricsServing() (*metricsServing, error) {
 	return &metricsServing{
 		ln: ln,
 		tls: &tls.Config{
-			Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}},
+			Certificates: []tls.Certificate{cert},
 			ClientAuth:   tls.RequireAndVerifyClientCert,
 			ClientCAs:    clients,
 			MinVersion:   tls.VersionTLS12,

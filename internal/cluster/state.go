@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"berth.io/berth/internal/cluster/pki"
 )
 
 // stateFormat marks a directory as a berth cluster's state; a directory
@@ -35,7 +37,7 @@ func (s State) LogFile() string { return s.path("berth.log") }
 func (s State) PidFile() string { return s.path("berth.pid") }
 
 func (s State) etcdDir() string  { return s.path("etcd") }
-func (s State) pki() pki         { return pki{dir: s.path("pki")} }
+func (s State) pki() pki.Dir     { return pki.At(s.path("pki")) }
 func (s State) metaFile() string { return s.path("cluster.json") }
 func (s State) lockFile() string { return s.path("lock") }
 
