@@ -3,6 +3,8 @@ package audit
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"sync"
 
@@ -132,7 +134,7 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 	if firstErr != nil {
 		return nil, firstErr
 	}
-	if err := inv.fetchPods(ctx, kube); err != nil {
+	if err := inv.fetchPods(ctx, kube, len(namespaces) == 0); err != nil {
 		return nil, err
 	}
 	sort.Strings(inv.Unread)
@@ -163,6 +165,10 @@ func (inv *Inventory) listed(what, ns string, err error) error {
 	return listError(what, ns, err)
 }
 
+// manyNamespaces is how many namespaces' pods fetchPods lists one by one
+// before it lists every pod at once instead.
+const manyNamespaces = 16
+
 // podRef is a pod listed by its metadata only.
 type podRef struct {
 	key   Object
@@ -176,9 +182,12 @@ type podRef struct {
 // counted: their controllers' templates are checked instead.
 //
 // The pods wanted are read by listing their namespaces in full, in
-// parallel, and keeping those asked for; a pod deleted in between is
-// left out, and one created since was not listed and is not audited.
-func (inv *Inventory) fetchPods(ctx context.Context, kube kubernetes.Interface) error {
+// parallel, and keeping those asked for; or, on an audit of the whole
+// cluster that wants pods of more than manyNamespaces namespaces, by one
+// list of every pod, since each list costs a request and the client is
+// rate-limited. A pod deleted in between is left out, and one created
+// since was not listed and is not audited.
+func (inv *Inventory) fetchPods(ctx context.Context, kube kubernetes.Interface, clusterWide bool) error {
 	if len(inv.podRefs) == 0 {
 		return nil
 	}
@@ -195,15 +204,19 @@ func (inv *Inventory) fetchPods(ctx context.Context, kube kubernetes.Interface) 
 		want[p.key.Namespace][p.key.Name] = true
 	}
 	inv.podRefs = nil
+	scopes := slices.Collect(maps.Keys(want))
+	if clusterWide && len(scopes) > manyNamespaces {
+		scopes = []string{metav1.NamespaceAll}
+	}
 	var (
 		mu       sync.Mutex
 		wg       sync.WaitGroup
 		firstErr error
 	)
-	for ns, names := range want {
+	for _, ns := range scopes {
 		wg.Go(func() {
 			err := eachItem(ctx, func(o metav1.ListOptions) (runtime.Object, error) { return kube.CoreV1().Pods(ns).List(ctx, o) }, func(obj runtime.Object) {
-				if p, ok := obj.(*corev1.Pod); ok && names[p.Name] {
+				if p, ok := obj.(*corev1.Pod); ok && want[p.Namespace][p.Name] {
 					mu.Lock()
 					defer mu.Unlock()
 					inv.Pods = append(inv.Pods, *p)

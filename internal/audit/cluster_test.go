@@ -2,7 +2,9 @@ package audit
 
 import (
 	"context"
+	"fmt"
 	"sort"
+	"sync"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -116,6 +118,41 @@ func TestLoadClusterScaledObjects(t *testing.T) {
 	}
 }
 
+// podsByMetadata is a cluster of pods served to LoadCluster by the fake
+// typed and metadata clients. It returns the namespaces whose pods were
+// listed in full ("" for all of them).
+func podsByMetadata(t *testing.T, namespaces []string, pods []*corev1.Pod, objs ...runtime.Object) (*Inventory, []string) {
+	t.Helper()
+	scheme := runtime.NewScheme()
+	if err := metav1.AddMetaToScheme(scheme); err != nil {
+		t.Fatal(err)
+	}
+	var metas []runtime.Object
+	for _, p := range pods {
+		objs = append(objs, p)
+		metas = append(metas, &metav1.PartialObjectMetadata{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta})
+	}
+	kube := fake.NewClientset(objs...)
+	var mu sync.Mutex
+	var listedInFull []string
+	kube.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		listedInFull = append(listedInFull, a.GetNamespace())
+		return false, nil, nil
+	})
+	inv, err := LoadCluster(context.Background(), kube, nil, metadatafake.NewSimpleMetadataClient(scheme, metas...), namespaces)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(listedInFull)
+	return inv, listedInFull
+}
+
+func barePod(ns, name string) *corev1.Pod {
+	return &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+}
+
 // Pods are listed by their metadata, and read in full only where audit
 // checks the pod itself: bare pods, pods whose controller is not audited,
 // and a DaemonSet's (their nodes matter to the device-plugin rule). A
@@ -124,7 +161,7 @@ func TestLoadClusterScaledObjects(t *testing.T) {
 func TestLoadClusterPodsByMetadata(t *testing.T) {
 	ctrl := true
 	pod := func(ns, name, ownerKind, owner string) *corev1.Pod {
-		p := &corev1.Pod{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Pod"}, ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name}}
+		p := barePod(ns, name)
 		if owner != "" {
 			p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: ownerKind, Name: owner, Controller: &ctrl}}
 		}
@@ -137,35 +174,14 @@ func TestLoadClusterPodsByMetadata(t *testing.T) {
 		pod("team-b", "orphan", "ReplicaSet", "gone"),
 		pod("kube-system", "plugin-x", "DaemonSet", "plugin"),
 	}
-	objs := []runtime.Object{
+	inv, listedInFull := podsByMetadata(t, nil, pods,
 		&appsv1.ReplicaSet{ObjectMeta: metav1.ObjectMeta{Namespace: "team-c", Name: "web-abc"}},
-		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "plugin"}},
-	}
-	scheme := runtime.NewScheme()
-	if err := metav1.AddMetaToScheme(scheme); err != nil {
-		t.Fatal(err)
-	}
-	var metas []runtime.Object
-	for _, p := range pods {
-		objs = append(objs, p)
-		metas = append(metas, &metav1.PartialObjectMetadata{TypeMeta: p.TypeMeta, ObjectMeta: p.ObjectMeta})
-	}
-	kube := fake.NewClientset(objs...)
-	var listedInFull []string
-	kube.PrependReactor("list", "pods", func(a k8stesting.Action) (bool, runtime.Object, error) {
-		listedInFull = append(listedInFull, a.GetNamespace())
-		return false, nil, nil
-	})
-	inv, err := LoadCluster(context.Background(), kube, nil, metadatafake.NewSimpleMetadataClient(scheme, metas...), nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+		&appsv1.DaemonSet{ObjectMeta: metav1.ObjectMeta{Namespace: "kube-system", Name: "plugin"}})
 	var got []string
 	for _, p := range inv.Pods {
 		got = append(got, p.Namespace+"/"+p.Name)
 	}
 	sort.Strings(got)
-	sort.Strings(listedInFull)
 	if want := []string{"kube-system/plugin-x", "team-a/bare", "team-b/orphan"}; !cmp.Equal(got, want) {
 		t.Errorf("pods read in full %v, want %v", got, want)
 	}
@@ -174,5 +190,27 @@ func TestLoadClusterPodsByMetadata(t *testing.T) {
 	}
 	if r := Check(inv, Options{}); r.Objects["Pod"] != len(pods) {
 		t.Errorf("the report counts %d pods, want %d", r.Objects["Pod"], len(pods))
+	}
+}
+
+// Bare pods in many namespaces of a whole-cluster audit are read by one
+// list of every pod rather than a list per namespace; an audit of named
+// namespaces lists only those.
+func TestLoadClusterPodsManyNamespaces(t *testing.T) {
+	var pods []*corev1.Pod
+	var namespaces []string
+	for i := range manyNamespaces + 1 {
+		ns := fmt.Sprintf("team-%d", i)
+		namespaces = append(namespaces, ns)
+		pods = append(pods, barePod(ns, "bare"))
+	}
+	inv, listedInFull := podsByMetadata(t, nil, pods)
+	if len(inv.Pods) != len(pods) || !cmp.Equal(listedInFull, []string{""}) {
+		t.Errorf("read %d of %d bare pods in full, listing the pods of %q; want all, in one list of every namespace", len(inv.Pods), len(pods), listedInFull)
+	}
+	inv, listedInFull = podsByMetadata(t, namespaces, pods)
+	sort.Strings(namespaces)
+	if len(inv.Pods) != len(pods) || !cmp.Equal(listedInFull, namespaces) {
+		t.Errorf("with -n: read %d of %d bare pods in full, listing the pods of %q; want all, in the namespaces named", len(inv.Pods), len(pods), listedInFull)
 	}
 }
