@@ -40,8 +40,9 @@ func main() {
 		namespaces := fs.Int("namespaces", 1, "namespaces the Deployments are spread over (teams)")
 		fsync := fs.Bool("fsync", true, "keep etcd's fsync on")
 		commands := fs.Bool("commands", false, "also time berth status, why --all and a live audit at the end")
+		keep := fs.Bool("keep", false, "leave the cluster running at the end, to profile or query it; the run prints how to reach it and stop it")
 		fs.Parse(os.Args[2:])
-		err = benchScale(*berth, scaleOptions{nodes: *nodes, pods: *pods, namespaces: *namespaces, fsync: *fsync, commands: *commands})
+		err = benchScale(*berth, scaleOptions{nodes: *nodes, pods: *pods, namespaces: *namespaces, fsync: *fsync, commands: *commands, keep: *keep})
 	case "audit":
 		nodes := fs.Int("nodes", 5000, "nodes in the full corpus")
 		pods := fs.Int("pods", 150000, "pods in the full corpus")

@@ -47,6 +47,10 @@ type scaleOptions struct {
 	// commands also times berth status, why --all and a live audit once
 	// every pod is Running.
 	commands bool
+	// keep leaves the cluster and its state directory in place at the
+	// end, for profiling or querying at that size without building it
+	// again.
+	keep bool
 }
 
 // benchScale starts a cluster of o.nodes simulated nodes, creates o.pods
@@ -59,7 +63,12 @@ func benchScale(berth string, o scaleOptions) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(e.home)
+	kept := false
+	defer func() {
+		if !kept {
+			os.RemoveAll(e.home)
+		}
+	}()
 	bp := filepath.Join(e.home, "scale.yaml")
 	if err := os.WriteFile(bp, []byte(fmt.Sprintf(scaleBlueprint, o.nodes-1)), 0o600); err != nil {
 		return err
@@ -72,7 +81,11 @@ func benchScale(berth string, o scaleOptions) error {
 	if err != nil {
 		return err
 	}
-	defer e.run("down", "--name", "scale", "--purge")
+	defer func() {
+		if !kept {
+			e.run("down", "--name", "scale", "--purge")
+		}
+	}()
 	ready := readySeconds(out)
 	fmt.Printf("%d nodes Ready: berth reports %.1fs, `up --detach` took %.1fs\n", o.nodes, ready, took.Seconds())
 	pid, err := e.pidOf("scale")
@@ -211,6 +224,11 @@ func benchScale(berth string, o scaleOptions) error {
 		}
 	}
 	fmt.Printf("\n| %d | %d | %d | %.1f s | %.0f | %.0f | %.1f s | %.0f MiB |\n", o.nodes, o.pods, len(namespaces), ready, sustained, float64(o.pods)/total.Seconds(), total.Seconds(), peak)
+	if o.keep {
+		kept = true
+		with := fmt.Sprintf("BERTH_HOME=%s KUBECONFIG=%s %s", e.home, e.kubeconfig(), e.berth)
+		fmt.Printf("\nthe cluster is still running: %s status\nstop it with: %s down --name scale --purge && rm -r %s\n", with, with, e.home)
+	}
 	return nil
 }
 
