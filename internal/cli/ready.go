@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 
-	"k8s.io/client-go/kubernetes"
-
 	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/status"
 )
@@ -19,7 +17,7 @@ func printReady(ctx context.Context, w io.Writer, o *upOptions, c *cluster.Clust
 		how = "resumed"
 	}
 	fmt.Fprintf(w, "\nCluster %q %s and ready in %.2fs: blueprint %s, %d nodes.\n\n", c.Name, how, c.StartedIn.Seconds(), o.bp.Blueprint.Metadata.Name, len(c.Nodes))
-	client, err := kubernetes.NewForConfig(c.Config)
+	client, err := protobufClient(c.Config)
 	if err != nil {
 		return err
 	}

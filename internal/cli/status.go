@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
@@ -57,7 +56,10 @@ func (o *statusOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	client, err := kubernetes.NewForConfig(cfg)
+	// As connect sets them: status reads pods a page at a time, and the
+	// default of 5 requests a second would pace a large cluster's pages.
+	cfg.QPS, cfg.Burst = 100, 200
+	client, err := protobufClient(cfg)
 	if err != nil {
 		return err
 	}

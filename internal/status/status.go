@@ -14,7 +14,9 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/pager"
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"berth.io/berth/api/v1alpha1"
@@ -93,7 +95,9 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 	out := &Cluster{Now: time.Now()}
 	var (
 		nodes *corev1.NodeList
-		pods  *corev1.PodList
+		// requested sums the requests of the pods on each node, by node
+		// name: the pods themselves are not kept.
+		requested map[string]corev1.ResourceList
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
@@ -103,10 +107,7 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 		return nil
 	})
 	g.Go(func() (err error) {
-		pods, err = c.CoreV1().Pods("").List(gctx, metav1.ListOptions{
-			FieldSelector: "status.phase!=Succeeded,status.phase!=Failed",
-		})
-		if err != nil {
+		if requested, err = requestsByNode(gctx, c); err != nil {
 			return fmt.Errorf("listing pods: %w", err)
 		}
 		return nil
@@ -174,16 +175,49 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 			}
 		}
 	}
-	for i := range pods.Items {
-		pod := &pods.Items[i]
-		if p := nodePool[pod.Spec.NodeName]; p != nil {
-			addTo(p.Requested, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+	for node, req := range requested {
+		if p := nodePool[node]; p != nil {
+			addTo(p.Requested, req)
 		}
 	}
 	for _, name := range order {
 		out.Pools = append(out.Pools, *byName[name])
 	}
 	return out, nil
+}
+
+// podPageSize is how many pods requestsByNode asks for at a time. On
+// 20,000 pods (2026-11-26) pages of 5,000 took as long as one unpaged list
+// (1.0-1.2 s); kubectl's 500 took 1.3-1.7 s, the cost of 40 requests.
+const podPageSize = 5000
+
+// requestsByNode sums the requests of the scheduled pods that are not
+// done, by node. The pods are read in pages and each page is dropped once
+// counted: on a cluster of 150,000 pods one unpaged list is gigabytes of
+// decoded pods held at once by status, and its response held at once by
+// the API server.
+func requestsByNode(ctx context.Context, c kubernetes.Interface) (map[string]corev1.ResourceList, error) {
+	out := map[string]corev1.ResourceList{}
+	p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
+		return c.CoreV1().Pods("").List(ctx, opts)
+	}))
+	p.PageSize = podPageSize
+	p.PageBufferSize = 1 // the next page is read while this one is counted
+	opts := metav1.ListOptions{FieldSelector: "spec.nodeName!=,status.phase!=Succeeded,status.phase!=Failed"}
+	err := p.EachListItem(ctx, opts, func(obj runtime.Object) error {
+		pod, ok := obj.(*corev1.Pod)
+		if !ok {
+			return fmt.Errorf("listing pods: got %T", obj)
+		}
+		sum := out[pod.Spec.NodeName]
+		if sum == nil {
+			sum = corev1.ResourceList{}
+			out[pod.Spec.NodeName] = sum
+		}
+		addTo(sum, resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{}))
+		return nil
+	})
+	return out, err
 }
 
 func collectClasses(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) ([]Class, error) {
