@@ -13,8 +13,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/status"
 )
 
 var readFile = os.ReadFile
@@ -190,6 +192,7 @@ func TestZoneSpread(t *testing.T) {
 		}
 	}
 	runningPods(t, ns, "app=fill", 2)
+	statusCountsPool(t, "spread-small")
 
 	byZone := func(name string, spread bool) map[string]int {
 		d := makeDeployment(ns, name, 6).nodeSelector("e2e-spread", "yes").toleration("e2e-spread")
@@ -214,5 +217,55 @@ func TestZoneSpread(t *testing.T) {
 	want := map[string]int{"zone-1": 2, "zone-2": 2, "zone-3": 2}
 	if diff := cmp.Diff(want, byZone("spread", true)); diff != "" {
 		t.Errorf("replicas by zone with the constraint (-want +got):\n%s", diff)
+	}
+}
+
+// statusCountsPool checks that berth status's requested resources for a
+// pool, read by pages with field selectors on the server, are the requests
+// of the pods that a plain list of every pod finds on the pool's nodes.
+func statusCountsPool(t *testing.T, pool string) {
+	t.Helper()
+	ctx := context.Background()
+	sum, err := status.Collect(ctx, client, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got corev1.ResourceList
+	for _, p := range sum.Pools {
+		if p.Name == pool {
+			got = p.Requested
+		}
+	}
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "berth.io/pool=" + pool})
+	if err != nil {
+		t.Fatal(err)
+	}
+	onPool := map[string]bool{}
+	for _, n := range nodes.Items {
+		onPool[n.Name] = true
+	}
+	pods, err := client.CoreV1().Pods("").List(ctx, metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := corev1.ResourceList{}
+	for i := range pods.Items {
+		p := &pods.Items[i]
+		if !onPool[p.Spec.NodeName] || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed {
+			continue
+		}
+		for name, q := range resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{}) {
+			cur := want[name]
+			cur.Add(q)
+			want[name] = cur
+		}
+	}
+	if want.Cpu().IsZero() {
+		t.Fatalf("no pod requests CPU on pool %s: nothing to compare status with", pool)
+	}
+	for _, name := range []corev1.ResourceName{corev1.ResourceCPU, corev1.ResourceMemory} {
+		if g, w := got[name], want[name]; g.Cmp(w) != 0 {
+			t.Errorf("berth status: pool %s requests %s %s; its nodes' pods request %s", pool, g.String(), name, w.String())
+		}
 	}
 }
