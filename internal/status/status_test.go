@@ -28,7 +28,7 @@ func TestCollectRequestsByPool(t *testing.T) {
 	cpu := func(q string) corev1.ResourceRequirements {
 		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}}
 	}
-	pod := func(name, nodeName string, app string, init string) *corev1.Pod {
+	pod := func(name, nodeName, app, init string) *corev1.Pod {
 		p := &corev1.Pod{
 			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
 			Spec: corev1.PodSpec{
