@@ -41,7 +41,7 @@ func (k *kubeFlags) connect(ctx context.Context) (*target, error) {
 	if t.config, err = loader.ClientConfig(); err != nil {
 		return nil, fmt.Errorf("no cluster to talk to: %w\nfix: start a local one with `berth up`, or pass --kubeconfig/--context", err)
 	}
-	t.config.QPS, t.config.Burst = 100, 200
+	t.config.QPS, t.config.Burst = commandQPS, commandBurst
 	if t.client.Kube, err = protobufClient(t.config); err != nil {
 		return nil, err
 	}
@@ -89,6 +89,13 @@ func clusterBlueprint(file, contextName string, warn func(blueprint.Problem)) (*
 	}
 	return loadBlueprint(file, warn)
 }
+
+// commandQPS and commandBurst pace a command's requests: client-go's
+// defaults (5 and 10) would pace the pages of a large cluster's lists.
+const (
+	commandQPS   = 100
+	commandBurst = 200
+)
 
 // protobufClient is a clientset that speaks protobuf, as kubectl's typed
 // paths and the control plane's own components do: a 150,000-pod list

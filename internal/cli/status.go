@@ -56,9 +56,7 @@ func (o *statusOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// As connect sets them: status reads pods a page at a time, and the
-	// default of 5 requests a second would pace a large cluster's pages.
-	cfg.QPS, cfg.Burst = 100, 200
+	cfg.QPS, cfg.Burst = commandQPS, commandBurst
 	client, err := protobufClient(cfg)
 	if err != nil {
 		return err

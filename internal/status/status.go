@@ -207,7 +207,7 @@ func requestsByNode(ctx context.Context, c kubernetes.Interface) (map[string]cor
 	err := p.EachListItem(ctx, opts, func(obj runtime.Object) error {
 		pod, ok := obj.(*corev1.Pod)
 		if !ok {
-			return fmt.Errorf("listing pods: got %T", obj)
+			return fmt.Errorf("a pod list held a %T", obj)
 		}
 		sum := out[pod.Spec.NodeName]
 		if sum == nil {
