@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // benchAutoscale starts the retail cluster (its GPU pools at zero) with
@@ -82,7 +84,7 @@ type autoscaleTimes struct {
 func autoscaleRun(ctx context.Context, c kubernetes.Interface, name string) (autoscaleTimes, error) {
 	var r autoscaleTimes
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Labels: map[string]string{"berth.io/class": "training"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, Labels: map[string]string{v1alpha1.LabelClass: "training"}},
 		Spec: corev1.PodSpec{
 			PriorityClassName: "training-low",
 			RestartPolicy:     corev1.RestartPolicyNever,
@@ -134,7 +136,7 @@ func autoscaleRun(ctx context.Context, c kubernetes.Interface, name string) (aut
 
 // readyGPUNode names a Ready node with a GPU label, "" when there is none.
 func readyGPUNode(ctx context.Context, c kubernetes.Interface) string {
-	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "nvidia.com/gpu.count"})
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGPUCount})
 	if err != nil {
 		return ""
 	}
@@ -149,7 +151,7 @@ func readyGPUNode(ctx context.Context, c kubernetes.Interface) string {
 }
 
 func gpuNodes(ctx context.Context, c kubernetes.Interface) int {
-	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: "nvidia.com/gpu.count"})
+	nodes, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGPUCount})
 	if err != nil {
 		return 1
 	}

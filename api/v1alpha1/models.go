@@ -57,22 +57,13 @@ type ModelSharedVolume struct {
 	ClaimName string `json:"claimName,omitempty"`
 }
 
-// Model wiring defaults and the annotations it reads and writes.
+// Model wiring defaults (the annotations it reads and writes are in
+// wellknown.go).
 const (
 	DefaultPullerImage = "ghcr.io/berth-io/berth:latest"
 	DefaultModelMount  = "/models"
 	// DefaultModelClaim is the shared-volume variant's claim.
 	DefaultModelClaim = "berth-models"
-	// AnnotationModel, on a Deployment or StatefulSet, is the model it
-	// follows: NAME@ALIAS or NAME:VERSION.
-	AnnotationModel = "berth.io/model"
-	// AnnotationModelRef, on a pod template, is the version its pods
-	// pull: NAME:VERSION once pinned (by `berth model promote`), else
-	// the followed NAME@ALIAS. The init container reads it through the
-	// downward API, so all pods of one ReplicaSet pull the same version.
-	AnnotationModelRef = "berth.io/model-ref"
-	// AnnotationModelSize, on a pod template, sizes the model's emptyDir.
-	AnnotationModelSize = "berth.io/model-size"
 )
 
 // DefaultModelSizeLimit is the emptyDir limit when nothing says more.

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/sets"
@@ -19,9 +20,9 @@ import (
 // reservedNodeLabels are set by berth on every node; a pool may not
 // override them.
 var reservedNodeLabels = sets.New(
-	"berth.io/pool", "berth.io/capacity", "berth.io/mode", "karpenter.sh/capacity-type", "agentpool", "kubernetes.azure.com/mode",
-	"topology.kubernetes.io/zone", "node.kubernetes.io/instance-type",
-	"kubernetes.io/os", "kubernetes.io/hostname", "nvidia.com/gpu.product", "nvidia.com/gpu.count",
+	LabelPool, LabelCapacity, LabelMode, LabelCapacityType, LabelAgentPool, LabelAKSMode,
+	corev1.LabelTopologyZone, corev1.LabelInstanceTypeStable,
+	corev1.LabelOSStable, corev1.LabelHostname, LabelGPUProduct, LabelGPUCount,
 )
 
 var kubernetesVersionRE = regexp.MustCompile(`^v?1\.[0-9]+(\.[0-9]+)?$`)

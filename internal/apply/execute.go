@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
 )
@@ -43,7 +44,7 @@ func Execute(ctx context.Context, cl Client, plan *Plan, o ExecOptions) error {
 	if problems := plan.Problems(); len(problems) > 0 && !(o.ForceConflicts && onlyConflicts(plan)) {
 		return fmt.Errorf("apply stopped before changing anything:\n  %s", strings.Join(problems, "\n  "))
 	}
-	opts := metav1.ApplyOptions{FieldManager: FieldManager, Force: o.ForceConflicts}
+	opts := metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: o.ForceConflicts}
 	var dryRun []string
 	if o.DryRun {
 		dryRun = []string{metav1.DryRunAll}

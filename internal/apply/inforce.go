@@ -76,7 +76,7 @@ func guardrailProbes(c kubernetes.Interface, bp *v1alpha1.Blueprint) []probe {
 			var errs []string
 			for _, ns := range namespaces {
 				for _, cl := range bp.Spec.Classes {
-					pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-", Labels: map[string]string{compile.LabelClass: cl.Name}}, Spec: plain}
+					pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-", Labels: map[string]string{v1alpha1.LabelClass: cl.Name}}, Spec: plain}
 					got, err := c.CoreV1().Pods(ns).Create(ctx, pod, dry)
 					switch {
 					case err != nil:
@@ -112,7 +112,7 @@ func guardrailProbes(c kubernetes.Interface, bp *v1alpha1.Blueprint) []probe {
 	}
 	if bp.Spec.Guardrails == v1alpha1.GuardrailsEnforce && len(bp.Spec.Teams) > 0 {
 		out = append(out, probe{"ValidatingAdmissionPolicy", compile.NamespacePolicy, func(ctx context.Context) error {
-			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-", Labels: map[string]string{compile.LabelTeam: bp.Spec.Teams[0].Name}}}
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-", Labels: map[string]string{v1alpha1.LabelTeam: bp.Spec.Teams[0].Name}}}
 			_, err := c.CoreV1().Namespaces().Create(ctx, ns, dry)
 			if err != nil && strings.Contains(err.Error(), "ValidatingAdmissionPolicy '"+compile.NamespacePolicy+"'") {
 				return nil

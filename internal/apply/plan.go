@@ -28,10 +28,6 @@ import (
 	"berth.io/berth/internal/simulate"
 )
 
-// FieldManager is the name berth's writes are recorded under. An object
-// is berth's only when this manager applied it.
-const FieldManager = "berth"
-
 // Action is what apply does to an object.
 type Action string
 
@@ -237,13 +233,13 @@ func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u
 	if live.GetDeletionTimestamp() != nil {
 		return nil, fmt.Errorf("%s is being deleted, so it cannot be applied yet\nfix: wait until it is gone (a namespace empties itself first), then apply again", ch.Ref())
 	}
-	if other := live.GetLabels()[compile.LabelBlueprint]; other != "" && other != blueprint && isBerths(live) {
+	if other := live.GetLabels()[v1alpha1.LabelBlueprint]; other != "" && other != blueprint && isBerths(live) {
 		return nil, fmt.Errorf("%s belongs to blueprint %q, not %q\nfix: give one of the blueprints other team, namespace or class names; two blueprints cannot share an object", ch.Ref(), other, blueprint)
 	}
 	if unchanged(live, u) {
 		return nil, nil
 	}
-	after, err := res.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: FieldManager, Force: o.ForceConflicts, DryRun: []string{metav1.DryRunAll}})
+	after, err := res.Apply(ctx, u.GetName(), u, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: o.ForceConflicts, DryRun: []string{metav1.DryRunAll}})
 	switch {
 	case isConflict(err):
 		ch.Action, ch.Note = Conflict, conflictNote(err)
@@ -354,7 +350,7 @@ func servedKinds(c kubernetes.Interface) (map[string]bool, error) {
 // manager.
 func isBerths(obj *unstructured.Unstructured) bool {
 	for _, m := range obj.GetManagedFields() {
-		if m.Manager == FieldManager && m.Operation == metav1.ManagedFieldsOperationApply {
+		if m.Manager == v1alpha1.FieldManager && m.Operation == metav1.ManagedFieldsOperationApply {
 			return true
 		}
 	}

@@ -14,6 +14,8 @@ import (
 	coredefaults "k8s.io/kubernetes/pkg/apis/core/v1"
 	policydefaults "k8s.io/kubernetes/pkg/apis/policy/v1"
 	schedulingdefaults "k8s.io/kubernetes/pkg/apis/scheduling/v1"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // unchanged reports whether applying desired to live would change
@@ -81,7 +83,7 @@ func opsOf[T any, PT interface {
 }, AC any](extract func(PT, string) (AC, error)) kindOps {
 	return kindOps{
 		new:       func() runtime.Object { return PT(new(T)) },
-		extract:   func(o runtime.Object) (any, error) { return extract(o.(PT), FieldManager) },
+		extract:   func(o runtime.Object) (any, error) { return extract(o.(PT), v1alpha1.FieldManager) },
 		defaulted: true,
 	}
 }

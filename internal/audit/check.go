@@ -41,11 +41,6 @@ type Options struct {
 	Ignore []string
 }
 
-// IgnoreAnnotation on an object lists the rules (comma-separated IDs)
-// that audit leaves out for that object: the exemptions a team has
-// decided on, kept next to what they exempt.
-const IgnoreAnnotation = "audit.berth.io/ignore"
-
 // Check audits inv against the design.
 func Check(inv *Inventory, o Options) *Report {
 	v := newView(inv, o)

@@ -40,7 +40,7 @@ func TestBrokenManifests(t *testing.T) {
 		}
 	}
 	for _, rule := range Rules {
-		if rule.ID != RuleDrift && !seen[rule.ID] {
+		if rule.ID != v1alpha1.RuleDrift && !seen[rule.ID] {
 			t.Errorf("no finding of %s in the broken set", rule.ID)
 		}
 	}
@@ -48,7 +48,7 @@ func TestBrokenManifests(t *testing.T) {
 		out := write(t, r, format)
 		golden(t, "broken/report."+string(format), out)
 		for _, rule := range Rules {
-			if rule.ID != RuleDrift && !strings.Contains(out, rule.ID) {
+			if rule.ID != v1alpha1.RuleDrift && !strings.Contains(out, rule.ID) {
 				t.Errorf("%s output lacks %s", format, rule.ID)
 			}
 		}
@@ -70,15 +70,15 @@ var brokenClasses = []v1alpha1.Class{
 func TestFindingLines(t *testing.T) {
 	r := loadAndCheck(t, Options{}, "testdata/broken")
 	want := map[string]string{
-		RuleGPULimit + " Job ml/finetune":               "testdata/broken/training.yaml:18", // resources: limits is absent
-		RuleGPUQuotaKey + " ResourceQuota ml/gpus":      "testdata/broken/policy.yaml:11",
-		RuleModelInMain + " Deployment ml/llm":          "testdata/broken/serving.yaml:16",
-		RuleGPUPoolTaint + " Node/gpu-1":                "testdata/broken/nodes.yaml:3",
-		RuleGPUPoolTaint + " NodePool/a100":             "testdata/broken/karpenter.yaml:8",
-		RuleGPUQuotaMissing + " Namespace/sandbox":      "testdata/broken/training.yaml:23", // the namespace: that names it
-		RuleSystemPoolTaint + " NodePool/addons-system": "testdata/broken/karpenter.yaml:20",
-		RuleGPUPoolTaint + " ClusterConfig/ml":          "testdata/broken/eksctl.yaml:8",
-		RuleSystemPoolTaint + " ClusterConfig/ml":       "testdata/broken/eksctl.yaml:15",
+		v1alpha1.RuleGPULimit + " Job ml/finetune":               "testdata/broken/training.yaml:18", // resources: limits is absent
+		v1alpha1.RuleGPUQuotaKey + " ResourceQuota ml/gpus":      "testdata/broken/policy.yaml:11",
+		v1alpha1.RuleModelInMain + " Deployment ml/llm":          "testdata/broken/serving.yaml:16",
+		v1alpha1.RuleGPUPoolTaint + " Node/gpu-1":                "testdata/broken/nodes.yaml:3",
+		v1alpha1.RuleGPUPoolTaint + " NodePool/a100":             "testdata/broken/karpenter.yaml:8",
+		v1alpha1.RuleGPUQuotaMissing + " Namespace/sandbox":      "testdata/broken/training.yaml:23", // the namespace: that names it
+		v1alpha1.RuleSystemPoolTaint + " NodePool/addons-system": "testdata/broken/karpenter.yaml:20",
+		v1alpha1.RuleGPUPoolTaint + " ClusterConfig/ml":          "testdata/broken/eksctl.yaml:8",
+		v1alpha1.RuleSystemPoolTaint + " ClusterConfig/ml":       "testdata/broken/eksctl.yaml:15",
 	}
 	for _, f := range r.Findings {
 		key := f.Rule + " " + f.Object.String()
@@ -215,15 +215,15 @@ spec:
 		return out
 	}
 	r := loadAndCheck(t, Options{}, path)
-	want := []string{RuleGPUQuotaMissing, RuleInferenceSpread, RuleLimitRangeMissing, RulePriorityClassMissing}
+	want := []string{v1alpha1.RuleGPUQuotaMissing, v1alpha1.RuleInferenceSpread, v1alpha1.RuleLimitRangeMissing, v1alpha1.RulePriorityClassMissing}
 	if diff := cmp.Diff(want, sortedCopy(rules(r))); diff != "" || r.Suppressed != 2 {
 		t.Errorf("with the annotation: %d suppressed, findings (-want +got):\n%s", r.Suppressed, diff)
 	}
-	r = loadAndCheck(t, Options{Ignore: []string{RuleLimitRangeMissing, RuleInferenceSpread}}, path)
-	if diff := cmp.Diff([]string{RuleGPUQuotaMissing, RulePriorityClassMissing}, sortedCopy(rules(r))); diff != "" || r.Suppressed != 4 {
+	r = loadAndCheck(t, Options{Ignore: []string{v1alpha1.RuleLimitRangeMissing, v1alpha1.RuleInferenceSpread}}, path)
+	if diff := cmp.Diff([]string{v1alpha1.RuleGPUQuotaMissing, v1alpha1.RulePriorityClassMissing}, sortedCopy(rules(r))); diff != "" || r.Suppressed != 4 {
 		t.Errorf("with --ignore too: %d suppressed, findings (-want +got):\n%s", r.Suppressed, diff)
 	}
-	if out := write(t, r, Table); !strings.Contains(out, "4 findings left out by --ignore or "+IgnoreAnnotation) {
+	if out := write(t, r, Table); !strings.Contains(out, "4 findings left out by --ignore or "+v1alpha1.AnnotationAuditIgnore) {
 		t.Errorf("the table does not say what was left out:\n%s", out)
 	}
 }

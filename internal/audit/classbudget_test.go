@@ -3,6 +3,8 @@ package audit
 import (
 	"path/filepath"
 	"testing"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // A Deployment of a class with a disruption budget needs no PDB in the
@@ -34,7 +36,7 @@ spec:
 		r := loadAndCheck(t, Options{}, dir)
 		got := 0
 		for _, f := range r.Findings {
-			if f.Rule == RuleInferencePDB {
+			if f.Rule == v1alpha1.RuleInferencePDB {
 				got++
 			}
 		}

@@ -20,6 +20,8 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	metadatafake "k8s.io/client-go/metadata/fake"
 	k8stesting "k8s.io/client-go/testing"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // A user who may not list nodes still gets the audit of what they may
@@ -68,7 +70,7 @@ func TestLoadClusterNodePools(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Check(inv, Options{})
-	if len(r.Findings) != 1 || r.Findings[0].Rule != RuleGPUPoolTaint || r.Findings[0].Object != (Object{Kind: "NodePool", Name: "gpu"}) {
+	if len(r.Findings) != 1 || r.Findings[0].Rule != v1alpha1.RuleGPUPoolTaint || r.Findings[0].Object != (Object{Kind: "NodePool", Name: "gpu"}) {
 		t.Errorf("findings %+v, want the NodePool's missing GPU taint", r.Findings)
 	}
 }
@@ -93,7 +95,7 @@ func TestLoadClusterScaledObjects(t *testing.T) {
 	kinds := map[schema.GroupVersionResource]string{nodePools: "NodePoolList", scaledObjects: "ScaledObjectList"}
 	gpu := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Labels: map[string]string{"agentpool": "gpu"}},
 		Status: corev1.NodeStatus{Capacity: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}
-	opts := Options{Classes: brokenClasses, Ignore: []string{RuleGPUPoolTaint, RuleDevicePlugin, RuleInferencePDB, RuleInferenceSpread, RuleInferenceReplicas, RulePriorityClassMissing, RuleLimitRangeMissing}}
+	opts := Options{Classes: brokenClasses, Ignore: []string{v1alpha1.RuleGPUPoolTaint, v1alpha1.RuleDevicePlugin, v1alpha1.RuleInferencePDB, v1alpha1.RuleInferenceSpread, v1alpha1.RuleInferenceReplicas, v1alpha1.RulePriorityClassMissing, v1alpha1.RuleLimitRangeMissing}}
 
 	dyn := fakedynamic.NewSimpleDynamicClientWithCustomListKinds(runtime.NewScheme(), kinds, so)
 	inv, err := LoadCluster(context.Background(), fake.NewClientset(deploy, gpu), dyn, nil, nil)
@@ -101,7 +103,7 @@ func TestLoadClusterScaledObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := Check(inv, opts)
-	if len(r.Findings) != 1 || r.Findings[0].Rule != RuleQueueNeverZero || r.Findings[0].Object != (Object{Kind: "ScaledObject", Namespace: "queues", Name: "whisper"}) {
+	if len(r.Findings) != 1 || r.Findings[0].Rule != v1alpha1.RuleQueueNeverZero || r.Findings[0].Object != (Object{Kind: "ScaledObject", Namespace: "queues", Name: "whisper"}) {
 		t.Errorf("findings %+v, want the ScaledObject's minReplicaCount", r.Findings)
 	}
 

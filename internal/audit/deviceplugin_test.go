@@ -54,7 +54,7 @@ func TestDevicePluginLive(t *testing.T) {
 	})
 	got := map[string]Finding{}
 	for _, f := range r.Findings {
-		if f.Rule == RuleDevicePlugin {
+		if f.Rule == v1alpha1.RuleDevicePlugin {
 			got[f.Object.String()] = f
 		}
 	}
@@ -77,7 +77,7 @@ func TestDevicePluginLive(t *testing.T) {
 	r = Check(inv, Options{})
 	var findings []Finding
 	for _, f := range r.Findings {
-		if f.Rule == RuleDevicePlugin {
+		if f.Rule == v1alpha1.RuleDevicePlugin {
 			findings = append(findings, f)
 		}
 	}
@@ -104,7 +104,7 @@ func TestDevicePluginNoGPUPools(t *testing.T) {
 	count := func(o Options) int {
 		n := 0
 		for _, f := range Check(inv, o).Findings {
-			if f.Rule == RuleDevicePlugin {
+			if f.Rule == v1alpha1.RuleDevicePlugin {
 				n++
 			}
 		}

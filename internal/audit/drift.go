@@ -4,17 +4,18 @@ import (
 	"fmt"
 	"strings"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 )
 
 // Drift turns a plan of the blueprint against the cluster into findings:
 // every object or pool apply would change is one.
 func Drift(plan *apply.Plan, blueprintFile string) []Finding {
-	r, _ := RuleByID(RuleDrift)
+	r, _ := RuleByID(v1alpha1.RuleDrift)
 	fix := fmt.Sprintf("run `berth apply -f %s`, or change the blueprint to match the cluster", blueprintFile)
 	var out []Finding
 	for _, c := range plan.Objects {
-		f := Finding{Rule: RuleDrift, Severity: r.Severity, Object: Object{Kind: c.Kind.Kind, Namespace: c.Namespace, Name: c.Name}, Fix: fix}
+		f := Finding{Rule: v1alpha1.RuleDrift, Severity: r.Severity, Object: Object{Kind: c.Kind.Kind, Namespace: c.Namespace, Name: c.Name}, Fix: fix}
 		switch c.Action {
 		case apply.Create:
 			f.Message = fmt.Sprintf("blueprint %s has this object; the cluster does not", plan.Blueprint)
@@ -41,7 +42,7 @@ func Drift(plan *apply.Plan, blueprintFile string) []Finding {
 		if len(c.Fields) > 0 {
 			msg += ": " + strings.Join(c.Fields, "; ")
 		}
-		out = append(out, Finding{Rule: RuleDrift, Severity: r.Severity, Object: Object{Kind: "Pool", Name: c.Pool}, Message: msg, Fix: fix})
+		out = append(out, Finding{Rule: v1alpha1.RuleDrift, Severity: r.Severity, Object: Object{Kind: "Pool", Name: c.Pool}, Message: msg, Fix: fix})
 	}
 	return out
 }

@@ -9,6 +9,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 func writeTemp(t *testing.T, name, content string) string {
@@ -81,7 +83,7 @@ items:
 	r := Check(inv, Options{})
 	lines := map[string]string{}
 	for _, f := range r.Findings {
-		if f.Rule == RuleGPULimit {
+		if f.Rule == v1alpha1.RuleGPULimit {
 			lines[f.Object.Name] = f.Where()
 		}
 	}

@@ -1,9 +1,9 @@
 package audit
 
 import (
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"strings"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	batchv1 "k8s.io/api/batch/v1"
@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // Inventory is what an audit checks: the objects of a cluster, or of a
@@ -194,11 +196,11 @@ func (inv *Inventory) add(obj any) {
 	}
 }
 
-// exemptions reads the IgnoreAnnotation of every object that has one.
+// exemptions reads the audit.berth.io/ignore annotation of every object that has one.
 func (inv *Inventory) exemptions() map[Object]map[string]bool {
 	out := map[Object]map[string]bool{}
 	note := func(kind string, m *metav1.ObjectMeta) {
-		list, ok := m.Annotations[IgnoreAnnotation]
+		list, ok := m.Annotations[v1alpha1.AnnotationAuditIgnore]
 		if !ok {
 			return
 		}

@@ -10,6 +10,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // A manifest set holds pools as definitions rather than Nodes: Karpenter
@@ -85,7 +87,7 @@ func (v *view) poolDefs() []poolDef {
 // labels and taints, requirements that allow one value as labels, and
 // GPUs when its limits or requirements ask for them.
 func (np *NodePool) templateNode() *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: np.Name, Labels: map[string]string{"karpenter.sh/nodepool": np.Name}}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: np.Name, Labels: map[string]string{v1alpha1.LabelKarpenterNodePool: np.Name}}}
 	for k, v := range np.Spec.Template.Metadata.Labels {
 		n.Labels[k] = v
 	}
@@ -116,12 +118,12 @@ var nvidiaTypes = regexp.MustCompile(`^(g[3-9]|gr[0-9]|p[2-9])[a-z]*\.`)
 
 // templateNode is a node as the node group would make it.
 func (g *NodeGroup) templateNode() *corev1.Node {
-	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: g.Name, Labels: map[string]string{"eks.amazonaws.com/nodegroup": g.Name}}}
+	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: g.Name, Labels: map[string]string{v1alpha1.LabelEKSNodeGroup: g.Name}}}
 	for k, v := range g.Labels {
 		n.Labels[k] = v
 	}
 	if g.Spot {
-		n.Labels["eks.amazonaws.com/capacityType"] = "SPOT"
+		n.Labels[v1alpha1.LabelEKSCapacityType] = "SPOT"
 	}
 	n.Spec.Taints = g.taints()
 	for _, t := range append([]string{g.InstanceType}, g.InstanceTypes...) {

@@ -7,22 +7,23 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
 )
 
 // spotLabels mark spot (or preemptible) nodes on each platform.
 var spotLabels = map[string]string{
-	"berth.io/capacity":                     "Spot",
-	"karpenter.sh/capacity-type":            "spot",
-	"kubernetes.azure.com/scalesetpriority": "spot",
-	"cloud.google.com/gke-spot":             "true",
-	"cloud.google.com/gke-preemptible":      "true",
-	"eks.amazonaws.com/capacityType":        "SPOT",
+	v1alpha1.LabelCapacity:        "Spot",
+	v1alpha1.LabelCapacityType:    "spot",
+	v1alpha1.LabelAKSPriority:     "spot",
+	v1alpha1.LabelGKESpot:         "true",
+	v1alpha1.LabelGKEPreemptible:  "true",
+	v1alpha1.LabelEKSCapacityType: "SPOT",
 }
 
 // gpuNodeLabels are set on GPU nodes by the GPU operator, GKE and
 // Karpenter; a pod selecting one of them asks for a GPU node.
-var gpuNodeLabels = []string{"nvidia.com/gpu.product", "nvidia.com/gpu.present", "cloud.google.com/gke-accelerator", "karpenter.k8s.aws/instance-gpu-count", "karpenter.k8s.aws/instance-gpu-name"}
+var gpuNodeLabels = []string{v1alpha1.LabelGPUProduct, v1alpha1.LabelGPUPresent, v1alpha1.LabelGKEAccelerator, v1alpha1.LabelKarpenterGPUCount, v1alpha1.LabelKarpenterGPUName}
 
 // designGPUTaint is the taint berth's design puts on GPU pools.
 var designGPUTaint = corev1.Taint{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}
@@ -107,7 +108,7 @@ func (v *view) indexPools() {
 				p.gpu = true
 			}
 		}
-		if strings.EqualFold(n.Labels["berth.io/mode"], "System") || n.Labels["kubernetes.azure.com/mode"] == "system" ||
+		if strings.EqualFold(n.Labels[v1alpha1.LabelMode], "System") || n.Labels[v1alpha1.LabelAKSMode] == "system" ||
 			name == "system" || strings.HasPrefix(name, "system") || strings.HasSuffix(name, "-system") {
 			p.system = true
 		}
@@ -176,32 +177,32 @@ func appendTaint(ts []corev1.Taint, t corev1.Taint) []corev1.Taint {
 // CriticalAddonsOnly.
 func (v *view) checkPools() {
 	criticalAddonsOnly := func(t corev1.Taint) bool {
-		return t.Key == "CriticalAddonsOnly" && (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute)
+		return t.Key == v1alpha1.TaintCriticalAddonsOnly && (t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute)
 	}
 	for _, p := range v.pools {
 		if d := p.def; d != nil {
 			if p.gpu && !hasTaint(d.node, isGPUTaint) {
 				t := v.gpuTaints[0]
-				v.add(RuleGPUPoolTaint, d.obj, d.field,
+				v.add(v1alpha1.RuleGPUPoolTaint, d.obj, d.field,
 					fmt.Sprintf("%s makes GPU nodes with no GPU taint (%s), so any pod may land on them and hold them", d.what, strings.Join(taintStrings(v.gpuTaints), ", ")),
 					fmt.Sprintf("add {key: %s, value: %q, effect: %s} to %s (berth export writes it)", t.Key, t.Value, t.Effect, d.field))
 			}
 			if p.system && !hasTaint(d.node, criticalAddonsOnly) {
-				v.add(RuleSystemPoolTaint, d.obj, d.field,
+				v.add(v1alpha1.RuleSystemPoolTaint, d.obj, d.field,
 					fmt.Sprintf("%s makes system nodes with no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", d.what),
 					`add {key: CriticalAddonsOnly, value: "true", effect: NoSchedule} to `+d.field)
 			}
 		}
 		if p.gpu {
 			if bare := p.without(isGPUTaint); len(bare) > 0 {
-				v.add(RuleGPUPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
+				v.add(v1alpha1.RuleGPUPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
 					fmt.Sprintf("GPU pool %s: %s of %d node(s) have no GPU taint (%s), so any pod may land on them and hold them", p.name, nodeList(bare), len(p.nodes), strings.Join(taintStrings(v.gpuTaints), ", ")),
 					fmt.Sprintf("taint pool %s %s (blueprint: pools[].taints; kubectl taint nodes %s %s)", p.name, v.gpuTaints[0].ToString(), bare[0], v.gpuTaints[0].ToString()))
 			}
 		}
 		if p.system {
 			if bare := p.without(criticalAddonsOnly); len(bare) > 0 {
-				v.add(RuleSystemPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
+				v.add(v1alpha1.RuleSystemPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
 					fmt.Sprintf("system pool %s: %s of %d node(s) have no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", p.name, nodeList(bare), len(p.nodes)),
 					fmt.Sprintf("taint pool %s CriticalAddonsOnly=true:NoSchedule (blueprint: pools[].taints; on AKS: --node-taints CriticalAddonsOnly=true:NoSchedule)", p.name))
 			}

@@ -9,6 +9,8 @@ import (
 	"slices"
 	"strings"
 	"unicode/utf8"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // Format is an output format of `berth audit`.
@@ -129,7 +131,7 @@ func summary(r *Report) string {
 		s += " (" + r.Source + ")"
 	}
 	if r.Suppressed > 0 {
-		s += fmt.Sprintf("; %s left out by --ignore or %s", plural(r.Suppressed, "finding"), IgnoreAnnotation)
+		s += fmt.Sprintf("; %s left out by --ignore or %s", plural(r.Suppressed, "finding"), v1alpha1.AnnotationAuditIgnore)
 	}
 	return s
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/version"
 )
 
@@ -22,7 +23,7 @@ func testReport() *Report {
 		Objects: map[string]int{"Deployment": 2, "Namespace": 2, "PriorityClass": 3, "ResourceQuota": 1},
 		Findings: []Finding{
 			{
-				Rule: RuleGPULimit, Severity: Error,
+				Rule: v1alpha1.RuleGPULimit, Severity: Error,
 				Object:  Object{Kind: "Deployment", Namespace: "team-a", Name: "web"},
 				Field:   "spec.template.spec.containers[0].resources",
 				Message: `Container "web" tolerates the GPU taint and sets no nvidia.com/gpu limit.`,
@@ -30,7 +31,7 @@ func testReport() *Report {
 				File:    "manifests/web.yaml", Line: 14,
 			},
 			{
-				Rule: RuleGlobalDefaultHigh, Severity: Error,
+				Rule: v1alpha1.RuleGlobalDefault, Severity: Error,
 				Object:  Object{Kind: "PriorityClass", Name: "inference-high"},
 				Field:   "globalDefault",
 				Message: "PriorityClass inference-high has value 100000 and is the global default.",
@@ -38,13 +39,13 @@ func testReport() *Report {
 				File:    "manifests/priority classes.yaml", Line: 3,
 			},
 			{
-				Rule: RuleInferencePDB, Severity: Warning,
+				Rule: v1alpha1.RuleInferencePDB, Severity: Warning,
 				Object:  Object{Kind: "Deployment", Namespace: "team-b", Name: "llm"},
 				Message: `Deployment team-b/llm serves inference with 3 replicas and no PodDisruptionBudget selects its pods.`,
 				Fix:     "Add a PodDisruptionBudget for app=llm with minAvailable: 2.",
 			},
 			{
-				Rule: RuleLimitRangeMissing, Severity: Warning,
+				Rule: v1alpha1.RuleLimitRangeMissing, Severity: Warning,
 				Object:  Object{Kind: "Namespace", Name: "team-b"},
 				Message: "Namespace team-b has no LimitRange.",
 				Fix:     "Add a LimitRange with container defaults to team-b.",
@@ -98,8 +99,8 @@ func TestReportEmpty(t *testing.T) {
 }
 
 func TestReportSummary(t *testing.T) {
-	one := Finding{Rule: RuleGPULimit, Severity: Error}
-	warn := Finding{Rule: RuleInferencePDB, Severity: Warning}
+	one := Finding{Rule: v1alpha1.RuleGPULimit, Severity: Error}
+	warn := Finding{Rule: v1alpha1.RuleInferencePDB, Severity: Warning}
 	for _, tc := range []struct {
 		report *Report
 		want   string
@@ -190,10 +191,10 @@ func TestReportSARIFRuleIndex(t *testing.T) {
 
 func TestReportRuleName(t *testing.T) {
 	for id, want := range map[string]string{
-		RuleGPULimit:    "GpuLimit",
-		RuleModelInMain: "ModelPullMainContainer",
-		RuleDrift:       "Drift",
-		"berth/x--y-":   "XY",
+		v1alpha1.RuleGPULimit:    "GpuLimit",
+		v1alpha1.RuleModelInMain: "ModelPullMainContainer",
+		v1alpha1.RuleDrift:       "Drift",
+		"berth/x--y-":            "XY",
 	} {
 		if got := ruleName(id); got != want {
 			t.Errorf("ruleName(%q) = %q, want %q", id, got, want)

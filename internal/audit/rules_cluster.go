@@ -1,19 +1,21 @@
 package audit
 
 import (
-	"berth.io/berth/internal/compile"
 	"encoding/json"
 	"fmt"
-	admissionv1 "k8s.io/api/admissionregistration/v1"
 	"slices"
 	"sort"
 	"strings"
 
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/compile"
 )
 
 // inferenceWindow is the shortest scale-down stabilization window for GPU
@@ -27,7 +29,7 @@ func (v *view) checkInference(w *workload) {
 		return
 	}
 	if !v.budgeted(w) {
-		v.add(RuleInferencePDB, w.obj, "",
+		v.add(v1alpha1.RuleInferencePDB, w.obj, "",
 			"no PodDisruptionBudget selects its pods, so a drain or pool upgrade may evict every replica at once",
 			fmt.Sprintf("add a PodDisruptionBudget in %s selecting %s with minAvailable below the replica count (berth: a class with disruption)", w.obj.Namespace, selectorText(w.labels)))
 	}
@@ -36,12 +38,12 @@ func (v *view) checkInference(w *workload) {
 		min = *hpa.Spec.MinReplicas
 	}
 	if w.obj.Kind == "Deployment" && min <= 1 {
-		v.add(RuleInferenceReplicas, w.obj, "spec.replicas",
+		v.add(v1alpha1.RuleInferenceReplicas, w.obj, "spec.replicas",
 			fmt.Sprintf("runs %d replica, so every rollout, drain or node failure is an outage", min),
 			"set spec.replicas to 2 or more (or an HPA with minReplicas 2)")
 	}
 	if v.zones != 1 && !spreadsZones(w) {
-		v.add(RuleInferenceSpread, w.obj, w.path+".topologySpreadConstraints",
+		v.add(v1alpha1.RuleInferenceSpread, w.obj, w.path+".topologySpreadConstraints",
 			"no topology spread constraint or anti-affinity on topology.kubernetes.io/zone, so its replicas may share a zone and go down with it",
 			"add a topologySpreadConstraint with topologyKey topology.kubernetes.io/zone and maxSkew 1 (berth: a class with spread: zone)")
 	}
@@ -58,11 +60,11 @@ func (v *view) checkZoneFailover(w *workload) {
 		field := fmt.Sprintf("%s.topologySpreadConstraints[%d]", w.path, i)
 		switch {
 		case c.NodeTaintsPolicy == nil || *c.NodeTaintsPolicy != corev1.NodeInclusionPolicyHonor:
-			v.add(RuleZoneFailover, w.obj, field+".nodeTaintsPolicy",
+			v.add(v1alpha1.RuleZoneFailover, w.obj, field+".nodeTaintsPolicy",
 				"its zone spread counts tainted nodes (nodeTaintsPolicy Ignore, the default), so when a zone dies the replacements of its replicas violate maxSkew everywhere and stay Pending until it returns",
 				"set nodeTaintsPolicy: Honor on the constraint (berth's zone-spread classes do)")
 		case c.MinDomains != nil && v.zones > 1 && int(*c.MinDomains) >= v.zones:
-			v.add(RuleZoneFailover, w.obj, field+".minDomains",
+			v.add(v1alpha1.RuleZoneFailover, w.obj, field+".minDomains",
 				fmt.Sprintf("minDomains %d asks for every zone, so with one zone down the global minimum counts as 0 and replacements stay Pending", *c.MinDomains),
 				fmt.Sprintf("leave minDomains unset or below %d", v.zones))
 		}
@@ -128,12 +130,12 @@ func (v *view) checkNamespaces() {
 			}
 		}
 		if len(gpu) > 0 && !quotaGPU[ns] {
-			v.add(RuleGPUQuotaMissing, obj, "",
+			v.add(v1alpha1.RuleGPUQuotaMissing, obj, "",
 				fmt.Sprintf("runs %d GPU workload(s) (%s) but no ResourceQuota caps requests.nvidia.com/gpu, so it can take every GPU in the cluster", len(gpu), nodeList(gpu)),
 				fmt.Sprintf("add a ResourceQuota in %s with hard requests.nvidia.com/gpu (berth: the team's quota.gpu)", ns))
 		}
 		if !limitRanges[ns] {
-			v.add(RuleLimitRangeMissing, obj, "",
+			v.add(v1alpha1.RuleLimitRangeMissing, obj, "",
 				"has no LimitRange, so containers that set no requests are scheduled as if free and escape the CPU and memory quota",
 				fmt.Sprintf("add a LimitRange in %s with container defaults (berth: a team's defaults)", ns))
 		}
@@ -154,7 +156,7 @@ func (v *view) checkQuotas() {
 			if !isGPUResource(corev1.ResourceName(bare)) {
 				continue
 			}
-			v.add(RuleGPUQuotaKey, Object{"ResourceQuota", q.Namespace, q.Name}, fmt.Sprintf("spec.hard[%q]", r),
+			v.add(v1alpha1.RuleGPUQuotaKey, Object{"ResourceQuota", q.Namespace, q.Name}, fmt.Sprintf("spec.hard[%q]", r),
 				fmt.Sprintf("quota key %s is accepted but never enforced: the quota system counts extended resources only as requests.%s", r, bare),
 				fmt.Sprintf("rename the key to requests.%s", bare))
 		}
@@ -175,7 +177,7 @@ func (v *view) checkLimitRanges() {
 				for _, r := range sortedResources(list) {
 					if isGPUResource(r) {
 						defaulted[r] = true
-						v.add(RuleLimitRangeGPUDefault, obj, fmt.Sprintf("spec.limits[%d].%s[%q]", j, field, r),
+						v.add(v1alpha1.RuleLimitRangeGPUDefault, obj, fmt.Sprintf("spec.limits[%d].%s[%q]", j, field, r),
 							fmt.Sprintf("%s %s gives every container that names no GPU %s of them, sidecars and CPU jobs included", field, r, quantity(list, r)),
 							fmt.Sprintf("remove %s from %s; GPUs are asked for explicitly", r, field))
 					}
@@ -183,7 +185,7 @@ func (v *view) checkLimitRanges() {
 			}
 			for _, r := range sortedResources(item.Max) {
 				if isGPUResource(r) && !defaulted[r] {
-					v.add(RuleLimitRangeGPUMax, obj, fmt.Sprintf("spec.limits[%d].max[%q]", j, r),
+					v.add(v1alpha1.RuleLimitRangeGPUMax, obj, fmt.Sprintf("spec.limits[%d].max[%q]", j, r),
 						fmt.Sprintf("max %s %s with no default: Kubernetes copies the max into the default, so every container silently gets %s GPU(s)", r, quantity(item.Max, r), quantity(item.Max, r)),
 						fmt.Sprintf("remove the %s max (the quota caps GPUs per namespace), or also set default[%q] to 0", r, r))
 				}
@@ -213,7 +215,7 @@ func classBudgets(inv *Inventory) map[string]map[string]bool {
 	for i := range inv.Namespaces {
 		ns := &inv.Namespaces[i]
 		var b compile.Budgets
-		if json.Unmarshal([]byte(ns.Annotations[compile.AnnotationBudgets]), &b) != nil {
+		if json.Unmarshal([]byte(ns.Annotations[v1alpha1.AnnotationBudgets]), &b) != nil {
 			continue
 		}
 		for class := range b {
@@ -256,7 +258,7 @@ func pdbSelector(s *metav1.LabelSelector) labels.Selector {
 // pods, or berth gives it one: a Deployment or StatefulSet of a class
 // with a disruption budget in its namespace's berth.io/budgets.
 func (v *view) budgeted(w *workload) bool {
-	if (w.obj.Kind == "Deployment" || w.obj.Kind == "StatefulSet") && v.classBudgets[w.obj.Namespace][w.labels[compile.LabelClass]] {
+	if (w.obj.Kind == "Deployment" || w.obj.Kind == "StatefulSet") && v.classBudgets[w.obj.Namespace][w.labels[v1alpha1.LabelClass]] {
 		return true
 	}
 	for _, sel := range v.budgets[w.obj.Namespace] {
@@ -274,12 +276,12 @@ func (v *view) checkPDBs() {
 		p := &v.inv.PDBs[i]
 		obj := Object{"PodDisruptionBudget", p.Namespace, p.Name}
 		if n, names := v.workloadsUnder(p.Namespace, p.Spec.Selector); n > 1 {
-			v.add(RulePDBSpansWorkloads, obj, "spec.selector",
+			v.add(v1alpha1.RulePDBSpansWorkloads, obj, "spec.selector",
 				fmt.Sprintf("the selector takes the pods of %d workloads%s together, so a drain may evict every replica of one while the others keep the budget's minimum", n, names),
 				"give each workload its own budget, selecting only its pods (its own selector)")
 		}
 		if m := p.Spec.MaxUnavailable; m != nil && (m.String() == "0" || m.String() == "0%") {
-			v.add(RulePDBBlocksDrain, obj, "spec.maxUnavailable",
+			v.add(v1alpha1.RulePDBBlocksDrain, obj, "spec.maxUnavailable",
 				"maxUnavailable is 0, so no pod it covers may ever be evicted: every drain, upgrade and scale-down stalls",
 				"set maxUnavailable to 1 (or a percentage above 0)")
 			continue
@@ -290,7 +292,7 @@ func (v *view) checkPDBs() {
 		}
 		if m.Type == intstr.String {
 			if m.StrVal == "100%" {
-				v.add(RulePDBBlocksDrain, obj, "spec.minAvailable",
+				v.add(v1alpha1.RulePDBBlocksDrain, obj, "spec.minAvailable",
 					"minAvailable is 100%, so no pod it covers may ever be evicted: every drain, upgrade and scale-down stalls",
 					"set minAvailable below 100%, or use maxUnavailable: 1")
 			}
@@ -301,7 +303,7 @@ func (v *view) checkPDBs() {
 			replicas = p.Status.ExpectedPods
 		}
 		if replicas > 0 && m.IntVal >= replicas {
-			v.add(RulePDBBlocksDrain, obj, "spec.minAvailable",
+			v.add(v1alpha1.RulePDBBlocksDrain, obj, "spec.minAvailable",
 				fmt.Sprintf("minAvailable %d with %d replica(s)%s, so no pod may ever be evicted: every drain, upgrade and scale-down stalls", m.IntVal, replicas, names),
 				fmt.Sprintf("set minAvailable to %d or less, or use maxUnavailable: 1", replicas-1))
 		}
@@ -357,12 +359,12 @@ func (v *view) checkGuardrailMode() {
 		return bindings[i].Spec.PolicyName == compile.PodPolicy && bindings[j].Spec.PolicyName != compile.PodPolicy
 	})
 	for _, b := range bindings {
-		bp := b.Labels[compile.LabelBlueprint]
-		if b.Labels[compile.LabelManagedBy] != compile.ManagedBy || bp == "" || seen[bp] || slices.Contains(b.Spec.ValidationActions, admissionv1.Deny) {
+		bp := b.Labels[v1alpha1.LabelBlueprint]
+		if b.Labels[v1alpha1.LabelManagedBy] != v1alpha1.ManagedBy || bp == "" || seen[bp] || slices.Contains(b.Spec.ValidationActions, admissionv1.Deny) {
 			continue
 		}
 		seen[bp] = true
-		v.add(RuleGuardrailsNotEnforced, Object{Kind: "ValidatingAdmissionPolicyBinding", Name: b.Name}, "spec.validationActions",
+		v.add(v1alpha1.RuleGuardrailsNotEnforced, Object{Kind: "ValidatingAdmissionPolicyBinding", Name: b.Name}, "spec.validationActions",
 			fmt.Sprintf("blueprint %s's guardrails run with validationActions %v, so what breaks the design is admitted: namespaces outside the blueprint may run at any priority (system-cluster-critical included), GPU tolerations come in from namespaces without GPUs, pods reach the System pool; only quotas still refuse (each team's class quota refuses the classes it may not use and the system classes)", bp, b.Spec.ValidationActions),
 			"set spec.guardrails: Enforce in the blueprint and run berth apply")
 	}
@@ -371,7 +373,7 @@ func (v *view) checkGuardrailMode() {
 // checkPriorityClasses: the global default is not a high priority.
 func (v *view) checkPriorityClasses() {
 	if pc := v.defaultPC; pc != nil && v.highDefault() {
-		v.add(RuleGlobalDefaultHigh, Object{Kind: "PriorityClass", Name: pc.Name}, "globalDefault",
+		v.add(v1alpha1.RuleGlobalDefault, Object{Kind: "PriorityClass", Name: pc.Name}, "globalDefault",
 			fmt.Sprintf("PriorityClass %s (value %d) is the global default, so every pod that names no class runs at that priority and may preempt inference and training", pc.Name, pc.Value),
 			"set globalDefault: false here and make the lowest class the default, or none")
 	}
@@ -426,7 +428,7 @@ func (v *view) checkHPAs() {
 		if target == nil || !target.gpu || target.role() != inference {
 			continue
 		}
-		v.add(RuleHPAScaleDown, Object{"HorizontalPodAutoscaler", h.Namespace, h.Name}, "spec.behavior.scaleDown.stabilizationWindowSeconds",
+		v.add(v1alpha1.RuleHPAScaleDown, Object{"HorizontalPodAutoscaler", h.Namespace, h.Name}, "spec.behavior.scaleDown.stabilizationWindowSeconds",
 			fmt.Sprintf("scales GPU inference %s %s down after %ds; a GPU replica takes minutes to start and load its model, so bursts pay that again", target.obj.Kind, target.obj.Name, *b.ScaleDown.StabilizationWindowSeconds),
 			fmt.Sprintf("set stabilizationWindowSeconds to %d or more, or leave it unset (the default is %d)", inferenceWindow, inferenceWindow))
 	}

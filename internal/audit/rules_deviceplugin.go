@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // gpuPool is a GPU pool and the taints its nodes carry.
@@ -117,7 +119,7 @@ func (v *view) checkPluginTolerations(plugins []*workload) {
 		// Nothing says which pools there are: hold the plugin to the
 		// taints GPU pools should carry.
 		if missing := untolerated(w, v.gpuTaints); len(missing) > 0 {
-			v.add(RuleDevicePlugin, w.obj, field,
+			v.add(v1alpha1.RuleDevicePlugin, w.obj, field,
 				fmt.Sprintf("GPU device plugin does not tolerate the GPU pools' %s, so it never runs on the GPU nodes, they advertise no GPUs, and every GPU pod stays Pending", taintsText(missing)),
 				"add "+tolerationsToAdd(missing))
 		}
@@ -131,7 +133,7 @@ pools:
 			}
 		}
 		missing := untolerated(w, p.taints)
-		v.add(RuleDevicePlugin, w.obj, field,
+		v.add(v1alpha1.RuleDevicePlugin, w.obj, field,
 			fmt.Sprintf("GPU pool %s: the device plugin does not tolerate the pool's %s, so it never runs on the pool's nodes, they advertise no GPUs, and every GPU pod meant for the pool stays Pending", p.name, taintsText(missing)),
 			fmt.Sprintf("add %s to %s", tolerationsToAdd(missing), field))
 	}
@@ -182,7 +184,7 @@ func (v *view) checkAdvertised(plugins []*workload) {
 			why = fmt.Sprintf("no pod of the device plugin (DaemonSet %s/%s) is Running there", plugins[0].obj.Namespace, plugins[0].obj.Name)
 			fix = fmt.Sprintf("find out why: kubectl -n %s get pods -o wide --field-selector spec.nodeName=%s", plugins[0].obj.Namespace, bare[0])
 		}
-		v.add(RuleDevicePlugin, Object{Kind: "Node", Name: bare[0]}, "status.allocatable",
+		v.add(v1alpha1.RuleDevicePlugin, Object{Kind: "Node", Name: bare[0]}, "status.allocatable",
 			fmt.Sprintf("GPU pool %s: %s of %d node(s) advertise no GPUs: %s, so no GPU pod can run there", p.name, nodeList(bare), len(p.nodes), why),
 			fix)
 	}

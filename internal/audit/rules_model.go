@@ -22,7 +22,7 @@ func (v *view) checkModelPins() {
 		if before, _, ok := strings.Cut(pinned, ":"); ok && before == name && !strings.Contains(pinned, "@") {
 			return
 		}
-		v.add(RuleModelUnpinned, obj, "spec.template.metadata.annotations["+v1alpha1.AnnotationModelRef+"]",
+		v.add(v1alpha1.RuleModelUnpinned, obj, "spec.template.metadata.annotations["+v1alpha1.AnnotationModelRef+"]",
 			fmt.Sprintf("follows %s without pinning a version in its pod template, so each pod pulls whatever the alias points to when it starts", follows),
 			fmt.Sprintf("run `berth model promote %s VERSION --alias %s` (it pins every workload that follows the alias), or set %s: %s:VERSION in the pod template", name, strings.TrimPrefix(follows, name+"@"), v1alpha1.AnnotationModelRef, name))
 	}

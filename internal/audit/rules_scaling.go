@@ -8,7 +8,6 @@ import (
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/compile"
 )
 
 // hpaDefaultWindow is the scale-down stabilization window of an HPA that
@@ -90,7 +89,7 @@ func (v *view) checkScaling() {
 		if w == nil {
 			return nil
 		}
-		return classes[w.labels[compile.LabelClass]]
+		return classes[w.labels[v1alpha1.LabelClass]]
 	}
 	for i := range v.inv.HPAs {
 		h := &v.inv.HPAs[i]
@@ -139,7 +138,7 @@ func (v *view) checkWindow(obj Object, win window, w *workload, c *scalingClass)
 	if win.unset {
 		set += " unset: the default"
 	}
-	v.add(RuleHPAClassWindow, obj, win.field,
+	v.add(v1alpha1.RuleHPAClassWindow, obj, win.field,
 		fmt.Sprintf("scales %s %s of class %s down after %d s (%s), sooner than the class's scaleDownWindow of %s (%d s), so replicas%s go between bursts and the next burst pays their start-up again",
 			w.obj.Kind, w.obj.Name, c.name, win.seconds, set, time.Duration(c.window)*time.Second, c.window, onGPU(c)),
 		fmt.Sprintf("set %s to %d (the class's scaleDownWindow)", win.field, c.window))
@@ -158,7 +157,7 @@ func (v *view) checkScaleToZero(w *workload, c *scalingClass) {
 			continue
 		}
 		if m := so.minReplicas(); m > 0 {
-			v.add(RuleQueueNeverZero, Object{"ScaledObject", so.Namespace, so.Name}, "spec.minReplicaCount",
+			v.add(v1alpha1.RuleQueueNeverZero, Object{"ScaledObject", so.Namespace, so.Name}, "spec.minReplicaCount",
 				fmt.Sprintf("keeps %d replica(s) of %s %s: %s, %s", m, w.obj.Kind, w.obj.Name, what, tail),
 				"set spec.minReplicaCount to 0 (or leave it unset): KEDA wakes the workload when the queue passes the class's activationThreshold")
 		}
@@ -174,14 +173,14 @@ func (v *view) checkScaleToZero(w *workload, c *scalingClass) {
 			m, set = *h.Spec.MinReplicas, fmt.Sprint(*h.Spec.MinReplicas)
 		}
 		if m > 0 {
-			v.add(RuleQueueNeverZero, Object{"HorizontalPodAutoscaler", h.Namespace, h.Name}, "spec.minReplicas",
+			v.add(v1alpha1.RuleQueueNeverZero, Object{"HorizontalPodAutoscaler", h.Namespace, h.Name}, "spec.minReplicas",
 				fmt.Sprintf("keeps at least %d replica(s) of %s %s (minReplicas %s): %s, %s", m, w.obj.Kind, w.obj.Name, set, what, tail),
 				"set spec.minReplicas: 0 with an External metric on the queue's depth (the HPAScaleToZero feature gate, which berth's local cluster turns on), or scale it with a KEDA ScaledObject with minReplicaCount 0 instead (`berth new batch NAME --team T --queue URL` writes one)")
 		}
 		return
 	}
 	if *w.replicas > 0 {
-		v.add(RuleQueueNeverZero, w.obj, "spec.replicas",
+		v.add(v1alpha1.RuleQueueNeverZero, w.obj, "spec.replicas",
 			fmt.Sprintf("runs %d replica(s) and no HPA or KEDA ScaledObject scales it: %s, %s", *w.replicas, what, tail),
 			fmt.Sprintf("scale %s %s with a KEDA ScaledObject with minReplicaCount 0 on the queue (`berth new batch NAME --team T --queue URL` writes one), or an HPA with minReplicas 0 on an External metric of the queue's depth (berth's local cluster turns on HPAScaleToZero)", w.obj.Kind, w.obj.Name))
 	}

@@ -95,7 +95,7 @@ spec:
 			r := loadAndCheck(t, Options{Classes: classes}, path)
 			var got []string
 			for _, f := range r.Findings {
-				if f.Rule == RuleHPAClassWindow || f.Rule == RuleQueueNeverZero {
+				if f.Rule == v1alpha1.RuleHPAClassWindow || f.Rule == v1alpha1.RuleQueueNeverZero {
 					got = append(got, f.Rule+" "+f.Object.String()+" "+f.Field)
 				}
 			}

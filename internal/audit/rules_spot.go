@@ -3,6 +3,8 @@ package audit
 import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // checkSpotDisruption: a Job or CronJob that can run on a spot pool
@@ -28,12 +30,12 @@ func (v *view) checkSpotDisruption(w *workload) {
 		return
 	}
 	if w.spec.RestartPolicy == corev1.RestartPolicyOnFailure {
-		v.add(RuleSpotDisruption, w.obj, w.path+".restartPolicy",
+		v.add(v1alpha1.RuleSpotDisruption, w.obj, w.path+".restartPolicy",
 			"runs on a spot pool with restartPolicy OnFailure, which Kubernetes allows no podFailurePolicy, so it cannot be told to ignore interruptions: each one counts against its backoffLimit (berth's class mutation leaves such Jobs as they are)",
 			"set restartPolicy: Never and add podFailurePolicy.rules[0] = {action: Ignore, onPodConditions: [{type: DisruptionTarget}]}; the training must checkpoint on SIGTERM to durable storage and resume from the latest checkpoint")
 		return
 	}
-	v.add(RuleSpotDisruption, w.obj, w.jobPath+".podFailurePolicy",
+	v.add(v1alpha1.RuleSpotDisruption, w.obj, w.jobPath+".podFailurePolicy",
 		"runs on a spot pool, but no podFailurePolicy rule ignores pods failed with DisruptionTarget, so each interruption counts against its backoffLimit",
 		"add podFailurePolicy.rules[0] = {action: Ignore, onPodConditions: [{type: DisruptionTarget}]} (berth adds it to Jobs of a class with spot pools); the training must checkpoint on SIGTERM to durable storage and resume from the latest checkpoint")
 }

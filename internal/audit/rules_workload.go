@@ -7,6 +7,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
 )
 
@@ -20,7 +21,7 @@ func (v *view) checkWorkload(w *workload) {
 	for _, c := range containers(spec) {
 		for r := range c.c.Resources.Requests {
 			if _, ok := c.c.Resources.Limits[r]; isGPUResource(r) && !ok {
-				v.add(RuleGPULimit, w.obj, fmt.Sprintf("%s.%s.resources.limits", path, c.field),
+				v.add(v1alpha1.RuleGPULimit, w.obj, fmt.Sprintf("%s.%s.resources.limits", path, c.field),
 					fmt.Sprintf("container %s asks for %s in requests without a limit; a GPU is only honoured as a limit", c.c.Name, r),
 					fmt.Sprintf("set resources.limits[%q] on container %s to the number of GPUs it uses", r, c.c.Name))
 			}
@@ -30,11 +31,11 @@ func (v *view) checkWorkload(w *workload) {
 		// berth/gpu-toleration-without-gpu
 		if !w.gpu {
 			if i, ok := tolerates(spec, v.knownGPUTaints); ok {
-				v.add(RuleGPUWithoutGPU, w.obj, fmt.Sprintf("%s.tolerations[%d]", path, i),
+				v.add(v1alpha1.RuleGPUWithoutGPU, w.obj, fmt.Sprintf("%s.tolerations[%d]", path, i),
 					"tolerates the GPU pools' taint but no container asks for a GPU, so it can hold a GPU node without using it",
 					`remove the toleration, or set resources.limits["nvidia.com/gpu"] on the container that uses the GPU`)
 			} else if field, ok := v.selectsGPU(spec); ok {
-				v.add(RuleGPUWithoutGPU, w.obj, path+"."+field,
+				v.add(v1alpha1.RuleGPUWithoutGPU, w.obj, path+"."+field,
 					"selects a GPU pool but no container asks for a GPU, so it can hold a GPU node without using it",
 					`remove the node selector, or set resources.limits["nvidia.com/gpu"] on the container that uses the GPU`)
 			}
@@ -42,8 +43,8 @@ func (v *view) checkWorkload(w *workload) {
 		// berth/system-pool
 		for i := range spec.Tolerations {
 			t := &spec.Tolerations[i]
-			if toleratesTaint(t, &corev1.Taint{Key: "CriticalAddonsOnly", Value: "true", Effect: corev1.TaintEffectNoSchedule}) {
-				v.add(RuleSystemPool, w.obj, fmt.Sprintf("%s.tolerations[%d]", path, i),
+			if toleratesTaint(t, &corev1.Taint{Key: v1alpha1.TaintCriticalAddonsOnly, Value: "true", Effect: corev1.TaintEffectNoSchedule}) {
+				v.add(v1alpha1.RuleSystemPool, w.obj, fmt.Sprintf("%s.tolerations[%d]", path, i),
 					fmt.Sprintf("namespace %s is not a system namespace, yet this tolerates CriticalAddonsOnly and can run on the system pool", w.obj.Namespace),
 					"remove the toleration (one with no key tolerates every taint); cluster add-ons belong in kube-system or a system namespace")
 				break
@@ -97,11 +98,11 @@ func (v *view) checkPriority(w *workload) {
 	}
 	switch {
 	case v.defaultPC == nil:
-		v.add(RulePriorityClassMissing, w.obj, w.path+".priorityClassName",
+		v.add(v1alpha1.RulePriorityClassMissing, w.obj, w.path+".priorityClassName",
 			"no priorityClassName, and no PriorityClass is the global default, so its pods run at priority 0 alongside everything else",
 			"set spec.priorityClassName (with berth, label the workload berth.io/class=CLASS and its class's PriorityClass is set on admission)")
 	case v.highDefault():
-		v.add(RulePriorityClassMissing, w.obj, w.path+".priorityClassName",
+		v.add(v1alpha1.RulePriorityClassMissing, w.obj, w.path+".priorityClassName",
 			fmt.Sprintf("no priorityClassName, so its pods run at the global default %s (value %d), a high priority they were never given on purpose", v.defaultPC.Name, v.defaultPC.Value),
 			"set spec.priorityClassName to the class the workload belongs to")
 	}
@@ -110,12 +111,12 @@ func (v *view) checkPriority(w *workload) {
 func (v *view) checkTraining(w *workload) {
 	policy, from := v.preemption(w)
 	if policy != corev1.PreemptNever && from != "" {
-		v.add(RuleTrainingPreemption, w.obj, w.path+".priorityClassName",
+		v.add(v1alpha1.RuleTrainingPreemption, w.obj, w.path+".priorityClassName",
 			fmt.Sprintf("training runs with preemptionPolicy %s (%s), so a queued run evicts lower-priority work instead of waiting", policy, from),
 			"use a PriorityClass with preemptionPolicy: Never for training (berth: a class with preemption: Never)")
 	}
 	if v.onSpot(w) && !durable(w) {
-		v.add(RuleSpotCheckpoint, w.obj, w.path+".volumes",
+		v.add(v1alpha1.RuleSpotCheckpoint, w.obj, w.path+".volumes",
 			"training runs on a spot pool but mounts no durable volume to checkpoint to, so every interruption starts the run over",
 			"mount a PersistentVolumeClaim (or an ephemeral volumeClaimTemplate, NFS or CSI volume) and checkpoint to it, or run on an on-demand pool")
 	}
@@ -222,7 +223,7 @@ func (v *view) checkModelPull(w *workload) {
 			}
 		}
 		if field != "" {
-			v.add(RuleModelInMain, w.obj, fmt.Sprintf("%s.containers[%d].%s", w.path, i, field),
+			v.add(v1alpha1.RuleModelInMain, w.obj, fmt.Sprintf("%s.containers[%d].%s", w.path, i, field),
 				fmt.Sprintf("container %s fetches the model itself (%s), so every restart downloads it again before serving", c.Name, what),
 				"pull the model in an init container into a shared volume (emptyDir or a PVC) and point the server at the path")
 		}

@@ -8,6 +8,8 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // workload is a pod template, or a pod no audited controller owns: the
@@ -178,12 +180,12 @@ func usesGPU(spec *corev1.PodSpec) bool {
 // CronJob or a pod of another kind of job trains.
 func (w *workload) role() role {
 	for _, l := range []map[string]string{w.labels, w.objLabels} {
-		switch strings.ToLower(l["app.kubernetes.io/component"]) {
+		switch strings.ToLower(l[v1alpha1.LabelAppComponent]) {
 		case "batch", "worker":
 			return other
 		}
 	}
-	hint := strings.ToLower(w.objLabels["berth.io/class"] + " " + w.labels["berth.io/class"] + " " + w.spec.PriorityClassName + " " + w.labels["app.kubernetes.io/component"])
+	hint := strings.ToLower(w.objLabels[v1alpha1.LabelClass] + " " + w.labels[v1alpha1.LabelClass] + " " + w.spec.PriorityClassName + " " + w.labels[v1alpha1.LabelAppComponent])
 	serving := w.obj.Kind == "Deployment" || w.obj.Kind == "StatefulSet" || w.obj.Kind == "ReplicaSet"
 	batch := w.obj.Kind == "Job" || w.obj.Kind == "CronJob" || (w.obj.Kind == "Pod" && strings.HasSuffix(w.ownerKind, "Job"))
 	switch {

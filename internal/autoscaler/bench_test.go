@@ -9,7 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/record"
 
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/api/v1alpha1"
 )
 
 // benchPools is issue 11's scale: 1,000 nodes over four autoscaled pools
@@ -48,7 +48,7 @@ func benchWorld(b *testing.B, util float64) *world {
 		{"cpu", 600, 7, func(p *podWrapper) *podWrapper { return p.cpu(milli(2000 * util)).mem("4Gi") }},
 		{"mem", 200, 3, func(p *podWrapper) *podWrapper { return p.cpu("1").mem(fmt.Sprintf("%dGi", int(40*util))) }},
 		{"gpu", 150, 4, func(p *podWrapper) *podWrapper { return p.gpu("1").cpu("4").tolerate("nvidia.com/gpu") }},
-		{"spot", 47, 2, func(p *podWrapper) *podWrapper { return p.cpu("4").tolerate(pools.LabelCapacity) }},
+		{"spot", 47, 2, func(p *podWrapper) *podWrapper { return p.cpu("4").tolerate(v1alpha1.LabelCapacity) }},
 	} {
 		for _, n := range w.addNodes(pool.name, pool.nodes) {
 			for j := range pool.pods {
@@ -80,7 +80,7 @@ func benchPending() []*corev1.Pod {
 		}},
 		{"train", 500, func(p *podWrapper) *podWrapper { return p.gpu("1").cpu("8").mem("32Gi").tolerate("nvidia.com/gpu") }},
 		{"batch", 800, func(p *podWrapper) *podWrapper { return p.cpu("4").mem("8Gi") }},
-		{"lost", 200, func(p *podWrapper) *podWrapper { return p.cpu("1").selector(pools.LabelPool, "no-such-pool") }},
+		{"lost", 200, func(p *podWrapper) *podWrapper { return p.cpu("1").selector(v1alpha1.LabelPool, "no-such-pool") }},
 	} {
 		out = append(out, pendingPods(d.app, d.n, d.shape)...)
 	}

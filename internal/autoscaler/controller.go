@@ -235,7 +235,7 @@ func (c *Controller) view() (*view, error) {
 			g.bp, g.pool = bp, p
 			g.nodes = nil
 			for _, n := range v.nodes {
-				if n.Labels[pools.LabelPool] == p.Name && n.Labels[pools.LabelBlueprint] == bp.Metadata.Name {
+				if n.Labels[v1alpha1.LabelPool] == p.Name && n.Labels[v1alpha1.LabelBlueprint] == bp.Metadata.Name {
 					g.nodes = append(g.nodes, n)
 				}
 			}
@@ -257,7 +257,7 @@ func (c *Controller) blueprints() ([]*v1alpha1.Blueprint, error) {
 	var out []*v1alpha1.Blueprint
 	for _, obj := range c.configMaps.GetStore().List() {
 		cm := obj.(*corev1.ConfigMap)
-		if _, ok := cm.Labels[pools.LabelBlueprint]; !ok || !strings.HasPrefix(cm.Name, pools.BlueprintConfigMapPrefix) {
+		if _, ok := cm.Labels[v1alpha1.LabelBlueprint]; !ok || !strings.HasPrefix(cm.Name, pools.BlueprintConfigMapPrefix) {
 			continue
 		}
 		bp, err := pools.BlueprintFrom(cm)

@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/pools"
 )
@@ -41,7 +42,7 @@ func (c *Controller) register(ctx context.Context, u *upcoming) {
 		return
 	}
 	n := pools.StripGPUs(u.node)
-	_, err := c.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{FieldManager: fieldManager})
+	_, err := c.client.CoreV1().Nodes().Create(ctx, n, metav1.CreateOptions{FieldManager: v1alpha1.FieldManagerAutoscaler})
 	if err != nil && !apierrors.IsAlreadyExists(err) {
 		klog.FromContext(ctx).Error(err, "registering a node the autoscaler added", "node", n.Name)
 		return
@@ -200,12 +201,12 @@ func (c *Controller) taint(ctx context.Context, node string, on bool) error {
 	}
 	var taints []corev1.Taint
 	for _, t := range n.Spec.Taints {
-		if t.Key != castatus.TaintToBeDeleted {
+		if t.Key != v1alpha1.TaintToBeDeleted {
 			taints = append(taints, t)
 		}
 	}
 	if on {
-		taints = append(taints, corev1.Taint{Key: castatus.TaintToBeDeleted, Value: fmt.Sprint(c.clock.Now().Unix()), Effect: corev1.TaintEffectNoSchedule})
+		taints = append(taints, corev1.Taint{Key: v1alpha1.TaintToBeDeleted, Value: fmt.Sprint(c.clock.Now().Unix()), Effect: corev1.TaintEffectNoSchedule})
 	}
 	patch, err := json.Marshal(map[string]any{
 		"metadata": map[string]any{"resourceVersion": n.ResourceVersion},
@@ -214,7 +215,7 @@ func (c *Controller) taint(ctx context.Context, node string, on bool) error {
 	if err != nil {
 		return err
 	}
-	_, err = c.client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: fieldManager})
+	_, err = c.client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: v1alpha1.FieldManagerAutoscaler})
 	return err
 }
 
@@ -224,9 +225,6 @@ func (g *group) markRemoving(name string) {
 	}
 	g.removing[name] = true
 }
-
-// fieldManager signs the autoscaler's writes.
-const fieldManager = "berth-autoscaler"
 
 func podNames(pods []*corev1.Pod) []string {
 	out := make([]string, len(pods))

@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 )
 
@@ -51,7 +52,7 @@ func (c *Controller) publish(ctx context.Context, v *view) error {
 		for _, n := range g.nodes {
 			counts.Registered.Total++
 			switch {
-			case g.removing[n.Name] || hasTaint(n, castatus.TaintToBeDeleted):
+			case g.removing[n.Name] || hasTaint(n, v1alpha1.TaintToBeDeleted):
 				counts.Registered.BeingDeleted++
 			case !isReady(n):
 				counts.Registered.Unready.Total++
@@ -115,13 +116,13 @@ func (c *Controller) publish(ctx context.Context, v *view) error {
 	cm := &corev1.ConfigMap{
 		ObjectMeta: metav1.ObjectMeta{
 			Name: castatus.ConfigMapName, Namespace: castatus.ConfigMapNamespace,
-			Annotations: map[string]string{castatus.LastUpdatedAnnotation: st.Time},
+			Annotations: map[string]string{v1alpha1.AnnotationAutoscalerLastUpdated: st.Time},
 		},
 		Data: data,
 	}
-	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
+	_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: v1alpha1.FieldManagerAutoscaler})
 	if apierrors.IsNotFound(err) {
-		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
+		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: v1alpha1.FieldManagerAutoscaler})
 	}
 	if err != nil {
 		return fmt.Errorf("writing %s/%s: %w", castatus.ConfigMapNamespace, castatus.ConfigMapName, err)

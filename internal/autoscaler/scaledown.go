@@ -12,9 +12,9 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/component-helpers/resource"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/simulate"
-	"berth.io/berth/internal/spot"
 )
 
 // candidate is an unneeded node whose pods could all move.
@@ -43,7 +43,7 @@ func (c *Controller) scaleDown(ctx context.Context, v *view, res *scanResult) er
 			continue
 		}
 		for _, n := range g.nodes {
-			if g.removing[n.Name] || n.DeletionTimestamp != nil || hasTaint(n, castatus.TaintToBeDeleted) || !isReady(n) || hasTaint(n, spot.TaintKey) {
+			if g.removing[n.Name] || n.DeletionTimestamp != nil || hasTaint(n, v1alpha1.TaintToBeDeleted) || !isReady(n) || hasTaint(n, v1alpha1.TaintSpotInterruption) {
 				continue
 			}
 			seen[n.Name] = true
@@ -132,27 +132,27 @@ func (c *Controller) cooldown(v *view) string {
 // node that could go leaves the simulation, its pods where they moved.
 func (c *Controller) unremovable(ctx context.Context, v *view, sim *simulate.Simulator, g *group, n *corev1.Node, pods []*corev1.Pod, budgets *budgetCounter, planned int) string {
 	p := v.profile
-	if n.Annotations[castatus.ScaleDownDisabledAnnotation] == "true" {
-		return fmt.Sprintf("the node has the annotation %s: \"true\" (ScaleDownDisabledAnnotation); fix: remove the annotation to let it go", castatus.ScaleDownDisabledAnnotation)
+	if n.Annotations[v1alpha1.AnnotationScaleDownDisabled] == "true" {
+		return fmt.Sprintf("the node has the annotation %s: \"true\" (ScaleDownDisabledAnnotation); fix: remove the annotation to let it go", v1alpha1.AnnotationScaleDownDisabled)
 	}
 	if g.target()-planned <= g.min() {
 		return fmt.Sprintf("pool %s is at its minimum of %d (NodeGroupMinSizeReached); fix: lower autoscale.min in the blueprint", g.name(), g.min())
 	}
 	for _, pod := range pods {
 		ref := pod.Namespace + "/" + pod.Name
-		safe := pod.Annotations[castatus.SafeToEvictAnnotation]
+		safe := pod.Annotations[v1alpha1.AnnotationSafeToEvict]
 		switch {
 		case safe == "false":
-			return fmt.Sprintf("pod %s has the annotation %s: \"false\" (NotSafeToEvictAnnotation); fix: remove it if the pod may move", ref, castatus.SafeToEvictAnnotation)
+			return fmt.Sprintf("pod %s has the annotation %s: \"false\" (NotSafeToEvictAnnotation); fix: remove it if the pod may move", ref, v1alpha1.AnnotationSafeToEvict)
 		case safe == "true":
 			continue
 		case metav1.GetControllerOf(pod) == nil:
-			return fmt.Sprintf("pod %s has no controller, so nothing would recreate it (NotReplicated); fix: run it under a Deployment, StatefulSet or Job, or annotate it %s: \"true\"", ref, castatus.SafeToEvictAnnotation)
+			return fmt.Sprintf("pod %s has no controller, so nothing would recreate it (NotReplicated); fix: run it under a Deployment, StatefulSet or Job, or annotate it %s: \"true\"", ref, v1alpha1.AnnotationSafeToEvict)
 		case pod.Namespace == metav1.NamespaceSystem && *p.SkipNodesWithSystemPods && !budgets.covers(pod):
-			return fmt.Sprintf("pod %s is a kube-system pod without a PodDisruptionBudget (UnmovableKubeSystemPod); fix: give it a PodDisruptionBudget, or annotate it %s: \"true\"", ref, castatus.SafeToEvictAnnotation)
+			return fmt.Sprintf("pod %s is a kube-system pod without a PodDisruptionBudget (UnmovableKubeSystemPod); fix: give it a PodDisruptionBudget, or annotate it %s: \"true\"", ref, v1alpha1.AnnotationSafeToEvict)
 		}
 		if vol := localVolume(pod); vol != "" && *p.SkipNodesWithLocalStorage {
-			return fmt.Sprintf("pod %s uses local storage (volume %s) (LocalStorageRequested); fix: annotate it %s: \"true\" if the data may be lost, or set skipNodesWithLocalStorage: false", ref, vol, castatus.SafeToEvictAnnotation)
+			return fmt.Sprintf("pod %s uses local storage (volume %s) (LocalStorageRequested); fix: annotate it %s: \"true\" if the data may be lost, or set skipNodesWithLocalStorage: false", ref, vol, v1alpha1.AnnotationSafeToEvict)
 		}
 	}
 	if pdb := budgets.take(pods); pdb != "" {

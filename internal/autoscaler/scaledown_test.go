@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 )
 
@@ -58,7 +59,7 @@ func TestScaleDownBlockers(t *testing.T) {
 		want  string // the reason code, "" for removable
 	}{
 		{name: "a movable pod", want: ""},
-		{name: "safe-to-evict false", pod: func(p *podWrapper) *podWrapper { return p.annotate(castatus.SafeToEvictAnnotation, "false") }, want: "NotSafeToEvictAnnotation"},
+		{name: "safe-to-evict false", pod: func(p *podWrapper) *podWrapper { return p.annotate(v1alpha1.AnnotationSafeToEvict, "false") }, want: "NotSafeToEvictAnnotation"},
 		{name: "no controller", pod: (*podWrapper).noController, want: "NotReplicated"},
 		{name: "emptyDir", pod: func(p *podWrapper) *podWrapper { return p.volume(emptyDir) }, want: "LocalStorageRequested"},
 		{name: "hostPath", pod: func(p *podWrapper) *podWrapper { return p.volume(hostPath) }, want: "LocalStorageRequested"},
@@ -75,16 +76,16 @@ func TestScaleDownBlockers(t *testing.T) {
 		{name: "PDB of another namespace", setup: func(w *world) { w.budgets = append(w.budgets, budget("team-b", "app", 0)) }, want: ""},
 		{name: "node annotated scale-down-disabled", setup: func(w *world) {
 			n := w.node("cpu-0")
-			n.Annotations[castatus.ScaleDownDisabledAnnotation] = "true"
+			n.Annotations[v1alpha1.AnnotationScaleDownDisabled] = "true"
 			w.client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
 		}, want: "ScaleDownDisabledAnnotation"},
 		{name: "pool at min", setup: func(w *world) { w.pool("cpu").Autoscale.Min = 2 }, want: "NodeGroupMinSizeReached"},
 		{name: "no place to move", setup: func(w *world) { w.add(makePod("big", "big").cpu("3600m").on("cpu-1").obj()) }, want: "NoPlaceToMovePods"},
 		{name: "safe-to-evict true overrides no controller, local storage and kube-system", pod: func(p *podWrapper) *podWrapper {
-			return p.noController().volume(emptyDir).volume(hostPath).ns("kube-system").annotate(castatus.SafeToEvictAnnotation, "true")
+			return p.noController().volume(emptyDir).volume(hostPath).ns("kube-system").annotate(v1alpha1.AnnotationSafeToEvict, "true")
 		}, want: ""},
 		{name: "safe-to-evict true does not move a pod with no place to go", pod: func(p *podWrapper) *podWrapper {
-			return p.annotate(castatus.SafeToEvictAnnotation, "true")
+			return p.annotate(v1alpha1.AnnotationSafeToEvict, "true")
 		}, setup: func(w *world) { w.add(makePod("big", "big").cpu("3600m").on("cpu-1").obj()) }, want: "NoPlaceToMovePods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -12,6 +12,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/pools"
 )
@@ -228,7 +229,7 @@ func TestScaleUpSkipsPoolInBackoff(t *testing.T) {
 func TestScaleUpNoPoolFits(t *testing.T) {
 	w := newWorld(t, cpuAndGPU, 1)
 	pending := pendingPods("lost", 2, func(p *podWrapper) *podWrapper {
-		return p.cpu("1").selector(pools.LabelPool, "no-such-pool")
+		return p.cpu("1").selector(v1alpha1.LabelPool, "no-such-pool")
 	})
 	w.add(pending...)
 	got := reasons(t, w, pending)["lost-0"]
@@ -298,7 +299,7 @@ func TestScaleUpFromZero(t *testing.T) {
 	if _, ok := n.Status.Allocatable["nvidia.com/gpu"]; ok {
 		t.Errorf("gpu-0 registered with GPUs in allocatable: %v", n.Status.Allocatable)
 	}
-	if n.Labels[pools.LabelGPUCount] != "1" {
-		t.Errorf("gpu-0 labels %v; want %s=1", n.Labels, pools.LabelGPUCount)
+	if n.Labels[v1alpha1.LabelGPUCount] != "1" {
+		t.Errorf("gpu-0 labels %v; want %s=1", n.Labels, v1alpha1.LabelGPUCount)
 	}
 }

@@ -182,7 +182,7 @@ func isReady(n *corev1.Node) bool {
 // gpuCount is the GPUs a node's machine has, from the label berth and
 // NVIDIA's GPU feature discovery put on it; 0 for a CPU node.
 func gpuCount(n *corev1.Node) int {
-	c, _ := strconv.Atoi(n.Labels[pools.LabelGPUCount])
+	c, _ := strconv.Atoi(n.Labels[v1alpha1.LabelGPUCount])
 	return c
 }
 

@@ -35,17 +35,9 @@ import (
 	policyac "k8s.io/client-go/applyconfigurations/policy/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
 )
-
-// FieldManager writes the budgets.
-const FieldManager = "berth-budgets"
-
-const annotation = compile.AnnotationBudgets
-
-// LabelWorkload, on a budget, names the workload it protects, as
-// KIND.NAME (deployment.reco).
-const LabelWorkload = "berth.io/budget-for"
 
 // Workload is what a budget is derived from.
 type Workload struct {
@@ -62,15 +54,15 @@ func Name(kind, workload string) string {
 }
 
 // Desired is the budget each workload of a class with a budget should
-// have in a namespace whose annotation holds classes' budgets.
+// have in a namespace whose berth.io/budgets annotation holds classes' budgets.
 func Desired(ns *corev1.Namespace, workloads []Workload) ([]*policyac.PodDisruptionBudgetApplyConfiguration, error) {
-	raw := ns.Annotations[compile.AnnotationBudgets]
+	raw := ns.Annotations[v1alpha1.AnnotationBudgets]
 	if raw == "" {
 		return nil, nil
 	}
 	var classes compile.Budgets
 	if err := json.Unmarshal([]byte(raw), &classes); err != nil {
-		return nil, fmt.Errorf("namespace %s: annotation %s is not a class-to-budget map (%v); fix: run berth apply to rewrite it", ns.Name, compile.AnnotationBudgets, err)
+		return nil, fmt.Errorf("namespace %s: annotation %s is not a class-to-budget map (%v); fix: run berth apply to rewrite it", ns.Name, v1alpha1.AnnotationBudgets, err)
 	}
 	var out []*policyac.PodDisruptionBudgetApplyConfiguration
 	for _, w := range workloads {
@@ -87,9 +79,9 @@ func Desired(ns *corev1.Namespace, workloads []Workload) ([]*policyac.PodDisrupt
 		}
 		out = append(out, policyac.PodDisruptionBudget(Name(w.Kind, w.Name), ns.Name).
 			WithLabels(map[string]string{
-				compile.LabelManagedBy: compile.ManagedBy,
-				compile.LabelClass:     w.Class,
-				LabelWorkload:          strings.ToLower(w.Kind) + "." + w.Name,
+				v1alpha1.LabelManagedBy: v1alpha1.ManagedBy,
+				v1alpha1.LabelClass:     w.Class,
+				v1alpha1.LabelBudgetFor: strings.ToLower(w.Kind) + "." + w.Name,
 			}).
 			WithOwnerReferences(metaac.OwnerReference().
 				WithAPIVersion(appsv1.SchemeGroupVersion.String()).WithKind(w.Kind).
@@ -127,14 +119,14 @@ func Reconcile(ctx context.Context, c kubernetes.Interface, namespace string) er
 		return fmt.Errorf("listing Deployments in %s: %w", namespace, err)
 	}
 	for _, d := range deps.Items {
-		workloads = append(workloads, Workload{"Deployment", d.Name, string(d.UID), d.Spec.Selector, d.Spec.Template.Labels[compile.LabelClass]})
+		workloads = append(workloads, Workload{"Deployment", d.Name, string(d.UID), d.Spec.Selector, d.Spec.Template.Labels[v1alpha1.LabelClass]})
 	}
 	sets, err := c.AppsV1().StatefulSets(namespace).List(ctx, metav1.ListOptions{})
 	if err != nil {
 		return fmt.Errorf("listing StatefulSets in %s: %w", namespace, err)
 	}
 	for _, s := range sets.Items {
-		workloads = append(workloads, Workload{"StatefulSet", s.Name, string(s.UID), s.Spec.Selector, s.Spec.Template.Labels[compile.LabelClass]})
+		workloads = append(workloads, Workload{"StatefulSet", s.Name, string(s.UID), s.Spec.Selector, s.Spec.Template.Labels[v1alpha1.LabelClass]})
 	}
 	want, err := Desired(ns, workloads)
 	if err != nil {
@@ -143,18 +135,18 @@ func Reconcile(ctx context.Context, c kubernetes.Interface, namespace string) er
 	keep := map[string]bool{}
 	for _, b := range want {
 		keep[*b.Name] = true
-		if _, err := c.PolicyV1().PodDisruptionBudgets(namespace).Apply(ctx, b, metav1.ApplyOptions{FieldManager: FieldManager, Force: true}); err != nil {
+		if _, err := c.PolicyV1().PodDisruptionBudgets(namespace).Apply(ctx, b, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManagerBudgets, Force: true}); err != nil {
 			return fmt.Errorf("applying budget %s/%s: %w", namespace, *b.Name, err)
 		}
 	}
 	have, err := c.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.Set{compile.LabelManagedBy: compile.ManagedBy}.String(),
+		LabelSelector: labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy}.String(),
 	})
 	if err != nil {
 		return fmt.Errorf("listing budgets in %s: %w", namespace, err)
 	}
 	for _, b := range have.Items {
-		_, mine := b.Labels[LabelWorkload]
+		_, mine := b.Labels[v1alpha1.LabelBudgetFor]
 		if (mine && !keep[b.Name]) || (len(want) > 0 && classWide(&b)) {
 			err := c.PolicyV1().PodDisruptionBudgets(namespace).Delete(ctx, b.Name, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
@@ -169,6 +161,6 @@ func Reconcile(ctx context.Context, c kubernetes.Interface, namespace string) er
 // made over all of a class's pods.
 func classWide(b *policyv1.PodDisruptionBudget) bool {
 	s := b.Spec.Selector
-	return b.Labels[compile.LabelBlueprint] != "" && s != nil && len(s.MatchExpressions) == 0 &&
-		len(s.MatchLabels) == 1 && s.MatchLabels[compile.LabelClass] != "" && b.Name == s.MatchLabels[compile.LabelClass]+"-budget"
+	return b.Labels[v1alpha1.LabelBlueprint] != "" && s != nil && len(s.MatchExpressions) == 0 &&
+		len(s.MatchLabels) == 1 && s.MatchLabels[v1alpha1.LabelClass] != "" && b.Name == s.MatchLabels[v1alpha1.LabelClass]+"-budget"
 }

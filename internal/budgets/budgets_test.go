@@ -8,12 +8,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"berth.io/berth/internal/compile"
+	"berth.io/berth/api/v1alpha1"
 )
 
 func TestDesiredGivesEachWorkloadOfABudgetedClassItsOwn(t *testing.T) {
 	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Annotations: map[string]string{
-		compile.AnnotationBudgets: `{"inference":{"minAvailable":1},"batch":{"maxUnavailable":"25%"}}`,
+		v1alpha1.AnnotationBudgets: `{"inference":{"minAvailable":1},"batch":{"maxUnavailable":"25%"}}`,
 	}}}
 	sel := func(app string) *metav1.LabelSelector {
 		return &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}}
@@ -51,12 +51,12 @@ func TestDesiredGivesEachWorkloadOfABudgetedClassItsOwn(t *testing.T) {
 }
 
 func TestDesiredExplainsABrokenAnnotation(t *testing.T) {
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Annotations: map[string]string{compile.AnnotationBudgets: "{not json"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "team-a", Annotations: map[string]string{v1alpha1.AnnotationBudgets: "{not json"}}}
 	_, err := Desired(ns, []Workload{{Kind: "Deployment", Name: "x", Class: "inference"}})
 	if err == nil {
 		t.Fatal("a broken annotation was read")
 	}
-	for _, w := range []string{"team-a", compile.AnnotationBudgets, "berth apply"} {
+	for _, w := range []string{"team-a", v1alpha1.AnnotationBudgets, "berth apply"} {
 		if !strings.Contains(err.Error(), w) {
 			t.Errorf("error %q does not name %q", err, w)
 		}

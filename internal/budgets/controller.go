@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // Controller reconciles a namespace's budgets whenever one of its
@@ -41,7 +43,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		UpdateFunc: func(old, cur any) {
 			o, _ := meta.Accessor(old)
 			n, _ := meta.Accessor(cur)
-			if o == nil || n == nil || o.GetGeneration() != n.GetGeneration() || o.GetAnnotations()[annotation] != n.GetAnnotations()[annotation] {
+			if o == nil || n == nil || o.GetGeneration() != n.GetGeneration() || o.GetAnnotations()[v1alpha1.AnnotationBudgets] != n.GetAnnotations()[v1alpha1.AnnotationBudgets] {
 				c.enqueue(cur)
 			}
 		},
@@ -92,7 +94,7 @@ func (c *Controller) enqueue(obj any) {
 	}
 	switch o := obj.(type) {
 	case *corev1.Namespace:
-		if o.Annotations[annotation] != "" {
+		if o.Annotations[v1alpha1.AnnotationBudgets] != "" {
 			c.queue.Add(o.Name)
 		}
 	case *appsv1.Deployment:

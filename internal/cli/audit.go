@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"k8s.io/client-go/metadata"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/audit"
 	"berth.io/berth/internal/blueprint"
@@ -53,7 +54,7 @@ blueprint, and on a cluster audit also reports drift from it.
 Exit status: 0 when no error-level finding remains, 1 otherwise, so it
 can gate CI (--fail-on warning fails on warnings too). Leave a rule out
 everywhere with --ignore RULE, or for one object with its annotation
-` + audit.IgnoreAnnotation + `: "RULE, RULE".`,
+` + v1alpha1.AnnotationAuditIgnore + `: "RULE, RULE".`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.paths = args
 			return o.Run(cmd.Context())

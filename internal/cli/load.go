@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/metricsapi"
 	"berth.io/berth/internal/pools"
 )
@@ -36,7 +37,7 @@ func newLoadCommand(s Streams, kube *kubeFlags) *cobra.Command {
 		Short: "Put simulated load on a local cluster's workloads and queues, for its HPAs to scale on",
 		Long: `Simulated pods run no code, so a local cluster's metrics come from a load
 you set. berth serves it through the metrics APIs every HPA reads:
-  custom.metrics.k8s.io    ` + metricsapi.MetricRequestsPerSecond + ` and ` + metricsapi.MetricGPUUtil + ` per Ready pod
+  custom.metrics.k8s.io    ` + v1alpha1.MetricRequestsPerSecond + ` and ` + v1alpha1.MetricGPUUtil + ` per Ready pod
   external.metrics.k8s.io  each queue's depth, as rabbitmq_queue_messages_ready,
                            kafka_consumergroup_lag and
                            aws_sqs_approximate_number_of_messages_visible_average,
@@ -51,7 +52,7 @@ kube-system/berth-load).`,
 		Short: "Set the load on a workload",
 		Long: `Set the load on a workload's pods.
   --rps N        N requests per second to the workload, spread over its Ready
-                 pods (each reports N / pods as ` + metricsapi.MetricRequestsPerSecond + `)
+                 pods (each reports N / pods as ` + v1alpha1.MetricRequestsPerSecond + `)
   --gpu-util P   P percent GPU utilisation on each of its Ready pods now; the
                  work stays the same as replicas change (90% on 3 pods is
                  54% on 5), never above 100% on one
@@ -198,12 +199,12 @@ func (o *loadOptions) set(ctx context.Context, ref string, cmd *cobra.Command) e
 	var said []string
 	if f.Changed("rps") {
 		w.RPS = &o.rps
-		said = append(said, fmt.Sprintf("%g requests/s in all (%s per Ready pod)", o.rps, metricsapi.MetricRequestsPerSecond))
+		said = append(said, fmt.Sprintf("%g requests/s in all (%s per Ready pod)", o.rps, v1alpha1.MetricRequestsPerSecond))
 	}
 	if f.Changed("gpu-util") {
 		work := o.gpuUtil * pods
 		w.GPUWork = &work
-		said = append(said, fmt.Sprintf("%g%% GPU on each of %d Ready pod(s) now: %g%% of one GPU in all (%s)", o.gpuUtil, int(pods), work, metricsapi.MetricGPUUtil))
+		said = append(said, fmt.Sprintf("%g%% GPU on each of %d Ready pod(s) now: %g%% of one GPU in all (%s)", o.gpuUtil, int(pods), work, v1alpha1.MetricGPUUtil))
 	}
 	if f.Changed("cpu-util") {
 		work := o.cpuUtil * pods
@@ -240,7 +241,7 @@ func (o *loadOptions) queue(ctx context.Context, name string) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "Queue %s: %d message(s) waiting.\n  Served as each broker's depth metric with the selector %s=%s; an HPA on it acts at its next sync (15 s).\n",
-		name, o.depth, metricsapi.QueueLabel, name)
+		name, o.depth, v1alpha1.MetricQueueLabel, name)
 	return nil
 }
 

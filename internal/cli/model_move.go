@@ -118,7 +118,7 @@ func (o *modelOptions) repin(ctx context.Context, m *model.Move, v *model.Versio
 		if d.Annotations[v1alpha1.AnnotationModel] != follow {
 			continue
 		}
-		if _, err := apps.Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "berth"}); err != nil {
+		if _, err := apps.Deployments(d.Namespace).Patch(ctx, d.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: v1alpha1.FieldManager}); err != nil {
 			return pinned, fmt.Errorf("re-pinning deployment %s/%s to %s: %w", d.Namespace, d.Name, v.Ref(), err)
 		}
 		pinned = append(pinned, "deployment/"+d.Namespace+"/"+d.Name)
@@ -131,7 +131,7 @@ func (o *modelOptions) repin(ctx context.Context, m *model.Move, v *model.Versio
 		if s.Annotations[v1alpha1.AnnotationModel] != follow {
 			continue
 		}
-		if _, err := apps.StatefulSets(s.Namespace).Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "berth"}); err != nil {
+		if _, err := apps.StatefulSets(s.Namespace).Patch(ctx, s.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: v1alpha1.FieldManager}); err != nil {
 			return pinned, fmt.Errorf("re-pinning statefulset %s/%s to %s: %w", s.Namespace, s.Name, v.Ref(), err)
 		}
 		pinned = append(pinned, "statefulset/"+s.Namespace+"/"+s.Name)

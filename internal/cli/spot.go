@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/kubelets"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/spot"
@@ -30,7 +31,7 @@ func newSpotCommand(s Streams, kube *kubeFlags) *cobra.Command {
 		Use:   "interrupt [NODE...] [--pool POOL [--count N]] [--notice D]",
 		Short: "Interrupt spot nodes with notice",
 		Long: `Interrupt spot nodes as the clouds reclaim spot capacity: the node is
-tainted ` + spot.TaintKey + `:NoSchedule; its pods get the DisruptionTarget
+tainted ` + v1alpha1.TaintSpotInterruption + `:NoSchedule; its pods get the DisruptionTarget
 condition (TerminationByKubelet) and fail once their grace period, never longer
 than the notice, has passed; the node is deleted when the notice ends. The
 notice is 30 s by default, as on Azure and Google Cloud (AWS gives 2 minutes).
@@ -103,6 +104,6 @@ func (o *spotOptions) Run(ctx context.Context) error {
 		}
 		fmt.Fprintf(o.Out, "Interrupted %d spot node(s): %s (notice %s)\n", len(group), strings.Join(names, ", "), d)
 	}
-	fmt.Fprintf(o.Out, "  Tainted %s:NoSchedule; their pods get DisruptionTarget and end within the notice;\n  the nodes are deleted when it ends. `berth status` lists the interruptions.\n", spot.TaintKey)
+	fmt.Fprintf(o.Out, "  Tainted %s:NoSchedule; their pods get DisruptionTarget and end within the notice;\n  the nodes are deleted when it ends. `berth status` lists the interruptions.\n", v1alpha1.TaintSpotInterruption)
 	return nil
 }

@@ -402,7 +402,7 @@ func (c *Cluster) waitFor(ctx context.Context, what string, cond wait.ConditionW
 // thousands of them cost the API server more than their start-up did.
 func (c *Cluster) waitForNodes(ctx context.Context, client kubernetes.Interface) error {
 	factory := informers.NewSharedInformerFactoryWithOptions(client, 0,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pools.LabelPool }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelPool }))
 	nodes := factory.Core().V1().Nodes().Lister()
 	stop := make(chan struct{})
 	defer func() { close(stop); factory.Shutdown() }()

@@ -13,7 +13,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/pools"
 )
 
@@ -43,7 +42,7 @@ func devicePluginDaemonSet(bp *v1alpha1.Blueprint) *appsv1.DaemonSet {
 	hostPath := corev1.HostPathDirectory
 	return &appsv1.DaemonSet{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "DaemonSet"},
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{"app.kubernetes.io/name": "nvidia-device-plugin"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: map[string]string{v1alpha1.LabelAppName: "nvidia-device-plugin"}},
 		Spec: appsv1.DaemonSetSpec{
 			Selector:       &metav1.LabelSelector{MatchLabels: labels},
 			UpdateStrategy: appsv1.DaemonSetUpdateStrategy{Type: appsv1.RollingUpdateDaemonSetStrategyType},
@@ -54,7 +53,7 @@ func devicePluginDaemonSet(bp *v1alpha1.Blueprint) *appsv1.DaemonSet {
 					Tolerations:       devicePluginTolerations(bp),
 					Affinity: &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{
 						RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
-							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: pools.LabelGPUProduct, Operator: corev1.NodeSelectorOpExists}},
+							MatchExpressions: []corev1.NodeSelectorRequirement{{Key: v1alpha1.LabelGPUProduct, Operator: corev1.NodeSelectorOpExists}},
 						}}},
 					}},
 					Containers: []corev1.Container{{
@@ -108,8 +107,8 @@ func devicePluginTolerations(bp *v1alpha1.Blueprint) []corev1.Toleration {
 			add(tol)
 		}
 	}
-	add(corev1.Toleration{Key: "nvidia.com/gpu", Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
-	add(corev1.Toleration{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists})
+	add(corev1.Toleration{Key: v1alpha1.TaintNVIDIAGPU, Operator: corev1.TolerationOpExists, Effect: corev1.TaintEffectNoSchedule})
+	add(corev1.Toleration{Key: v1alpha1.TaintCriticalAddonsOnly, Operator: corev1.TolerationOpExists})
 	return out
 }
 
@@ -123,7 +122,7 @@ func installDevicePlugin(ctx context.Context, c kubernetes.Interface, bp *v1alph
 		return err
 	}
 	force := true
-	_, err = c.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: apply.FieldManager, Force: &force})
+	_, err = c.AppsV1().DaemonSets(ds.Namespace).Patch(ctx, ds.Name, types.ApplyPatchType, body, metav1.PatchOptions{FieldManager: v1alpha1.FieldManager, Force: &force})
 	if err != nil {
 		return fmt.Errorf("installing the device plugin (DaemonSet %s/%s): %w", ds.Namespace, ds.Name, err)
 	}
@@ -133,7 +132,7 @@ func installDevicePlugin(ctx context.Context, c kubernetes.Interface, bp *v1alph
 // gpusAdvertised reports whether each of the named nodes advertises
 // every device of its machine.
 func gpusAdvertised(ctx context.Context, client kubernetes.Interface, names []string) (bool, error) {
-	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelGPUProduct, ResourceVersion: "0"})
+	list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGPUProduct, ResourceVersion: "0"})
 	if err != nil {
 		return false, nil
 	}
@@ -146,9 +145,9 @@ func gpusAdvertised(ctx context.Context, client kubernetes.Interface, names []st
 		if !want[n.Name] {
 			continue
 		}
-		devices, err := pools.ParseResources(n.Annotations[pools.AnnotationDevices])
+		devices, err := pools.ParseResources(n.Annotations[v1alpha1.AnnotationDevices])
 		if err != nil {
-			return false, fmt.Errorf("node %s: annotation %s: %w", n.Name, pools.AnnotationDevices, err)
+			return false, fmt.Errorf("node %s: annotation %s: %w", n.Name, v1alpha1.AnnotationDevices, err)
 		}
 		for r, q := range devices {
 			if got := n.Status.Allocatable[r]; got.Cmp(q) < 0 {

@@ -27,7 +27,7 @@ import (
 // node:
 //
 //   - its device manager: a node's devices (its GPUs, listed in
-//     pools.AnnotationDevices) are in its capacity only while a Running
+//     v1alpha1.AnnotationDevices) are in its capacity only while a Running
 //     pod of the device plugin's DaemonSet is on it, as a real node's
 //     GPUs are only while the NVIDIA device plugin has registered them;
 //   - allocatable follows capacity, less what the node reserves. When a
@@ -60,7 +60,7 @@ func runKubelet(ctx context.Context, c kubernetes.Interface, plugin *v1alpha1.De
 		k.plugin = *plugin
 	}
 	nodeFactory := slim.Informers(c, 10*time.Minute,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pools.LabelPool }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelPool }))
 	podFactory := informers.NewSharedInformerFactoryWithOptions(c, 10*time.Minute, informers.WithNamespace(k.plugin.Namespace))
 	nodes := nodeFactory.Core().V1().Nodes()
 	pods := podFactory.Core().V1().Pods().Informer()
@@ -160,13 +160,13 @@ func (k *kubelet) sync(ctx context.Context, name string) error {
 	if err != nil {
 		return nil // deleted: nothing to report for it
 	}
-	devices, err := pools.ParseResources(n.Annotations[pools.AnnotationDevices])
+	devices, err := pools.ParseResources(n.Annotations[v1alpha1.AnnotationDevices])
 	if err != nil {
-		return fmt.Errorf("annotation %s: %w", pools.AnnotationDevices, err)
+		return fmt.Errorf("annotation %s: %w", v1alpha1.AnnotationDevices, err)
 	}
-	reserved, err := pools.ParseResources(n.Annotations[pools.AnnotationReserved])
+	reserved, err := pools.ParseResources(n.Annotations[v1alpha1.AnnotationSystemReserved])
 	if err != nil {
-		return fmt.Errorf("annotation %s: %w", pools.AnnotationReserved, err)
+		return fmt.Errorf("annotation %s: %w", v1alpha1.AnnotationSystemReserved, err)
 	}
 	capacity := n.Status.Capacity.DeepCopy()
 	if capacity == nil {

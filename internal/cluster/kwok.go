@@ -7,16 +7,15 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
 	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/client/clientset/versioned"
 	"sigs.k8s.io/kwok/pkg/config"
 	"sigs.k8s.io/kwok/pkg/kwok/controllers"
 	"sigs.k8s.io/kwok/pkg/utils/client"
 
-	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
-
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/cluster/stages"
-	"berth.io/berth/internal/pools"
 )
 
 // kwokStages are KWOK's own default stages: nodes initialise at once and
@@ -95,7 +94,7 @@ func runKWOK(ctx context.Context, kubeconfig string) error {
 		ImpersonatingTypedClient:          cs.ToImpersonatingTypedClient(),
 		TypedClient:                       typed,
 		TypedKwokClient:                   kwokTyped,
-		ManageNodesWithAnnotationSelector: pools.KubeletAnnotation + "=fake",
+		ManageNodesWithAnnotationSelector: v1alpha1.AnnotationKWOKNode + "=fake",
 		CIDR:                              "10.244.0.0/16",
 		NodeIP:                            "10.240.0.1",
 		LocalStages:                       stages,

@@ -12,15 +12,14 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/kwok/pkg/kwok/controllers"
 
-	"berth.io/berth/internal/cluster/stages"
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/slim"
 )
 
 // runLeases renews each simulated kubelet's node lease, as a kubelet
 // does (every quarter of the lease's 40 s), with KWOK's own lease
 // controller, but decides itself which kubelets are alive: a node
-// annotated stages.StoppedAnnotation (`berth node stop`) gets no
+// annotated v1alpha1.AnnotationKubeletStopped (`berth node stop`) gets no
 // renewals, so the node lifecycle controller finds its lease expired
 // and marks it Unknown, exactly as with a dead kubelet. KWOK is run
 // without leases of its own (kwok.go): its node selector is applied on
@@ -28,7 +27,7 @@ import (
 // renew a stopped node's lease for ever.
 func runLeases(ctx context.Context, client kubernetes.Interface) error {
 	factory := slim.Informers(client, 10*time.Minute,
-		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = pools.LabelPool }))
+		informers.WithTweakListOptions(func(o *metav1.ListOptions) { o.LabelSelector = v1alpha1.LabelPool }))
 	nodes := factory.Core().V1().Nodes()
 	leaseFactory := slim.Informers(client, 10*time.Minute, informers.WithNamespace(corev1.NamespaceNodeLease))
 	leases := leaseFactory.Coordination().V1().Leases()
@@ -59,10 +58,10 @@ func runLeases(ctx context.Context, client kubernetes.Interface) error {
 	}
 	sync := func(obj any) {
 		n, ok := obj.(*corev1.Node)
-		if !ok || n.Annotations[pools.KubeletAnnotation] != "fake" {
+		if !ok || n.Annotations[v1alpha1.AnnotationKWOKNode] != "fake" {
 			return
 		}
-		if _, stopped := n.Annotations[stages.StoppedAnnotation]; stopped {
+		if _, stopped := n.Annotations[v1alpha1.AnnotationKubeletStopped]; stopped {
 			lc.ReleaseHold(n.Name)
 			return
 		}

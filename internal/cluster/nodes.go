@@ -25,7 +25,7 @@ func EnsurePoolNodes(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.B
 	var remove []string
 	for i := range bp.Spec.Pools {
 		p := &bp.Spec.Pools[i]
-		existing, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool + "=" + p.Name})
+		existing, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=" + p.Name})
 		if err != nil {
 			return nil, fmt.Errorf("listing nodes of pool %s: %w", p.Name, err)
 		}
@@ -60,7 +60,7 @@ func EnsurePoolNodes(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.B
 	for _, n := range create {
 		g.Go(func() error {
 			if _, err := c.CoreV1().Nodes().Create(gctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
-				return fmt.Errorf("creating node %s of pool %s: %w", n.Name, n.Labels[pools.LabelPool], err)
+				return fmt.Errorf("creating node %s of pool %s: %w", n.Name, n.Labels[v1alpha1.LabelPool], err)
 			}
 			return nil
 		})

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/pools"
 )
 
 // Class mutation: a workload labelled berth.io/class=NAME (the label on
@@ -100,7 +99,7 @@ func classPolicy(bp *v1alpha1.Blueprint, t mutationTarget) *admissionv1.Mutating
 	// An object is of a class by the label on itself, else by the label
 	// on its pod template (charts label the template), else by its
 	// priority class: leaving the label off exempts nothing.
-	label := strconv.Quote(LabelClass)
+	label := strconv.Quote(v1alpha1.LabelClass)
 	classes := celList(names)
 	objLabels := "(has(object.metadata.labels) ? object.metadata.labels : {})"
 	podLabels := "(has(" + t.labels + ") ? " + t.labels + " : {})"
@@ -235,8 +234,8 @@ func classPatches(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) [
 
 	// The pods carry the class, so that budgets and the other role's
 	// isolation select them.
-	add(is+" || !has("+t.labels+") || \""+LabelClass+"\" in "+t.labels, "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"/\" + jsonpatch.escapeKey(\""+LabelClass+"\"), value: "+strconv.Quote(c.Name)+"}]")
-	add(is+" || has("+t.labels+")", "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"\", value: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}]")
+	add(is+" || !has("+t.labels+") || \""+v1alpha1.LabelClass+"\" in "+t.labels, "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"/\" + jsonpatch.escapeKey(\""+v1alpha1.LabelClass+"\"), value: "+strconv.Quote(c.Name)+"}]")
+	add(is+" || has("+t.labels+")", "[JSONPatch{op: \"add\", path: \""+t.labelsPath+"\", value: {"+strconv.Quote(v1alpha1.LabelClass)+": "+strconv.Quote(c.Name)+"}}]")
 	if t.template {
 		if pc := c.PriorityClassName(); pc != "" {
 			add(is+" || has("+t.spec+".priorityClassName)", "[JSONPatch{op: \"add\", path: \""+t.path+"/priorityClassName\", value: "+strconv.Quote(pc)+"}]")
@@ -255,12 +254,12 @@ func classPatches(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) [
 		// but a map taken from the request inside a patch value panics
 		// the 1.36 API server's JSON patcher.
 		tsc := t.object + ".topologySpreadConstraints"
-		keys := "(has(" + t.labels + ") ? " + t.labels + ".filter(k, k != \"" + LabelClass + "\") : [])"
+		keys := "(has(" + t.labels + ") ? " + t.labels + ".filter(k, k != \"" + v1alpha1.LabelClass + "\") : [])"
 		if t.hashKey != "" {
 			keys += " + [" + strconv.Quote(t.hashKey) + "]"
 		}
 		add(is+" || has("+t.spec+".topologySpreadConstraints)", "[JSONPatch{op: \"add\", path: \""+t.path+"/topologySpreadConstraints\", value: []}, JSONPatch{op: \"add\", path: \""+t.path+"/topologySpreadConstraints/-\", value: "+
-			tsc+"{maxSkew: 1, topologyKey: \""+corev1.LabelTopologyZone+"\", whenUnsatisfiable: \"DoNotSchedule\", nodeTaintsPolicy: \"Honor\", labelSelector: "+tsc+".labelSelector{matchLabels: {"+strconv.Quote(LabelClass)+": "+strconv.Quote(c.Name)+"}}, matchLabelKeys: "+keys+"}}]")
+			tsc+"{maxSkew: 1, topologyKey: \""+corev1.LabelTopologyZone+"\", whenUnsatisfiable: \"DoNotSchedule\", nodeTaintsPolicy: \"Honor\", labelSelector: "+tsc+".labelSelector{matchLabels: {"+strconv.Quote(v1alpha1.LabelClass)+": "+strconv.Quote(c.Name)+"}}, matchLabelKeys: "+keys+"}}]")
 	}
 	if t.job != "" {
 		spot := disruptionRule(t)
@@ -301,14 +300,14 @@ func nodeAffinity(members []*v1alpha1.Pool, typ string) string {
 	term := req + ".nodeSelectorTerms"
 	expr := term + ".matchExpressions"
 	out := typ + "{requiredDuringSchedulingIgnoredDuringExecution: " + req + "{nodeSelectorTerms: [" + term + "{matchExpressions: [" +
-		expr + "{key: \"" + pools.LabelPool + "\", operator: \"In\", values: " + celList(names) + "}]}]}"
+		expr + "{key: \"" + v1alpha1.LabelPool + "\", operator: \"In\", values: " + celList(names) + "}]}]}"
 	if len(members) > 1 {
 		pref := typ + ".preferredDuringSchedulingIgnoredDuringExecution"
 		var prefs []string
 		for i, p := range members {
 			weight := 100 - i*100/len(members)
 			prefs = append(prefs, fmt.Sprintf("%s{weight: %d, preference: %s.preference{matchExpressions: [%s.preference.matchExpressions{key: %q, operator: \"In\", values: [%q]}]}}",
-				pref, weight, pref, pref, pools.LabelPool, p.Name))
+				pref, weight, pref, pref, v1alpha1.LabelPool, p.Name))
 		}
 		out += ", preferredDuringSchedulingIgnoredDuringExecution: [" + strings.Join(prefs, ", ") + "]"
 	}
@@ -346,14 +345,14 @@ func antiAffinity(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) s
 		termOf = "n.podAffinityTerm"
 	}
 	term := termType + "{topologyKey: \"" + corev1.LabelHostname + "\", labelSelector: " + termType + ".labelSelector{matchExpressions: [" +
-		termType + ".labelSelector.matchExpressions{key: \"" + LabelClass + "\", operator: \"In\", values: " + celList(avoid) + "}]}}"
+		termType + ".labelSelector.matchExpressions{key: \"" + v1alpha1.LabelClass + "\", operator: \"In\", values: " + celList(avoid) + "}]}}"
 	if c.EffectiveIsolation() == v1alpha1.IsolationPreferred {
 		term = paa + "." + field + "{weight: 100, podAffinityTerm: " + term + "}"
 	}
 	has := "has(" + t.spec + ".affinity) && has(" + t.spec + ".affinity.podAntiAffinity)"
 	list := t.spec + ".affinity.podAntiAffinity." + field
 	present := "(" + has + " && has(" + list + ") && " + list + ".exists(n, " + termOf + ".topologyKey == \"" + corev1.LabelHostname + "\" && has(" + termOf + ".labelSelector) && has(" + termOf + ".labelSelector.matchExpressions) && " +
-		termOf + ".labelSelector.matchExpressions.exists(e, e.key == \"" + LabelClass + "\")))"
+		termOf + ".labelSelector.matchExpressions.exists(e, e.key == \"" + v1alpha1.LabelClass + "\")))"
 	path := t.path + "/affinity/podAntiAffinity"
 	return "(" + present + " ? [] : !(" + has + ") ? [JSONPatch{op: \"add\", path: \"" + path + "\", value: " + paa + "{" + field + ": [" + term + "]}}]" +
 		" : (!has(" + list + ") ? [JSONPatch{op: \"add\", path: \"" + path + "/" + field + "\", value: []}] : []) + [JSONPatch{op: \"add\", path: \"" + path + "/" + field + "/-\", value: " + term + "}])"

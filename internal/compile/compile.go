@@ -34,18 +34,6 @@ import (
 	"berth.io/berth/api/v1alpha1"
 )
 
-// Labels every object berth creates carries. Together with berth's field
-// manager they decide what berth may change or delete.
-const (
-	LabelManagedBy = "app.kubernetes.io/managed-by"
-	ManagedBy      = "berth"
-	LabelBlueprint = "berth.io/blueprint"
-	LabelTeam      = "berth.io/team"
-	// LabelClass marks a workload as belonging to a class; the class's
-	// PodDisruptionBudgets select it.
-	LabelClass = "berth.io/class"
-)
-
 // Names of the per-namespace objects.
 const (
 	QuotaName      = "team-quota"
@@ -101,12 +89,12 @@ func Objects(bp *v1alpha1.Blueprint) []Object {
 
 // Labels are the ownership labels of a blueprint's objects.
 func Labels(bp *v1alpha1.Blueprint) map[string]string {
-	return map[string]string{LabelManagedBy: ManagedBy, LabelBlueprint: bp.Metadata.Name}
+	return map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelBlueprint: bp.Metadata.Name}
 }
 
 // Selector selects a blueprint's objects by their ownership labels.
 func Selector(blueprint string) string {
-	return LabelManagedBy + "=" + ManagedBy + "," + LabelBlueprint + "=" + blueprint
+	return v1alpha1.LabelManagedBy + "=" + v1alpha1.ManagedBy + "," + v1alpha1.LabelBlueprint + "=" + blueprint
 }
 
 func meta(bp *v1alpha1.Blueprint, ns, name string, extra map[string]string) metav1.ObjectMeta {
@@ -124,10 +112,10 @@ func typeMeta(gv schema.GroupVersion, kind string) metav1.TypeMeta {
 func namespace(bp *v1alpha1.Blueprint, t *v1alpha1.Team, name string) *corev1.Namespace {
 	ns := &corev1.Namespace{
 		TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "Namespace"),
-		ObjectMeta: meta(bp, "", name, map[string]string{LabelTeam: t.Name}),
+		ObjectMeta: meta(bp, "", name, map[string]string{v1alpha1.LabelTeam: t.Name}),
 	}
 	if b := budgets(bp); b != "" {
-		ns.Annotations = map[string]string{AnnotationBudgets: b}
+		ns.Annotations = map[string]string{v1alpha1.AnnotationBudgets: b}
 	}
 	return ns
 }
@@ -140,7 +128,7 @@ func priorityClass(bp *v1alpha1.Blueprint, c *v1alpha1.Class) *schedulingv1.Prio
 	preemption := corev1.PreemptionPolicy(c.Preemption)
 	return &schedulingv1.PriorityClass{
 		TypeMeta:         typeMeta(schedulingv1.SchemeGroupVersion, "PriorityClass"),
-		ObjectMeta:       meta(bp, "", name, map[string]string{LabelClass: c.Name}),
+		ObjectMeta:       meta(bp, "", name, map[string]string{v1alpha1.LabelClass: c.Name}),
 		Value:            priorityValues[c.Priority],
 		GlobalDefault:    c.GlobalDefault,
 		PreemptionPolicy: &preemption,
@@ -175,7 +163,7 @@ func quota(bp *v1alpha1.Blueprint, t *v1alpha1.Team, ns string) *corev1.Resource
 	}
 	return &corev1.ResourceQuota{
 		TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "ResourceQuota"),
-		ObjectMeta: meta(bp, ns, QuotaName, map[string]string{LabelTeam: t.Name}),
+		ObjectMeta: meta(bp, ns, QuotaName, map[string]string{v1alpha1.LabelTeam: t.Name}),
 		Spec:       corev1.ResourceQuotaSpec{Hard: hard},
 	}
 }
@@ -218,7 +206,7 @@ func classQuota(bp *v1alpha1.Blueprint, t *v1alpha1.Team, ns string) *corev1.Res
 	}
 	return &corev1.ResourceQuota{
 		TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "ResourceQuota"),
-		ObjectMeta: meta(bp, ns, ClassQuotaName, map[string]string{LabelTeam: t.Name}),
+		ObjectMeta: meta(bp, ns, ClassQuotaName, map[string]string{v1alpha1.LabelTeam: t.Name}),
 		Spec: corev1.ResourceQuotaSpec{
 			Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")},
 			ScopeSelector: &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{{
@@ -257,19 +245,17 @@ func limitRange(bp *v1alpha1.Blueprint, t *v1alpha1.Team, ns string) *corev1.Lim
 	}
 	return &corev1.LimitRange{
 		TypeMeta:   typeMeta(corev1.SchemeGroupVersion, "LimitRange"),
-		ObjectMeta: meta(bp, ns, LimitRangeName, map[string]string{LabelTeam: t.Name}),
+		ObjectMeta: meta(bp, ns, LimitRangeName, map[string]string{v1alpha1.LabelTeam: t.Name}),
 		Spec:       corev1.LimitRangeSpec{Limits: []corev1.LimitRangeItem{item}},
 	}
 }
 
-// AnnotationBudgets, on a team namespace, holds the disruption budget of
-// each class that has one, as JSON: {"inference": {"minAvailable": 1}}.
-// Every workload of such a class in the namespace gets a budget of its
-// own (internal/budgets): one budget over a whole class would let one
-// service lose every replica while another keeps the class's minimum.
-const AnnotationBudgets = "berth.io/budgets"
-
-// Budgets is what AnnotationBudgets holds.
+// Budgets is what v1alpha1.AnnotationBudgets, on a team namespace,
+// holds: the disruption budget of each class that has one, as JSON
+// ({"inference": {"minAvailable": 1}}). Every workload of such a class in
+// the namespace gets a budget of its own (internal/budgets): one budget
+// over a whole class would let one service lose every replica while
+// another keeps the class's minimum.
 type Budgets map[string]v1alpha1.Disruption
 
 func budgets(bp *v1alpha1.Blueprint) string {

@@ -39,7 +39,7 @@ func TestRetailObjectsInApplyOrder(t *testing.T) {
 			ref = kind.Kind + " " + o.GetNamespace() + "/" + o.GetName()
 		}
 		got = append(got, ref)
-		if o.GetLabels()[LabelManagedBy] != ManagedBy || o.GetLabels()[LabelBlueprint] != "retail-analytics" {
+		if o.GetLabels()[v1alpha1.LabelManagedBy] != v1alpha1.ManagedBy || o.GetLabels()[v1alpha1.LabelBlueprint] != "retail-analytics" {
 			t.Errorf("%s lacks the ownership labels: %v", ref, o.GetLabels())
 		}
 	}
@@ -98,7 +98,7 @@ func TestRetailSemantics(t *testing.T) {
 		case *policyv1.PodDisruptionBudget:
 			t.Errorf("budget %s/%s: budgets are per workload (internal/budgets), not per class", o.Namespace, o.Name)
 		case *corev1.Namespace:
-			if got := o.Annotations[AnnotationBudgets]; got != `{"inference":{"minAvailable":1}}` {
+			if got := o.Annotations[v1alpha1.AnnotationBudgets]; got != `{"inference":{"minAvailable":1}}` {
 				t.Errorf("namespace %s budgets annotation = %q, want inference's minAvailable 1", o.Name, got)
 			}
 		}

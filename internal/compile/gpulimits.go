@@ -13,7 +13,7 @@ import (
 // mutating policies and before the validating ones, so a validating rule
 // of berth's could never see it. The class policies make it reachable (they
 // match such an object whatever its class): they complete the limit from the request, which makes the
-// object valid, and mark it with AnnotationGPULimitMissing, on which the
+// object valid, and mark it with v1alpha1.AnnotationGPULimitMissing, on which the
 // berth/gpu-limit rule refuses it with berth's message and fix. Under
 // guardrails Warn or Audit the object is admitted with the limit it was
 // missing, which is the one reading of a GPU request.
@@ -60,6 +60,6 @@ func gpuLimits(bp *v1alpha1.Blueprint, t mutationTarget) (match string, parts []
 	names := "(" + containers + " + " + inits + ").filter(c, " + missing("c") + ").map(c, c.name).join(', ')"
 	parts = append(parts,
 		"(!variables.gpuLimitMissing || has("+annotations+") ? [] : [JSONPatch{op: \"add\", path: \""+annotationsPath+"\", value: {}}])",
-		"(!variables.gpuLimitMissing ? [] : [JSONPatch{op: \"add\", path: \""+annotationsPath+"/\" + jsonpatch.escapeKey(\""+AnnotationGPULimitMissing+"\"), value: "+names+"}])")
+		"(!variables.gpuLimitMissing ? [] : [JSONPatch{op: \"add\", path: \""+annotationsPath+"/\" + jsonpatch.escapeKey(\""+v1alpha1.AnnotationGPULimitMissing+"\"), value: "+names+"}])")
 	return containers + ".exists(c, " + missing("c") + ") || " + inits + ".exists(c, " + missing("c") + ")", parts
 }

@@ -22,22 +22,6 @@ import (
 // The policies name the blueprint's namespaces, pools and taints
 // literally, so no label a user can edit decides who is exempt.
 
-// Rule IDs, as they appear at the start of every refusal.
-const (
-	RuleGPULimit        = "berth/gpu-limit"
-	RuleGPUWithoutGPU   = "berth/gpu-toleration-without-gpu"
-	RuleGPUNamespace    = "berth/gpu-namespace"
-	RuleSystemPool      = "berth/system-pool"
-	RuleNodeName        = "berth/node-name"
-	RulePriorityClass   = "berth/priority-class"
-	RulePriorityValue   = "berth/priority-value"
-	RulePriorityCeiling = "berth/priority-ceiling"
-	RuleGlobalDefault   = "berth/priority-global-default"
-	RuleNeverPreempt    = "berth/class-preemption"
-	RuleClassPriority   = "berth/class-priority"
-	RuleNamespaceLabels = "berth/namespace-labels"
-)
-
 // Policy names. They are the cluster's, not a blueprint's: every pod must
 // pass every policy, so one blueprint per cluster has guardrails.
 const (
@@ -48,13 +32,12 @@ const (
 	PriorityPolicy  = "berth-priorityclasses"
 )
 
-// AnnotationGPULimitMissing marks a pod or template whose containers asked
-// for GPUs in requests only. The API server's own validation refuses such
-// a container before any validating policy runs, with a message that has
-// no fix in it; so a mutating policy (gpulimits.go) completes the limit
-// and sets this annotation, and the berth/gpu-limit rule refuses the
-// object with berth's message. Its value names the containers.
-const AnnotationGPULimitMissing = "berth.io/gpu-limit-missing"
+// The API server's own validation refuses a container that asks for
+// GPUs in requests only, before any validating policy runs, with a
+// message that has no fix in it; so a mutating policy (gpulimits.go)
+// completes the limit and sets v1alpha1.AnnotationGPULimitMissing, naming
+// the containers, and the berth/gpu-limit rule refuses the object with
+// berth's message.
 
 // System PriorityClasses every cluster has. Only system namespaces may
 // use them.
@@ -219,11 +202,11 @@ type rule struct {
 // against the classes the namespace's ceiling allows, and may not carry
 // spec.priority, which for a pod the Priority plugin refuses itself.
 func podRules() []string {
-	return []string{RuleNodeName, RuleSystemPool, RuleGPUNamespace, RuleGPUWithoutGPU, RuleGPULimit, RulePriorityClass, RulePriorityCeiling, RuleNeverPreempt, RuleClassPriority}
+	return []string{v1alpha1.RuleNodeName, v1alpha1.RuleSystemPool, v1alpha1.RuleGPUNamespace, v1alpha1.RuleGPUWithoutGPU, v1alpha1.RuleGPULimit, v1alpha1.RulePriorityClass, v1alpha1.RulePriorityCeiling, v1alpha1.RuleClassPreemption, v1alpha1.RuleClassPriority}
 }
 
 func workloadRules() []string {
-	return []string{RuleNodeName, RuleSystemPool, RuleGPUNamespace, RuleGPUWithoutGPU, RuleGPULimit, RulePriorityClass, RulePriorityValue, RuleClassPriority}
+	return []string{v1alpha1.RuleNodeName, v1alpha1.RuleSystemPool, v1alpha1.RuleGPUNamespace, v1alpha1.RuleGPUWithoutGPU, v1alpha1.RuleGPULimit, v1alpha1.RulePriorityClass, v1alpha1.RulePriorityValue, v1alpha1.RuleClassPriority}
 }
 
 func cronJobRules() []string { return workloadRules() }
@@ -245,7 +228,7 @@ func podVariables(f *facts, pod string, pods bool) []admissionv1.Variable {
 		v("ns", "request.namespace"),
 		v("podLabels", meta+"has("+pod+".metadata.labels) ? "+pod+".metadata.labels : {}"),
 		v("podAnnotations", meta+"has("+pod+".metadata.annotations) ? "+pod+".metadata.annotations : {}"),
-		v("classLabel", "'"+LabelClass+"' in variables.podLabels ? variables.podLabels['"+LabelClass+"'] : ''"),
+		v("classLabel", "'"+v1alpha1.LabelClass+"' in variables.podLabels ? variables.podLabels['"+v1alpha1.LabelClass+"'] : ''"),
 		v("containers", "variables.spec.containers + (has(variables.spec.initContainers) ? variables.spec.initContainers : [])"),
 		v("tolerations", "has(variables.spec.tolerations) ? variables.spec.tolerations : []"),
 		v("nodeSelector", "has(variables.spec.nodeSelector) ? variables.spec.nodeSelector : {}"),
@@ -309,49 +292,49 @@ func rules(f *facts, workload bool) map[string]rule {
 		bare = " A pod created directly cannot be given its class's priority on admission (priority is settled before mutation); a Deployment, StatefulSet, Job or CronJob of the class gets it by itself."
 	}
 	return map[string]rule{
-		RuleGPULimit: {
-			"!('" + AnnotationGPULimitMissing + "' in variables.podAnnotations)",
-			msg(lit(RuleGPULimit+": container "), "variables.podAnnotations['"+AnnotationGPULimitMissing+"']",
+		v1alpha1.RuleGPULimit: {
+			"!('" + v1alpha1.AnnotationGPULimitMissing + "' in variables.podAnnotations)",
+			msg(lit(v1alpha1.RuleGPULimit+": container "), "variables.podAnnotations['"+v1alpha1.AnnotationGPULimitMissing+"']",
 				lit(` asks for GPUs in resources.requests without a limit. GPUs are whole devices and are not shared, so a GPU must be a limit. Fix: set resources.limits["nvidia.com/gpu"] to the number of GPUs.`))},
-		RuleGPUWithoutGPU: {
+		v1alpha1.RuleGPUWithoutGPU: {
 			"variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || size(variables.gpuContainers) > 0",
-			lit(RuleGPUWithoutGPU + ": " + what + " tolerates a GPU pool's taint or selects only GPU pools (" + listText(f.gpuPools) + `) but no container asks for a GPU, so it would hold a GPU node without using it. Fix: set resources.limits["nvidia.com/gpu"] on the container that uses the GPU, or remove the toleration and the node selection.`)},
-		RuleGPUNamespace: {
+			lit(v1alpha1.RuleGPUWithoutGPU + ": " + what + " tolerates a GPU pool's taint or selects only GPU pools (" + listText(f.gpuPools) + `) but no container asks for a GPU, so it would hold a GPU node without using it. Fix: set resources.limits["nvidia.com/gpu"] on the container that uses the GPU, or remove the toleration and the node selection.`)},
+		v1alpha1.RuleGPUNamespace: {
 			"variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || variables.ns in " + f.gpuNamespaces,
-			msg(lit(RuleGPUNamespace+": namespace "), "variables.ns",
+			msg(lit(v1alpha1.RuleGPUNamespace+": namespace "), "variables.ns",
 				lit(" has no GPU quota, so it may not tolerate the GPU pools' taints or select them ("+listText(f.gpuPools)+", by any label or node name); namespaces with GPUs: "+listText(f.gpuNamespaces)+". Fix: run it in one of those, or give the team a quota.gpu in the blueprint."))},
-		RuleSystemPool: {
+		v1alpha1.RuleSystemPool: {
 			"variables.isSystemNS || !(variables.toleratesSystem || variables.selectsSystemPool)",
-			lit(RuleSystemPool + ": " + what + " tolerates the System pools' taints or selects only System pools (" + listText(f.systemPools) + ", by any label or node name), which only system namespaces (" + listText(f.systemNS) + ") may do. Fix: remove the toleration (a toleration with no key tolerates every taint) and the node selection; cluster add-ons go in a system namespace.")},
-		RuleNodeName: {
+			lit(v1alpha1.RuleSystemPool + ": " + what + " tolerates the System pools' taints or selects only System pools (" + listText(f.systemPools) + ", by any label or node name), which only system namespaces (" + listText(f.systemNS) + ") may do. Fix: remove the toleration (a toleration with no key tolerates every taint) and the node selection; cluster add-ons go in a system namespace.")},
+		v1alpha1.RuleNodeName: {
 			"variables.isSystemNS || !has(variables.spec.nodeName) || variables.spec.nodeName == ''",
-			lit(RuleNodeName + ": " + what + " sets spec.nodeName, which skips the scheduler and every taint, quota and priority check; only system namespaces (" + listText(f.systemNS) + ") may. Fix: remove spec.nodeName and select the pool with nodeSelector berth.io/pool.")},
+			lit(v1alpha1.RuleNodeName + ": " + what + " sets spec.nodeName, which skips the scheduler and every taint, quota and priority check; only system namespaces (" + listText(f.systemNS) + ") may. Fix: remove spec.nodeName and select the pool with nodeSelector berth.io/pool.")},
 		// Pods: a team namespace's pods name only the team's classes
 		// (the ceiling below holds every namespace to a number).
 		// Templates: every namespace but the system ones names only the
 		// classes its ceiling allows; the number is not known yet.
-		RulePriorityClass: {
+		v1alpha1.RulePriorityClass: {
 			func() string {
 				if workload {
 					return "variables.isSystemNS || variables.priorityClass == '' || variables.priorityClass in variables.allowedClasses"
 				}
 				return "!(" + inTeam + ") || variables.priorityClass == '' || variables.priorityClass in " + f.teamClasses + "[variables.ns]"
 			}(),
-			msg(lit(RulePriorityClass+": namespace "), "variables.ns", lit(" may not use priorityClassName "), "variables.priorityClass",
+			msg(lit(v1alpha1.RulePriorityClass+": namespace "), "variables.ns", lit(" may not use priorityClassName "), "variables.priorityClass",
 				"("+inTeam+" ? ('; its team may use '+"+or("variables.allowedClasses", "none")+"+' (priority at most '+string(variables.ceiling)+')') : ('; it is outside the blueprint, so it runs at most at the default priority '+string(variables.ceiling)+' and may name '+"+or("variables.allowedClasses", "no class")+"))",
 				lit(". System classes ("+strings.Join(systemPriorityClasses, ", ")+") are for system namespaces ("+listText(f.systemNS)+"). Fix: use one of those, or run it in a team namespace whose team may use the class (the team's classes in the blueprint)."))},
-		RulePriorityCeiling: {
+		v1alpha1.RulePriorityCeiling: {
 			"variables.isSystemNS || variables.priority <= variables.ceiling",
-			msg(lit(RulePriorityCeiling+": namespace "), "variables.ns", lit(" runs at most at priority "), "string(variables.ceiling)",
+			msg(lit(v1alpha1.RulePriorityCeiling+": namespace "), "variables.ns", lit(" runs at most at priority "), "string(variables.ceiling)",
 				"("+inTeam+" ? ' (the highest class its team may use)' : ' (the priority of a pod that names no class: namespaces outside the blueprint run no higher)')",
 				lit(", but priorityClassName "), "variables.priorityClass", lit(" gives this pod priority "), "string(variables.priority)",
 				"("+inTeam+" ? '. Fix: use one of its team\\'s classes ('+"+or("variables.allowedClasses", "none")+"+'), or add the class to the team in the blueprint.' : '. Fix: drop priorityClassName, or run it in a team namespace whose team may use the class; system classes are for system namespaces ("+listText(f.systemNS)+").')")},
-		RulePriorityValue: {
+		v1alpha1.RulePriorityValue: {
 			"!has(variables.spec.priority)",
-			lit(RulePriorityValue + ": " + what + " sets spec.priority to a number; priority comes only from a PriorityClass. Fix: remove spec.priority and set spec.priorityClassName.")},
-		RuleNeverPreempt: {
+			lit(v1alpha1.RulePriorityValue + ": " + what + " sets spec.priority to a number; priority comes only from a PriorityClass. Fix: remove spec.priority and set spec.priorityClassName.")},
+		v1alpha1.RuleClassPreemption: {
 			"!(variables.classLabel in " + f.neverClasses + ") || (has(variables.spec.preemptionPolicy) && variables.spec.preemptionPolicy == 'Never')",
-			msg(lit(RuleNeverPreempt+": pods of class "), "variables.classLabel",
+			msg(lit(v1alpha1.RuleClassPreemption+": pods of class "), "variables.classLabel",
 				lit(" run with preemptionPolicy Never, so that they wait for room rather than evict anything; this pod has "),
 				"(has(variables.spec.preemptionPolicy) ? variables.spec.preemptionPolicy : 'none')",
 				lit(". Fix: set priorityClassName "), celStringMap(f.neverPCs)+"[variables.classLabel]",
@@ -362,9 +345,9 @@ func rules(f *facts, workload bool) map[string]rule {
 		// give it the label when it has none), so that leaving the label
 		// off exempts no pod from its class's placement, isolation and
 		// budget.
-		RuleClassPriority: {
+		v1alpha1.RuleClassPriority: {
 			"(variables.classLabel in " + classPCs + " ? variables.priorityClass == " + classPCs + "[variables.classLabel] : true) && (variables.priorityClass in " + f.pcClass + " ? variables.classLabel == " + f.pcClass + "[variables.priorityClass] : true)",
-			msg(lit(RuleClassPriority+": "+what+" has class label "+LabelClass+"="), "(variables.classLabel == '' ? '(none)' : variables.classLabel)",
+			msg(lit(v1alpha1.RuleClassPriority+": "+what+" has class label "+v1alpha1.LabelClass+"="), "(variables.classLabel == '' ? '(none)' : variables.classLabel)",
 				lit(" and priorityClassName "), "(variables.priorityClass == '' ? '(none)' : variables.priorityClass)",
 				"(variables.classLabel in "+classPCs+" ? '; pods of class '+variables.classLabel+' run at priorityClassName '+"+classPCs+"[variables.classLabel] : '; priorityClassName '+variables.priorityClass+' is class '+"+f.pcClass+"[variables.priorityClass]+'\\'s')",
 				lit("."+bare+" Fix: make the class label and spec.priorityClassName name the same class."))},
@@ -425,7 +408,7 @@ func priorityClassPolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.Validati
 			}},
 			Validations: []admissionv1.Validation{{
 				Expression: "!(has(object.globalDefault) && object.globalDefault) || object.value <= " + d,
-				MessageExpression: lit(RuleGlobalDefault+": PriorityClass ") + " + object.metadata.name + " + lit(" would be the default for every pod that names no class, at priority ") + " + string(object.value) + " +
+				MessageExpression: lit(v1alpha1.RuleGlobalDefault+": PriorityClass ") + " + object.metadata.name + " + lit(" would be the default for every pod that names no class, at priority ") + " + string(object.value) + " +
 					lit(", above "+d+", the ceiling of every namespace outside the blueprint "+bp.Metadata.Name+" (and the lowest a class may sit); its pods would be refused or run above their station. Fix: drop globalDefault, set its value to at most "+d+", or make a class the default in the blueprint (globalDefault: true)."),
 				Reason: ptrTo(metav1.StatusReasonForbidden),
 			}},
@@ -443,7 +426,7 @@ func namespacePolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.ValidatingAd
 	mine := celMap(teams)
 	labels := "(has(object.metadata.labels) ? object.metadata.labels : {})"
 	old := "(request.operation == 'UPDATE' && has(oldObject.metadata.labels) ? oldObject.metadata.labels : {})"
-	team, blueprint := strconv.Quote(LabelTeam), strconv.Quote(LabelBlueprint)
+	team, blueprint := strconv.Quote(v1alpha1.LabelTeam), strconv.Quote(v1alpha1.LabelBlueprint)
 	// A blueprint's namespace carries berth's labels exactly as berth set
 	// them, once it has them; before the first apply it may be created
 	// bare, and apply adopts it. Any other namespace may not claim one of
@@ -465,7 +448,7 @@ func namespacePolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.ValidatingAd
 			}}},
 			Validations: []admissionv1.Validation{{
 				Expression:        expr,
-				MessageExpression: lit(RuleNamespaceLabels + ": the labels berth.io/team and berth.io/blueprint say which team a namespace belongs to; only the blueprint " + bp.Metadata.Name + " changes them. Fix: change the team in the blueprint and run berth apply."),
+				MessageExpression: lit(v1alpha1.RuleNamespaceLabels + ": the labels berth.io/team and berth.io/blueprint say which team a namespace belongs to; only the blueprint " + bp.Metadata.Name + " changes them. Fix: change the team in the blueprint and run berth apply."),
 				Reason:            ptrTo(metav1.StatusReasonForbidden),
 			}},
 		},

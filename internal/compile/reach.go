@@ -39,9 +39,9 @@ type poolShape struct {
 // Labels every node has one of its own value for, or that change with a
 // replacement; the rest are a property of the pool.
 var perNodeLabels = map[string]bool{
-	corev1.LabelHostname:     true,
-	corev1.LabelTopologyZone: true,
-	pools.LabelGeneration:    true,
+	corev1.LabelHostname:         true,
+	corev1.LabelTopologyZone:     true,
+	v1alpha1.LabelPoolGeneration: true,
 }
 
 func poolShapes(bp *v1alpha1.Blueprint) []poolShape {

@@ -21,7 +21,7 @@ const (
 	aksSystemMaxPods  = 30
 	aksNodesMax       = 1000
 	// aksSpotTaint is the taint AKS puts on every Spot node.
-	aksSpotTaint = "kubernetes.azure.com/scalesetpriority=spot:NoSchedule"
+	aksSpotTaint = v1alpha1.LabelAKSPriority + "=spot:NoSchedule"
 )
 
 var (

@@ -16,7 +16,6 @@ const (
 	gkeMaxPodsMin  = 8
 	gkeMaxPodsMax  = 256
 	gkeWindowsType = "WINDOWS_LTSC_CONTAINERD"
-	gkeGPUTaintKey = "nvidia.com/gpu"
 )
 
 var gkeNameRE = regexp.MustCompile(`^[a-z]([-a-z0-9]*[a-z0-9])?$`)
@@ -116,7 +115,7 @@ func gkePool(bp *v1alpha1.Blueprint, i int, p *v1alpha1.Pool, realZones bool, ps
 		}
 		flags = append(flags, one("--accelerator", fmt.Sprintf("type=%s,count=%d,gpu-driver-version=default", accel, count)))
 		comments = append(comments, "gpu-driver-version=default has GKE install the NVIDIA driver and device plugin.")
-		if !hasTaintKey(p, gkeGPUTaintKey) {
+		if !hasTaintKey(p, v1alpha1.TaintNVIDIAGPU) {
 			comments = append(comments, "GKE also taints GPU nodes nvidia.com/gpu=present:NoSchedule; pods that request GPUs get a toleration for it automatically, other pods stay off.")
 		}
 	}

@@ -161,7 +161,7 @@ func nodePoolFor(bp *v1alpha1.Blueprint, i int, realZones bool, weights map[stri
 	tmpl.Spec.NodeClassRef = nodeClassRef{Group: nodeClassGroup, Kind: nodeClassKind, Name: class}
 	tmpl.Spec.Requirements = []requirement{
 		{Key: corev1.LabelInstanceTypeStable, Operator: "In", Values: []string{m.Type}},
-		{Key: labelCapacityType, Operator: "In", Values: []string{capacityType(p)}},
+		{Key: v1alpha1.LabelCapacityType, Operator: "In", Values: []string{capacityType(p)}},
 		{Key: corev1.LabelOSStable, Operator: "In", Values: []string{strings.ToLower(string(p.OS))}},
 	}
 	if realZones {

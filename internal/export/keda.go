@@ -9,7 +9,6 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/metricsapi"
 )
 
 // Workload is the placeholder a scaling template leaves for the
@@ -53,7 +52,7 @@ func writeScalingTemplates(w io.Writer, bp *v1alpha1.Blueprint) error {
 func scalingTemplates(c *v1alpha1.Class) ([]map[string]any, string) {
 	s := c.Scaling
 	window := int64(s.ScaleDownWindow.Duration.Seconds())
-	labels := map[string]string{"berth.io/class": c.Name}
+	labels := map[string]string{v1alpha1.LabelClass: c.Name}
 	if q := s.Queue; q != nil {
 		objs := KEDAObjects(s, KEDATarget{Workload: Workload, Auth: c.Name + "-rabbitmq", Labels: labels})
 		return objs, fmt.Sprintf("Class %s scales on its %s queue with KEDA (install KEDA first). A ScaledObject scales one workload: for each of the class's Deployments, copy this template into its namespace, replace %s with the Deployment's name, and apply it.", c.Name, q.Type, Workload)
@@ -144,9 +143,9 @@ func hpaMetric(s *v1alpha1.Scaling) map[string]any {
 		return map[string]any{"type": "Resource", "resource": map[string]any{
 			"name": "cpu", "target": map[string]any{"type": "Utilization", "averageUtilization": s.Target}}}
 	case v1alpha1.MetricGPUUtilization:
-		return podMetric(metricsapi.MetricGPUUtil, target)
+		return podMetric(v1alpha1.MetricGPUUtil, target)
 	default:
-		return podMetric(metricsapi.MetricRequestsPerSecond, target)
+		return podMetric(v1alpha1.MetricRequestsPerSecond, target)
 	}
 }
 

@@ -69,7 +69,7 @@ func resolveMachine(i int, p *v1alpha1.Pool, c cloud) (machine, *Problem) {
 	if !ok && gpus > 0 && hasSub {
 		if t, ok = smallestFit(c, p, gpus, sub.model); ok {
 			m := machine{Type: t.Name, Known: &t, Substituted: true}
-			m.Notes = append([]string{fmt.Sprintf("%s, so this pool gets %s, the smallest with at least the machine's CPU and memory and %dx %s instead; its nodes carry no %s label. To choose another %s, set %s.", sub.why, t.Name, t.GPUs, t.GPU, labelGPUProduct, noun, field)}, shapeNotes(t, p, false)...)
+			m.Notes = append([]string{fmt.Sprintf("%s, so this pool gets %s, the smallest with at least the machine's CPU and memory and %dx %s instead; its nodes carry no %s label. To choose another %s, set %s.", sub.why, t.Name, t.GPUs, t.GPU, v1alpha1.LabelGPUProduct, noun, field)}, shapeNotes(t, p, false)...)
 			return m, nil
 		}
 	}

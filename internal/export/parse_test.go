@@ -14,6 +14,7 @@ import (
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/yaml"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
 )
 
@@ -152,7 +153,7 @@ func checkManagedNodeGroup(t *testing.T, bp, cluster string, ng *eksctlManagedNo
 	for _, taint := range ng.Taints {
 		want["k8s.io/cluster-autoscaler/node-template/taint/"+taint.Key] = taint.Value + ":" + taint.Effect
 	}
-	if c, ok := ng.Labels[labelGPUCount]; ok {
+	if c, ok := ng.Labels[v1alpha1.LabelGPUCount]; ok {
 		if _, err := strconv.Atoi(c); err != nil {
 			t.Errorf("%s: GPU count label %q", where, c)
 		}

@@ -11,19 +11,9 @@ import (
 	"berth.io/berth/api/v1alpha1"
 )
 
-// Node labels berth's local cluster puts on a pool's nodes (see
-// internal/pools). The exports put the same ones on cloud nodes, so that
-// selectors rehearsed locally keep working.
-const (
-	labelPool         = "berth.io/pool"
-	labelMode         = "berth.io/mode"
-	labelCapacity     = "berth.io/capacity"
-	labelBlueprint    = "berth.io/blueprint"
-	labelAgentPool    = "agentpool"
-	labelCapacityType = "karpenter.sh/capacity-type"
-	labelGPUProduct   = "nvidia.com/gpu.product"
-	labelGPUCount     = "nvidia.com/gpu.count"
-)
+// The exports put the labels berth's local cluster puts on a pool's
+// nodes (internal/pools) on cloud nodes too, so that selectors rehearsed
+// locally keep working.
 
 // labelSet says which of berth's labels a target sets itself rather than
 // take from the export.
@@ -44,20 +34,20 @@ func nodeLabels(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, s labelSet) map[string
 	for k, v := range p.Labels {
 		l[k] = v
 	}
-	l[labelPool] = p.Name
-	l[labelBlueprint] = bp.Metadata.Name
-	l[labelMode] = strings.ToLower(string(p.Mode))
-	l[labelCapacity] = capacityType(p)
+	l[v1alpha1.LabelPool] = p.Name
+	l[v1alpha1.LabelBlueprint] = bp.Metadata.Name
+	l[v1alpha1.LabelMode] = strings.ToLower(string(p.Mode))
+	l[v1alpha1.LabelCapacity] = capacityType(p)
 	if !s.noAgentPool {
-		l[labelAgentPool] = p.Name
+		l[v1alpha1.LabelAgentPool] = p.Name
 	}
 	if !s.noCapacityType {
-		l[labelCapacityType] = capacityType(p)
+		l[v1alpha1.LabelCapacityType] = capacityType(p)
 	}
 	if g := p.Machine.GPU; g != nil {
-		l[labelGPUCount] = strconv.Itoa(int(g.Count))
+		l[v1alpha1.LabelGPUCount] = strconv.Itoa(int(g.Count))
 		if !s.noGPUProduct {
-			l[labelGPUProduct] = g.Product
+			l[v1alpha1.LabelGPUProduct] = g.Product
 		}
 	}
 	return l

@@ -19,8 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
-	"berth.io/berth/internal/cluster/stages"
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/api/v1alpha1"
 )
 
 // Selection picks nodes: by name, by pool, by zone; a node must match
@@ -40,7 +39,7 @@ func Select(ctx context.Context, c kubernetes.Interface, s Selection) ([]corev1.
 	if s.empty() {
 		return nil, fmt.Errorf("no node named\nfix: name nodes, or pass --pool POOL or --zone ZONE")
 	}
-	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool})
+	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool})
 	if err != nil {
 		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
@@ -49,13 +48,13 @@ func Select(ctx context.Context, c kubernetes.Interface, s Selection) ([]corev1.
 	var out []corev1.Node
 	for _, n := range list.Items {
 		byName[n.Name] = true
-		poolSet[n.Labels[pools.LabelPool]] = true
+		poolSet[n.Labels[v1alpha1.LabelPool]] = true
 		zones[n.Labels[corev1.LabelTopologyZone]] = true
-		if n.Annotations[pools.KubeletAnnotation] != "fake" {
+		if n.Annotations[v1alpha1.AnnotationKWOKNode] != "fake" {
 			continue
 		}
 		if len(s.Names) > 0 && !slices.Contains(s.Names, n.Name) ||
-			s.Pool != "" && n.Labels[pools.LabelPool] != s.Pool ||
+			s.Pool != "" && n.Labels[v1alpha1.LabelPool] != s.Pool ||
 			s.Zone != "" && n.Labels[corev1.LabelTopologyZone] != s.Zone {
 			continue
 		}
@@ -79,7 +78,7 @@ func Select(ctx context.Context, c kubernetes.Interface, s Selection) ([]corev1.
 }
 
 // Stop stops the kubelets of nodes; Start starts them. Each is one patch
-// of the node's stages.StoppedAnnotation, idempotent.
+// of the node's v1alpha1.AnnotationKubeletStopped, idempotent.
 func Stop(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node, now time.Time) error {
 	return annotate(ctx, c, nodes, now.UTC().Format(time.RFC3339))
 }
@@ -93,15 +92,15 @@ func annotate(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node, 
 	if value != "" {
 		v = value
 	}
-	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{stages.StoppedAnnotation: v}}})
+	patch, err := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]any{v1alpha1.AnnotationKubeletStopped: v}}})
 	if err != nil {
 		return err
 	}
 	for _, n := range nodes {
-		if _, stopped := n.Annotations[stages.StoppedAnnotation]; stopped == (value != "") {
+		if _, stopped := n.Annotations[v1alpha1.AnnotationKubeletStopped]; stopped == (value != "") {
 			continue
 		}
-		if _, err := c.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "berth"}); err != nil {
+		if _, err := c.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: v1alpha1.FieldManager}); err != nil {
 			return fmt.Errorf("node %s: %w", n.Name, err)
 		}
 	}

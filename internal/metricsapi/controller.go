@@ -13,6 +13,7 @@ import (
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 	"k8s.io/utils/ptr"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/slim"
 )
 
@@ -129,4 +130,4 @@ func (c *Controller) register(ctx context.Context) error {
 	return nil
 }
 
-var managedBy = map[string]string{"app.kubernetes.io/managed-by": "berth"}
+var managedBy = map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy}

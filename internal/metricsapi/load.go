@@ -24,6 +24,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/util/retry"
 	"sigs.k8s.io/yaml"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // The ConfigMap the load lives in, and its key.
@@ -259,7 +261,7 @@ func UpdateLoad(ctx context.Context, client kubernetes.Interface, change func(*L
 		if create {
 			cm = &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{
 				Name: LoadConfigMap, Namespace: LoadNamespace,
-				Labels: map[string]string{"app.kubernetes.io/managed-by": "berth"},
+				Labels: map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy},
 			}}
 		}
 		l, err := DecodeLoad(cm)

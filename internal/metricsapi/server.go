@@ -20,6 +20,8 @@ import (
 	emv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	mv1beta1 "k8s.io/metrics/pkg/apis/metrics/v1beta1"
 	"k8s.io/utils/ptr"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // The group versions served, one APIService each.
@@ -105,7 +107,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (s *Server) discovery(w http.ResponseWriter, gv schema.GroupVersion) {
 	switch gv {
 	case customGV:
-		writeJSON(w, resourceList(customGV, "MetricValueList", true, "pods/"+MetricRequestsPerSecond, "pods/"+MetricGPUUtil))
+		writeJSON(w, resourceList(customGV, "MetricValueList", true, "pods/"+v1alpha1.MetricRequestsPerSecond, "pods/"+v1alpha1.MetricGPUUtil))
 	case externalGV:
 		names := make([]string, 0, len(queueMetrics))
 		for _, m := range queueMetrics {
@@ -140,13 +142,13 @@ func (s *Server) load() (*Load, error) {
 func (s *Server) custom(w http.ResponseWriter, rest []string, selector labels.Selector, load *Load) {
 	if len(rest) != 5 || rest[0] != "namespaces" || rest[2] != "pods" {
 		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: customGV.Group, Resource: strings.Join(rest, "/")},
-			"berth serves custom metrics of pods only: /namespaces/NAMESPACE/pods/(NAME|*)/("+MetricRequestsPerSecond+"|"+MetricGPUUtil+")"))
+			"berth serves custom metrics of pods only: /namespaces/NAMESPACE/pods/(NAME|*)/("+v1alpha1.MetricRequestsPerSecond+"|"+v1alpha1.MetricGPUUtil+")"))
 		return
 	}
 	ns, name, metric := rest[1], rest[3], rest[4]
-	if metric != MetricRequestsPerSecond && metric != MetricGPUUtil {
+	if metric != v1alpha1.MetricRequestsPerSecond && metric != v1alpha1.MetricGPUUtil {
 		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: customGV.Group, Resource: "pods/" + metric},
-			fmt.Sprintf("%s: berth's local cluster serves %s and %s per pod", metric, MetricRequestsPerSecond, MetricGPUUtil)))
+			fmt.Sprintf("%s: berth's local cluster serves %s and %s per pod", metric, v1alpha1.MetricRequestsPerSecond, v1alpha1.MetricGPUUtil)))
 		return
 	}
 	pods, _ := s.Pods.Pods(ns).List(selector)
@@ -160,7 +162,7 @@ func (s *Server) custom(w http.ResponseWriter, rest []string, selector labels.Se
 		}
 		sh := shares[p.Namespace+"/"+p.Name]
 		v := sh.rps
-		if metric == MetricGPUUtil {
+		if metric == v1alpha1.MetricGPUUtil {
 			if gpus(p) == 0 {
 				continue // the DCGM exporter reports only pods holding GPUs
 			}
@@ -194,11 +196,11 @@ func (s *Server) external(w http.ResponseWriter, rest []string, selector labels.
 	if !isQueueMetric(metric) {
 		writeStatus(w, apierrors.NewNotFound(schema.GroupResource{Group: externalGV.Group, Resource: metric},
 			fmt.Sprintf("%s: berth's local cluster serves queue depths as %s, %s and %s, with the selector %s=NAME",
-				metric, queueMetrics["rabbitmq"], queueMetrics["kafka"], queueMetrics["sqs"], QueueLabel)))
+				metric, queueMetrics["rabbitmq"], queueMetrics["kafka"], queueMetrics["sqs"], v1alpha1.MetricQueueLabel)))
 		return
 	}
 	depths := map[string]int64{}
-	if exact, ok := selector.RequiresExactMatch(QueueLabel); ok {
+	if exact, ok := selector.RequiresExactMatch(v1alpha1.MetricQueueLabel); ok {
 		depths[exact] = 0
 	}
 	for q, d := range load.Queues {
@@ -206,7 +208,7 @@ func (s *Server) external(w http.ResponseWriter, rest []string, selector labels.
 	}
 	names := make([]string, 0, len(depths))
 	for q := range depths {
-		if selector.Matches(labels.Set{QueueLabel: q}) {
+		if selector.Matches(labels.Set{v1alpha1.MetricQueueLabel: q}) {
 			names = append(names, q)
 		}
 	}
@@ -216,7 +218,7 @@ func (s *Server) external(w http.ResponseWriter, rest []string, selector labels.
 	for _, q := range names {
 		list.Items = append(list.Items, emv1beta1.ExternalMetricValue{
 			MetricName:   metric,
-			MetricLabels: map[string]string{QueueLabel: q},
+			MetricLabels: map[string]string{v1alpha1.MetricQueueLabel: q},
 			Timestamp:    now,
 			Value:        *resourceQuantity(depths[q]),
 		})

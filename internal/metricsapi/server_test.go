@@ -12,6 +12,8 @@ import (
 	cmv1beta2 "k8s.io/metrics/pkg/apis/custom_metrics/v1beta2"
 	emv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 	"k8s.io/utils/ptr"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -172,7 +174,7 @@ func TestExternalMetrics(t *testing.T) {
 			metric, _, _ := strings.Cut(strings.TrimPrefix(tt.path, base), "?")
 			depths := map[string]int64{}
 			for _, it := range got.Items {
-				depths[it.MetricLabels[QueueLabel]] = it.Value.Value()
+				depths[it.MetricLabels[v1alpha1.MetricQueueLabel]] = it.Value.Value()
 				if it.MetricName != metric || len(it.MetricLabels) != 1 || !it.Timestamp.Equal(&metav1.Time{Time: testNow}) {
 					t.Errorf("item %+v: want %s of one queue at %s", it, metric, testNow)
 				}

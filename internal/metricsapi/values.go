@@ -13,25 +13,12 @@ import (
 	"berth.io/berth/api/v1alpha1"
 )
 
-// Pod metrics (custom.metrics.k8s.io), named as they are scraped on real
-// clusters: an inference server's request rate, and the DCGM exporter's
-// GPU utilisation in percent.
-const (
-	MetricRequestsPerSecond = "requests_per_second"
-	MetricGPUUtil           = "DCGM_FI_DEV_GPU_UTIL"
-)
-
-// QueueLabel is the label an external metric's selector picks a queue by:
-// queue=NAME.
-const QueueLabel = "queue"
-
-// Queue depth metrics (external.metrics.k8s.io), named as each broker's
-// Prometheus exporter names them, so an HPA written for a local cluster
-// reads the same names through prometheus-adapter on a real one.
+// queueMetrics are the queue depth metrics (external.metrics.k8s.io) of
+// each broker, named as its Prometheus exporter names them.
 var queueMetrics = map[v1alpha1.QueueType]string{
-	v1alpha1.QueueRabbitMQ: "rabbitmq_queue_messages_ready",
-	v1alpha1.QueueKafka:    "kafka_consumergroup_lag",
-	v1alpha1.QueueSQS:      "aws_sqs_approximate_number_of_messages_visible_average",
+	v1alpha1.QueueRabbitMQ: v1alpha1.MetricRabbitMQDepth,
+	v1alpha1.QueueKafka:    v1alpha1.MetricKafkaLag,
+	v1alpha1.QueueSQS:      v1alpha1.MetricSQSDepth,
 }
 
 // QueueMetric is the external metric a queue of type t is read as.

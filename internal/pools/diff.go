@@ -16,11 +16,11 @@ import (
 // be made to a running node: the pool is replaced.
 var machineLabels = []string{
 	corev1.LabelInstanceTypeStable,
-	LabelMode,
-	LabelCapacity,
+	v1alpha1.LabelMode,
+	v1alpha1.LabelCapacity,
 	corev1.LabelOSStable,
-	LabelGPUProduct,
-	LabelGPUCount,
+	v1alpha1.LabelGPUProduct,
+	v1alpha1.LabelGPUCount,
 }
 
 // replaceFields lists what differs between a live node and the node its
@@ -44,9 +44,9 @@ func replaceFields(live, want *corev1.Node, p *v1alpha1.Pool) []string {
 	// device plugin runs, so their presence says nothing of the machine:
 	// the GPU labels above carry their count, and the devices
 	// annotation (on nodes that have one) their resource.
-	devices, _ := ParseResources(want.Annotations[AnnotationDevices])
-	if a, ok := live.Annotations[AnnotationDevices]; ok && a != want.Annotations[AnnotationDevices] {
-		out = append(out, fmt.Sprintf("devices: %s → %s", orNone(a), orNone(want.Annotations[AnnotationDevices])))
+	devices, _ := ParseResources(want.Annotations[v1alpha1.AnnotationDevices])
+	if a, ok := live.Annotations[v1alpha1.AnnotationDevices]; ok && a != want.Annotations[v1alpha1.AnnotationDevices] {
+		out = append(out, fmt.Sprintf("devices: %s → %s", orNone(a), orNone(want.Annotations[v1alpha1.AnnotationDevices])))
 	}
 	for _, name := range capacityNames(live, want) {
 		if _, ok := devices[name]; ok {
@@ -83,10 +83,10 @@ func liveVersion(n *corev1.Node) string {
 func updateFields(live, want *corev1.Node) []string {
 	var out []string
 	keys := map[string]bool{}
-	for _, k := range splitKeys(live.Annotations[AnnotationPoolLabels]) {
+	for _, k := range splitKeys(live.Annotations[v1alpha1.AnnotationPoolLabels]) {
 		keys[k] = true
 	}
-	for _, k := range splitKeys(want.Annotations[AnnotationPoolLabels]) {
+	for _, k := range splitKeys(want.Annotations[v1alpha1.AnnotationPoolLabels]) {
 		keys[k] = true
 	}
 	for _, k := range sortedKeys(boolKeys(keys)) {
@@ -96,10 +96,10 @@ func updateFields(live, want *corev1.Node) []string {
 			out = append(out, fmt.Sprintf("label %s: %s → %s", k, present(a, aok), present(b, bok)))
 		}
 	}
-	if live.Labels[LabelBlueprint] != want.Labels[LabelBlueprint] {
-		out = append(out, fmt.Sprintf("label %s: %s → %s", LabelBlueprint, orNone(live.Labels[LabelBlueprint]), want.Labels[LabelBlueprint]))
+	if live.Labels[v1alpha1.LabelBlueprint] != want.Labels[v1alpha1.LabelBlueprint] {
+		out = append(out, fmt.Sprintf("label %s: %s → %s", v1alpha1.LabelBlueprint, orNone(live.Labels[v1alpha1.LabelBlueprint]), want.Labels[v1alpha1.LabelBlueprint]))
 	}
-	if a, b := live.Annotations[AnnotationReserved], want.Annotations[AnnotationReserved]; a != b {
+	if a, b := live.Annotations[v1alpha1.AnnotationSystemReserved], want.Annotations[v1alpha1.AnnotationSystemReserved]; a != b {
 		out = append(out, fmt.Sprintf("reserved: %s → %s", orNone(a), orNone(b)))
 	}
 	return out
@@ -146,7 +146,7 @@ func taintStrings(taints []corev1.Taint) string {
 // for a while (not ready, being removed), never the pool's own.
 func isSystemTaint(key string) bool {
 	return strings.HasPrefix(key, "node.kubernetes.io/") || strings.HasPrefix(key, "node.cloudprovider.kubernetes.io/") ||
-		key == "ToBeDeletedByClusterAutoscaler" || key == "DeletionCandidateOfClusterAutoscaler"
+		key == v1alpha1.TaintToBeDeleted || key == v1alpha1.TaintDeletionCandidate
 }
 
 func quantity(q resource.Quantity, ok bool) string {
@@ -198,18 +198,18 @@ func boolKeys(m map[string]bool) map[string]string {
 // blueprint label and reservation, removing pool labels it no longer has.
 func metadataPatch(live, want *corev1.Node) []byte {
 	labels := map[string]any{}
-	for _, k := range splitKeys(live.Annotations[AnnotationPoolLabels]) {
+	for _, k := range splitKeys(live.Annotations[v1alpha1.AnnotationPoolLabels]) {
 		labels[k] = nil
 	}
-	for _, k := range splitKeys(want.Annotations[AnnotationPoolLabels]) {
+	for _, k := range splitKeys(want.Annotations[v1alpha1.AnnotationPoolLabels]) {
 		labels[k] = want.Labels[k]
 	}
-	labels[LabelBlueprint] = want.Labels[LabelBlueprint]
+	labels[v1alpha1.LabelBlueprint] = want.Labels[v1alpha1.LabelBlueprint]
 	patch := map[string]any{"metadata": map[string]any{
 		"labels": labels,
 		"annotations": map[string]any{
-			AnnotationPoolLabels: want.Annotations[AnnotationPoolLabels],
-			AnnotationReserved:   want.Annotations[AnnotationReserved],
+			v1alpha1.AnnotationPoolLabels:     want.Annotations[v1alpha1.AnnotationPoolLabels],
+			v1alpha1.AnnotationSystemReserved: want.Annotations[v1alpha1.AnnotationSystemReserved],
 		},
 	}}
 	b, _ := json.Marshal(patch) // maps of strings always marshal

@@ -16,6 +16,8 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // Drainer empties nodes as `kubectl drain` does: cordon, then evict every
@@ -63,7 +65,7 @@ func (d *Drainer) timeout() time.Duration {
 
 // Cordon marks a node unschedulable.
 func (d *Drainer) Cordon(ctx context.Context, node string) error {
-	_, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{FieldManager: fieldManager})
+	_, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{FieldManager: v1alpha1.FieldManager})
 	if err != nil && !apierrors.IsNotFound(err) {
 		return fmt.Errorf("cordoning %s: %w", node, err)
 	}

@@ -13,10 +13,9 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
-)
 
-// fieldManager is how berth signs its writes.
-const fieldManager = "berth"
+	"berth.io/berth/api/v1alpha1"
+)
 
 // Options say how Execute works.
 type Options struct {
@@ -63,7 +62,7 @@ func Execute(ctx context.Context, c kubernetes.Interface, ch *Change, o Options)
 		}
 	}
 	for _, u := range ch.update {
-		if _, err := c.CoreV1().Nodes().Patch(ctx, u.name, types.MergePatchType, u.patch, metav1.PatchOptions{FieldManager: fieldManager, DryRun: dryRun}); err != nil {
+		if _, err := c.CoreV1().Nodes().Patch(ctx, u.name, types.MergePatchType, u.patch, metav1.PatchOptions{FieldManager: v1alpha1.FieldManager, DryRun: dryRun}); err != nil {
 			return fmt.Errorf("updating node %s: %w", u.name, err)
 		}
 		fmt.Fprintf(out, "    updated %s\n", u.name)
@@ -118,7 +117,7 @@ func createNodes(ctx context.Context, c kubernetes.Interface, nodes []*corev1.No
 	g.SetLimit(32)
 	for _, n := range nodes {
 		g.Go(func() error {
-			_, err := c.CoreV1().Nodes().Create(gctx, StripGPUs(n), metav1.CreateOptions{FieldManager: fieldManager, DryRun: dryRun})
+			_, err := c.CoreV1().Nodes().Create(gctx, StripGPUs(n), metav1.CreateOptions{FieldManager: v1alpha1.FieldManager, DryRun: dryRun})
 			if err != nil && !apierrors.IsAlreadyExists(err) {
 				return fmt.Errorf("creating node %s: %w", n.Name, err)
 			}

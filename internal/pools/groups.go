@@ -37,7 +37,7 @@ func StoreBlueprint(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Bl
 		ObjectMeta: metav1.ObjectMeta{
 			Name:      BlueprintConfigMapPrefix + bp.Metadata.Name,
 			Namespace: metav1.NamespaceSystem,
-			Labels:    map[string]string{LabelBlueprint: bp.Metadata.Name},
+			Labels:    map[string]string{v1alpha1.LabelBlueprint: bp.Metadata.Name},
 		},
 		Data: map[string]string{BlueprintKey: string(raw)},
 	}
@@ -45,12 +45,12 @@ func StoreBlueprint(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Bl
 	live, err := cms.Get(ctx, cm.Name, metav1.GetOptions{})
 	switch {
 	case apierrors.IsNotFound(err):
-		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: fieldManager})
+		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager})
 	case err == nil && live.Data[BlueprintKey] == cm.Data[BlueprintKey]:
 		return nil // an apply that changes nothing writes nothing
 	case err == nil:
 		cm.ResourceVersion = live.ResourceVersion
-		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: fieldManager})
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: v1alpha1.FieldManager})
 	}
 	if err != nil {
 		return fmt.Errorf("recording blueprint %s in the cluster: %w", bp.Metadata.Name, err)
@@ -96,7 +96,7 @@ func nextNodes(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, gen int, live []*corev1
 func NodesOf(pool string, nodes []*corev1.Node) []*corev1.Node {
 	var out []*corev1.Node
 	for _, n := range nodes {
-		if n.Labels[LabelPool] == pool {
+		if n.Labels[v1alpha1.LabelPool] == pool {
 			out = append(out, n)
 		}
 	}

@@ -18,37 +18,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 )
 
-// Labels and annotations berth puts on the nodes it simulates.
-const (
-	LabelPool     = "berth.io/pool"
-	LabelMode     = "berth.io/mode"
-	LabelCapacity = "berth.io/capacity"
-	// LabelAgentPool is AKS's pool label, so manifests written for AKS
-	// (nodeSelector: agentpool: NAME) work unchanged.
-	LabelAgentPool    = "agentpool"
-	LabelCapacityType = "karpenter.sh/capacity-type"
-	LabelGPUProduct   = "nvidia.com/gpu.product"
-	LabelGPUCount     = "nvidia.com/gpu.count"
-	// LabelBlueprint names the blueprint a node's pool belongs to, so
-	// that two blueprints can share a local cluster.
-	LabelBlueprint = "berth.io/blueprint"
-	// LabelGeneration counts a pool's blue/green replacements: nodes of
-	// generation N+1 replace those of generation N.
-	LabelGeneration    = "berth.io/pool-generation"
-	AnnotationReserved = "berth.io/system-reserved"
-	// AnnotationPoolLabels lists the keys of the pool's own labels on
-	// the node, so that a label dropped from the blueprint can be
-	// removed.
-	AnnotationPoolLabels = "berth.io/pool-labels"
-	// AnnotationDevices lists the devices a simulated machine has, as
-	// FormatResources writes them (nvidia.com/gpu=4): what its device
-	// plugin advertises once it runs there. The node registers without
-	// them (StripGPUs).
-	AnnotationDevices = "berth.io/devices"
-	// KubeletAnnotation hands a node's kubelet to KWOK.
-	KubeletAnnotation    = "kwok.x-k8s.io/node"
-	nodeEphemeralStorage = "100Gi"
-)
+const nodeEphemeralStorage = "100Gi"
 
 // NodeName is the name of a pool's i-th node of a generation: POOL-I for
 // the first generation, POOL-gG-I after a replacement.
@@ -79,27 +49,27 @@ func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev
 		capacityType = "spot"
 	}
 	for k, v := range map[string]string{
-		LabelPool:                      p.Name,
-		LabelAgentPool:                 p.Name,
-		LabelMode:                      strings.ToLower(string(p.Mode)),
-		LabelCapacity:                  capacityType,
-		LabelCapacityType:              capacityType,
-		corev1.LabelTopologyZone:       zone,
-		corev1.LabelTopologyRegion:     "local",
-		corev1.LabelInstanceTypeStable: InstanceType(p),
-		corev1.LabelOSStable:           strings.ToLower(string(p.OS)),
-		corev1.LabelArchStable:         "amd64",
-		corev1.LabelHostname:           name,
-		LabelBlueprint:                 bp.Metadata.Name,
-		LabelGeneration:                strconv.Itoa(generation),
+		v1alpha1.LabelPool:                                        p.Name,
+		v1alpha1.LabelAgentPool:                                   p.Name,
+		v1alpha1.LabelMode:                                        strings.ToLower(string(p.Mode)),
+		v1alpha1.LabelCapacity:                                    capacityType,
+		v1alpha1.LabelCapacityType:                                capacityType,
+		corev1.LabelTopologyZone:                                  zone,
+		corev1.LabelTopologyRegion:                                "local",
+		corev1.LabelInstanceTypeStable:                            InstanceType(p),
+		corev1.LabelOSStable:                                      strings.ToLower(string(p.OS)),
+		corev1.LabelArchStable:                                    "amd64",
+		corev1.LabelHostname:                                      name,
+		v1alpha1.LabelBlueprint:                                   bp.Metadata.Name,
+		v1alpha1.LabelPoolGeneration:                              strconv.Itoa(generation),
 		"node.kubernetes.io/exclude-from-external-load-balancers": "",
 		"type": "kwok",
 	} {
 		labels[k] = v
 	}
 	if g := p.Machine.GPU; g != nil {
-		labels[LabelGPUProduct] = g.Product
-		labels[LabelGPUCount] = strconv.Itoa(int(g.Count))
+		labels[v1alpha1.LabelGPUProduct] = g.Product
+		labels[v1alpha1.LabelGPUCount] = strconv.Itoa(int(g.Count))
 	}
 	var taints []corev1.Taint
 	for _, s := range p.Taints {
@@ -116,14 +86,14 @@ func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev
 	}
 	reserved := reservedList(p.Reserved)
 	annotations := map[string]string{
-		KubeletAnnotation:    "fake",
-		AnnotationReserved:   FormatResources(reserved),
-		AnnotationPoolLabels: strings.Join(sortedKeys(p.Labels), ","),
+		v1alpha1.AnnotationKWOKNode:       "fake",
+		v1alpha1.AnnotationSystemReserved: FormatResources(reserved),
+		v1alpha1.AnnotationPoolLabels:     strings.Join(sortedKeys(p.Labels), ","),
 	}
 	if r := p.GPUResource(); r != "" {
 		gpus := corev1.ResourceList{corev1.ResourceName(r): *resource.NewQuantity(int64(p.Machine.GPU.Count), resource.DecimalSI)}
 		capacity[corev1.ResourceName(r)] = gpus[corev1.ResourceName(r)]
-		annotations[AnnotationDevices] = FormatResources(gpus)
+		annotations[v1alpha1.AnnotationDevices] = FormatResources(gpus)
 	}
 	return &corev1.Node{
 		ObjectMeta: metav1.ObjectMeta{
@@ -146,14 +116,14 @@ func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev
 	}
 }
 
-// StripGPUs returns a copy of n without the devices AnnotationDevices
+// StripGPUs returns a copy of n without the devices v1alpha1.AnnotationDevices
 // lists in its capacity and allocatable: the node as its kubelet
 // registers it, before the device plugin advertises its GPUs. NewNode
 // describes the whole machine, as an autoscaler's template node must;
 // whatever creates a node on the cluster creates StripGPUs of it.
 func StripGPUs(n *corev1.Node) *corev1.Node {
 	out := n.DeepCopy()
-	devices, err := ParseResources(n.Annotations[AnnotationDevices])
+	devices, err := ParseResources(n.Annotations[v1alpha1.AnnotationDevices])
 	if err != nil {
 		return out // not a node berth wrote: nothing of it is known to be a device
 	}

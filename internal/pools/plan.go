@@ -99,7 +99,7 @@ func IsLocal(ctx context.Context, c kubernetes.Interface) (bool, error) {
 // returned in kept. Fit, when set, finds the pods that the changes would
 // leave with nowhere to run (see Fit); nil skips that check.
 func Plan(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, prune bool, fit Fit) (changes []Change, kept []string, err error) {
-	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: LabelPool})
+	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool})
 	if err != nil {
 		return nil, nil, fmt.Errorf("listing pool nodes: %w", err)
 	}
@@ -108,9 +108,9 @@ func Plan(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, p
 	for i := range list.Items {
 		n := &list.Items[i]
 		owner := nodeBlueprint(n)
-		taken[n.Name] = fmt.Sprintf("pool %s of blueprint %s", n.Labels[LabelPool], owner)
+		taken[n.Name] = fmt.Sprintf("pool %s of blueprint %s", n.Labels[v1alpha1.LabelPool], owner)
 		if owner == bp.Metadata.Name {
-			byPool[n.Labels[LabelPool]] = append(byPool[n.Labels[LabelPool]], n)
+			byPool[n.Labels[v1alpha1.LabelPool]] = append(byPool[n.Labels[v1alpha1.LabelPool]], n)
 		}
 	}
 	pods, err := c.CoreV1().Pods(metav1.NamespaceAll).List(ctx, metav1.ListOptions{})
@@ -254,7 +254,7 @@ func generation(nodes []*corev1.Node) int {
 }
 
 func nodeGeneration(n *corev1.Node) int {
-	g, err := strconv.Atoi(n.Labels[LabelGeneration])
+	g, err := strconv.Atoi(n.Labels[v1alpha1.LabelPoolGeneration])
 	if err != nil || g < 1 {
 		return 1
 	}
@@ -274,10 +274,10 @@ func nodeIndex(n *corev1.Node) int {
 // nodeBlueprint is the blueprint a node's pool belongs to. Nodes made
 // before the label existed carry it as an annotation.
 func nodeBlueprint(n *corev1.Node) string {
-	if b, ok := n.Labels[LabelBlueprint]; ok {
+	if b, ok := n.Labels[v1alpha1.LabelBlueprint]; ok {
 		return b
 	}
-	return n.Annotations[LabelBlueprint]
+	return n.Annotations[v1alpha1.LabelBlueprint]
 }
 
 func mergeFields(have, more []string) []string {

@@ -71,8 +71,8 @@ func TestStripGPUs(t *testing.T) {
 			t.Errorf("registered node's resources = %v, want cpu, memory, pods and ephemeral-storage only", l)
 		}
 	}
-	if q := n.Status.Capacity["nvidia.com/gpu"]; q.Value() != 4 || n.Annotations[AnnotationDevices] != "nvidia.com/gpu=4" {
-		t.Errorf("the template node has %s GPUs and devices %q, want 4 and nvidia.com/gpu=4: StripGPUs must not change it", q.String(), n.Annotations[AnnotationDevices])
+	if q := n.Status.Capacity["nvidia.com/gpu"]; q.Value() != 4 || n.Annotations[v1alpha1.AnnotationDevices] != "nvidia.com/gpu=4" {
+		t.Errorf("the template node has %s GPUs and devices %q, want 4 and nvidia.com/gpu=4: StripGPUs must not change it", q.String(), n.Annotations[v1alpha1.AnnotationDevices])
 	}
 	cpu := StripGPUs(NewNode(bp, &bp.Spec.Pools[0], 0))
 	if len(cpu.Status.Capacity) != 4 {

@@ -15,8 +15,6 @@ import (
 	"k8s.io/utils/ptr"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/audit"
-	"berth.io/berth/internal/compile"
 )
 
 // CheckpointDir is where training writes and resumes its checkpoints.
@@ -40,14 +38,14 @@ func (b builder) meta(name string, kind Kind) metav1.ObjectMeta {
 
 func (b builder) labels(kind Kind) map[string]string {
 	return map[string]string{
-		"app.kubernetes.io/name":      b.o.Name,
-		"app.kubernetes.io/component": string(kind),
-		compile.LabelClass:            b.class.Name,
+		v1alpha1.LabelAppName:      b.o.Name,
+		v1alpha1.LabelAppComponent: string(kind),
+		v1alpha1.LabelClass:        b.class.Name,
 	}
 }
 
 func (b builder) selector() *metav1.LabelSelector {
-	return &metav1.LabelSelector{MatchLabels: map[string]string{"app.kubernetes.io/name": b.o.Name}}
+	return &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelAppName: b.o.Name}}
 }
 
 // resources are the container's requests, the same limits, and its GPU
@@ -84,7 +82,7 @@ func (b builder) podSpec(c corev1.Container) corev1.PodSpec {
 
 func (b builder) classNote() string {
 	note := fmt.Sprintf("Class %s (label %s) gives its pods, on admission, the tolerations and\n"+
-		"node affinity of its pools (%s)%s.", b.class.Name, compile.LabelClass, joinPools(b.class.Pools), b.priorityNote())
+		"node affinity of its pools (%s)%s.", b.class.Name, v1alpha1.LabelClass, joinPools(b.class.Pools), b.priorityNote())
 	if b.gpuDefault {
 		note += "\nIt asks for 1 GPU: every pool of class " + b.class.Name + " has GPUs, and a pod without\n" +
 			"one would have no pool to run on (pass --gpus N for more)."
@@ -254,12 +252,12 @@ func (b builder) batch() []Object {
 	if b.class.PriorityClassName() == "" && !b.globalDefault() {
 		// The blueprint runs the class at priority 0 on purpose: say
 		// so where audit would ask for a PriorityClass.
-		ignore = append(ignore, audit.RulePriorityClassMissing)
+		ignore = append(ignore, v1alpha1.RulePriorityClassMissing)
 		comment += "Class " + b.class.Name + " has no priority and the blueprint no default: its pods run\n" +
 			"at priority 0, as the blueprint intends (hence the audit exemption).\n"
 	}
 	if len(ignore) > 0 {
-		d.Annotations = map[string]string{audit.IgnoreAnnotation: strings.Join(ignore, ",")}
+		d.Annotations = map[string]string{v1alpha1.AnnotationAuditIgnore: strings.Join(ignore, ",")}
 	}
 	switch {
 	case q == nil:

@@ -9,7 +9,6 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/metricsapi"
 )
 
 // queueURLForms is the fix for a --queue URL berth cannot read.
@@ -37,7 +36,7 @@ func resolveQueue(class *v1alpha1.Class, o Options) (*workQueue, error) {
 		}
 		q := &workQueue{Queue: s.Queue, name: queueName(s.Queue), fromClass: true}
 		if errs := validation.IsValidLabelValue(q.name); len(errs) > 0 && o.Scaler != ScalerKEDA {
-			return nil, fmt.Errorf("class %s's queue %q cannot be a label value, as its depth metric's selector (%s=NAME) needs: %s\nfix: scale it with --scaler keda, which reads the queue by name", class.Name, q.name, metricsapi.QueueLabel, strings.Join(errs, "; "))
+			return nil, fmt.Errorf("class %s's queue %q cannot be a label value, as its depth metric's selector (%s=NAME) needs: %s\nfix: scale it with --scaler keda, which reads the queue by name", class.Name, q.name, v1alpha1.MetricQueueLabel, strings.Join(errs, "; "))
 		}
 		return q, nil
 	}
@@ -49,7 +48,7 @@ func resolveQueue(class *v1alpha1.Class, o Options) (*workQueue, error) {
 		return nil, err
 	}
 	if errs := validation.IsValidLabelValue(q.name); len(errs) > 0 && o.Scaler != ScalerKEDA {
-		return nil, fmt.Errorf("--queue %s: queue name %q cannot be a label value, as its depth metric's selector (%s=NAME) needs: %s\nfix: name the queue with at most 63 letters, digits, '-', '_' and '.'", o.Queue, q.name, metricsapi.QueueLabel, strings.Join(errs, "; "))
+		return nil, fmt.Errorf("--queue %s: queue name %q cannot be a label value, as its depth metric's selector (%s=NAME) needs: %s\nfix: name the queue with at most 63 letters, digits, '-', '_' and '.'", o.Queue, q.name, v1alpha1.MetricQueueLabel, strings.Join(errs, "; "))
 	}
 	return q, nil
 }

@@ -138,19 +138,19 @@ func (b builder) inferenceHPA() Object {
 	var comment string
 	switch metric {
 	case v1alpha1.MetricRPS:
-		spec = podsMetric(metricsapi.MetricRequestsPerSecond, target)
+		spec = podsMetric(v1alpha1.MetricRequestsPerSecond, target)
 		comment = fmt.Sprintf("Scales on requests per second per pod (Pods metric %s):\n"+
 			"%d per pod, %s; from %d to %d replicas.\n"+
 			"On a local cluster berth serves it from the load you set:\n%s --rps N\n"+
 			"On a real cluster the server exports it and prometheus-adapter serves it.",
-			metricsapi.MetricRequestsPerSecond, target, asks, minReplicas, maxReplicas, load)
+			v1alpha1.MetricRequestsPerSecond, target, asks, minReplicas, maxReplicas, load)
 	case v1alpha1.MetricGPUUtilization:
-		spec = podsMetric(metricsapi.MetricGPUUtil, target)
+		spec = podsMetric(v1alpha1.MetricGPUUtil, target)
 		comment = fmt.Sprintf("Scales on GPU utilization (Pods metric %s):\n"+
 			"%d %% per pod, %s; from %d to %d replicas.\n"+
 			"On a local cluster berth serves it from the load you set:\n%s --gpu-util P\n"+
 			"On a real cluster NVIDIA's DCGM exporter exports it and prometheus-adapter\nserves it.",
-			metricsapi.MetricGPUUtil, target, asks, minReplicas, maxReplicas, load)
+			v1alpha1.MetricGPUUtil, target, asks, minReplicas, maxReplicas, load)
 	default:
 		spec = cpuMetric(target)
 		comment = fmt.Sprintf("Scales on CPU utilization: %d %% of the pods' CPU request,\n"+
@@ -209,7 +209,7 @@ func (b builder) queueHPA(q *workQueue) Object {
 		External: &autoscalingv2.ExternalMetricSource{
 			Metric: autoscalingv2.MetricIdentifier{
 				Name:     metric,
-				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{metricsapi.QueueLabel: q.name}},
+				Selector: &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.MetricQueueLabel: q.name}},
 			},
 			Target: autoscalingv2.MetricTarget{Type: autoscalingv2.AverageValueMetricType, AverageValue: resource.NewQuantity(int64(s.Queue.Target), resource.DecimalSI)},
 		},
@@ -224,7 +224,7 @@ func (b builder) queueHPA(q *workQueue) Object {
 		"On a real cluster the broker's Prometheus exporter gives the same metric through\n"+
 		"an external metrics adapter (prometheus-adapter), with the gate on; or scale\n"+
 		"with KEDA instead: berth new batch %s ... --scaler keda.",
-		b.o.Name, q.Type, q.name, b.queueSource(q), metric, metricsapi.QueueLabel, q.name, s.Queue.Target, depthUnit(q.Type),
+		b.o.Name, q.Type, q.name, b.queueSource(q), metric, v1alpha1.MetricQueueLabel, q.name, s.Queue.Target, depthUnit(q.Type),
 		*s.MinReplicas, s.MaxReplicas, window, why, q.name, b.o.Name)
 	return Object{Comment: comment, Object: b.hpa(Batch, s.MinReplicas, s.MaxReplicas, window, spec)}
 }

@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/slim"
 )
 
@@ -215,7 +216,7 @@ func (c *Controller) patchStatus(ctx context.Context, p *corev1.Pod, status map[
 	if err != nil {
 		return err
 	}
-	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{FieldManager: "berth-spot"}, "status")
+	_, err = c.client.CoreV1().Pods(p.Namespace).Patch(ctx, p.Name, types.StrategicMergePatchType, body, metav1.PatchOptions{FieldManager: v1alpha1.FieldManagerSpot}, "status")
 	if apierrors.IsNotFound(err) {
 		return nil
 	}

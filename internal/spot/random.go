@@ -11,6 +11,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
 )
 
@@ -74,7 +75,7 @@ func (c *Controller) rehearseOnce(ctx context.Context, blueprints cache.SharedIn
 			var nodes []corev1.Node
 			for _, obj := range c.nodes.GetStore().List() {
 				n := obj.(*corev1.Node)
-				if n.Labels[pools.LabelPool] == p.Name && n.Labels[pools.LabelBlueprint] == bp.Metadata.Name {
+				if n.Labels[v1alpha1.LabelPool] == p.Name && n.Labels[v1alpha1.LabelBlueprint] == bp.Metadata.Name {
 					nodes = append(nodes, *n)
 				}
 			}

@@ -10,6 +10,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"sigs.k8s.io/yaml"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // The record of interruptions `berth status` shows: a ConfigMap in
@@ -45,7 +47,7 @@ func remember(ctx context.Context, c kubernetes.Interface, n *corev1.Node, at ti
 		list = nil // an unreadable record is started over
 	}
 	list = append(list, Interruption{
-		Node: n.Name, Pool: n.Labels["berth.io/pool"], Zone: n.Labels[corev1.LabelTopologyZone],
+		Node: n.Name, Pool: n.Labels[v1alpha1.LabelPool], Zone: n.Labels[corev1.LabelTopologyZone],
 		At: metav1.NewTime(at.Truncate(time.Second)), Notice: notice.String(), Pods: pods,
 	})
 	if len(list) > keep {
@@ -57,9 +59,9 @@ func remember(ctx context.Context, c kubernetes.Interface, n *corev1.Node, at ti
 	}
 	cm.Data = map[string]string{recordKey: string(raw)}
 	if create {
-		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: "berth-spot"})
+		_, err = cms.Create(ctx, cm, metav1.CreateOptions{FieldManager: v1alpha1.FieldManagerSpot})
 	} else {
-		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: "berth-spot"})
+		_, err = cms.Update(ctx, cm, metav1.UpdateOptions{FieldManager: v1alpha1.FieldManagerSpot})
 	}
 	if err != nil {
 		return fmt.Errorf("recording the interruption of %s: %w", n.Name, err)

@@ -21,23 +21,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
 )
 
-// Names of the interruption, on the node.
 const (
-	// NoticeAnnotation holds when the notice ends (RFC 3339): the node
-	// is deleted then.
-	NoticeAnnotation = "berth.io/spot-interruption"
-	// NoticeLengthAnnotation holds the notice's length, as given.
-	NoticeLengthAnnotation = "berth.io/spot-notice"
-	// TaintKey is the taint AWS's node termination handler puts on a node
-	// whose spot interruption notice has come (GKE's equivalent is
-	// cloud.google.com/impending-node-termination, Karpenter's
-	// karpenter.sh/disrupted); NoSchedule, so no new pod lands there.
-	TaintKey = "aws-node-termination-handler/spot-itn"
-	// LabelCapacity is berth's capacity label: spot or on-demand.
-	LabelCapacity = "berth.io/capacity"
 	// DefaultNotice is Azure's and Google Cloud's notice; AWS gives 2m.
 	DefaultNotice = 30 * time.Second
 )
@@ -46,21 +34,21 @@ const (
 // starting now. Only spot nodes can be interrupted.
 func Interrupt(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node, notice time.Duration, now time.Time) error {
 	for _, n := range nodes {
-		if n.Labels[LabelCapacity] != "spot" {
-			return fmt.Errorf("node %s is %s capacity: only spot capacity is taken away\nfix: interrupt a node of a pool with capacity: Spot", n.Name, orUnknown(n.Labels[LabelCapacity]))
+		if n.Labels[v1alpha1.LabelCapacity] != "spot" {
+			return fmt.Errorf("node %s is %s capacity: only spot capacity is taken away\nfix: interrupt a node of a pool with capacity: Spot", n.Name, orUnknown(n.Labels[v1alpha1.LabelCapacity]))
 		}
 	}
 	for _, n := range nodes {
-		if _, ok := n.Annotations[NoticeAnnotation]; ok {
+		if _, ok := n.Annotations[v1alpha1.AnnotationSpotInterruption]; ok {
 			continue // already interrupted: the first notice stands
 		}
-		taints := append(n.Spec.Taints, corev1.Taint{Key: TaintKey, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: now}})
+		taints := append(n.Spec.Taints, corev1.Taint{Key: v1alpha1.TaintSpotInterruption, Effect: corev1.TaintEffectNoSchedule, TimeAdded: &metav1.Time{Time: now}})
 		patch, err := json.Marshal(map[string]any{
 			"metadata": map[string]any{
 				"resourceVersion": n.ResourceVersion,
 				"annotations": map[string]string{
-					NoticeAnnotation:       now.Add(notice).UTC().Format(time.RFC3339),
-					NoticeLengthAnnotation: notice.String(),
+					v1alpha1.AnnotationSpotInterruption: now.Add(notice).UTC().Format(time.RFC3339),
+					v1alpha1.AnnotationSpotNotice:       notice.String(),
 				},
 			},
 			"spec": map[string]any{"taints": taints},
@@ -68,7 +56,7 @@ func Interrupt(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node,
 		if err != nil {
 			return err
 		}
-		if _, err := c.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: "berth-spot"}); err != nil {
+		if _, err := c.CoreV1().Nodes().Patch(ctx, n.Name, types.MergePatchType, patch, metav1.PatchOptions{FieldManager: v1alpha1.FieldManagerSpot}); err != nil {
 			return fmt.Errorf("interrupting node %s: %w", n.Name, err)
 		}
 	}
@@ -81,7 +69,7 @@ func Interrupt(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node,
 func Pick(nodes []corev1.Node, count int, seed uint64) []corev1.Node {
 	var free []corev1.Node
 	for _, n := range nodes {
-		if _, ok := n.Annotations[NoticeAnnotation]; !ok {
+		if _, ok := n.Annotations[v1alpha1.AnnotationSpotInterruption]; !ok {
 			free = append(free, n)
 		}
 	}
@@ -101,7 +89,7 @@ func Pick(nodes []corev1.Node, count int, seed uint64) []corev1.Node {
 // Deadline is when a node's notice ends; ok is false for a node not
 // interrupted.
 func Deadline(n *corev1.Node) (time.Time, time.Duration, bool) {
-	raw, ok := n.Annotations[NoticeAnnotation]
+	raw, ok := n.Annotations[v1alpha1.AnnotationSpotInterruption]
 	if !ok {
 		return time.Time{}, 0, false
 	}
@@ -109,7 +97,7 @@ func Deadline(n *corev1.Node) (time.Time, time.Duration, bool) {
 	if err != nil {
 		return time.Time{}, 0, false
 	}
-	notice, err := time.ParseDuration(n.Annotations[NoticeLengthAnnotation])
+	notice, err := time.ParseDuration(n.Annotations[v1alpha1.AnnotationSpotNotice])
 	if err != nil {
 		notice = DefaultNotice
 	}
@@ -127,7 +115,7 @@ func orUnknown(s string) string {
 // each pool (pools[].spot.notice), keyed "BLUEPRINT/POOL"; a pool not
 // there takes DefaultNotice.
 func PoolNotices(ctx context.Context, c kubernetes.Interface) (map[string]time.Duration, error) {
-	list, err := c.CoreV1().ConfigMaps(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: pools.LabelBlueprint})
+	list, err := c.CoreV1().ConfigMaps(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelBlueprint})
 	if err != nil {
 		return nil, fmt.Errorf("reading the recorded blueprints: %w", err)
 	}
@@ -147,7 +135,7 @@ func PoolNotices(ctx context.Context, c kubernetes.Interface) (map[string]time.D
 
 // NoticeFor is a node's pool's notice among notices.
 func NoticeFor(n *corev1.Node, notices map[string]time.Duration) time.Duration {
-	if d, ok := notices[n.Labels[pools.LabelBlueprint]+"/"+n.Labels[pools.LabelPool]]; ok {
+	if d, ok := notices[n.Labels[v1alpha1.LabelBlueprint]+"/"+n.Labels[v1alpha1.LabelPool]]; ok {
 		return d
 	}
 	return DefaultNotice

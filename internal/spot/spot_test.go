@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 func nodes(n int) []corev1.Node {
@@ -35,7 +37,7 @@ func TestPick(t *testing.T) {
 	if len(a) != 3 || !cmp.Equal(a, b) {
 		t.Errorf("seed 42 picked %v then %v; want the same 3 nodes", a, b)
 	}
-	all[0].Annotations[NoticeAnnotation] = time.Now().Format(time.RFC3339)
+	all[0].Annotations[v1alpha1.AnnotationSpotInterruption] = time.Now().Format(time.RFC3339)
 	for seed := uint64(1); seed < 50; seed++ {
 		for _, n := range Pick(all, 2, seed) {
 			if n.Name == "spot-0" {
@@ -73,7 +75,7 @@ func TestIntervalsHaveTheMean(t *testing.T) {
 
 func TestDeadline(t *testing.T) {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
-		NoticeAnnotation: "2026-11-23T12:00:30Z", NoticeLengthAnnotation: "30s",
+		v1alpha1.AnnotationSpotInterruption: "2026-11-23T12:00:30Z", v1alpha1.AnnotationSpotNotice: "30s",
 	}}}
 	end, notice, ok := Deadline(n)
 	if !ok || !end.Equal(time.Date(2026, 11, 23, 12, 0, 30, 0, time.UTC)) || notice != 30*time.Second {

@@ -23,13 +23,6 @@ import (
 	"berth.io/berth/internal/spot"
 )
 
-// Pool labels, duplicated from the cluster package to keep this package
-// free of the control plane: status also runs against remote clusters.
-const (
-	labelPool      = "berth.io/pool"
-	labelAgentPool = "agentpool"
-)
-
 // Pool is one pool's state.
 type Pool struct {
 	Name string
@@ -146,9 +139,9 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 	nodePool := map[string]*Pool{}
 	for i := range nodes.Items {
 		n := &nodes.Items[i]
-		name := n.Labels[labelPool]
+		name := n.Labels[v1alpha1.LabelPool]
 		if name == "" {
-			name = n.Labels[labelAgentPool]
+			name = n.Labels[v1alpha1.LabelAgentPool]
 		}
 		if name == "" {
 			out.Unpooled++
@@ -169,7 +162,7 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 		addTo(p.Allocatable, n.Status.Allocatable)
 		if p.GPUResource == "" {
 			for r := range n.Status.Allocatable {
-				if r == "nvidia.com/gpu" {
+				if r == v1alpha1.DefaultGPUResource {
 					p.GPUResource = r
 				}
 			}

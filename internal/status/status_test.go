@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // A pool's requested resources are the sum of its nodes' pods' requests,
@@ -18,7 +20,7 @@ import (
 func TestCollectRequestsByPool(t *testing.T) {
 	node := func(name, pool string) *corev1.Node {
 		return &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{labelPool: pool}},
+			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.LabelPool: pool}},
 			Status: corev1.NodeStatus{
 				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
 				Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},

@@ -12,7 +12,6 @@ import (
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/pools"
 )
 
 // devicePluginRef is the device-plugin DaemonSet the blueprint names
@@ -38,7 +37,7 @@ func (e *explainer) gpuResource(n *nodeInfo) corev1.ResourceName {
 			return corev1.ResourceName(p.GPUResource())
 		}
 	}
-	return "nvidia.com/gpu"
+	return v1alpha1.DefaultGPUResource
 }
 
 // invisibleGPUs says why GPU nodes (label nvidia.com/gpu.count > 0)
@@ -76,7 +75,7 @@ func (e *explainer) invisibleGPUs() (c *Cause, all bool) {
 	for _, p := range poolNames {
 		where = append(where, fmt.Sprintf("pool %s (%s of %d)", p, plural(len(byPool[p]), "node"), len(e.s.index().byPool[p])))
 	}
-	head := fmt.Sprintf("GPU nodes advertise no %s: %s, though their machines have GPUs (%s)", e.gpuResource(dark[0]), strings.Join(where, ", "), pools.LabelGPUCount)
+	head := fmt.Sprintf("GPU nodes advertise no %s: %s, though their machines have GPUs (%s)", e.gpuResource(dark[0]), strings.Join(where, ", "), v1alpha1.LabelGPUCount)
 	c = &Cause{Layer: LayerPools, Code: CauseGPUsInvisible}
 	all = len(dark) == len(gpuNodes)
 	plugin := e.s.DevicePlugin
@@ -97,7 +96,7 @@ func (e *explainer) invisibleGPUs() (c *Cause, all bool) {
 		}
 		if ok, _ := nodeaffinity.GetRequiredNodeAffinity(tmpl).Match(node); !ok {
 			c.Message = fmt.Sprintf("%s: device-plugin DaemonSet %s's node selector or affinity leaves out pool %s's nodes", head, ds, p)
-			c.Fix = fmt.Sprintf("let DaemonSet %s select the GPU nodes (spec.template.spec.nodeSelector or affinity, e.g. %s exists)", ds, pools.LabelGPUCount)
+			c.Fix = fmt.Sprintf("let DaemonSet %s select the GPU nodes (spec.template.spec.nodeSelector or affinity, e.g. %s exists)", ds, v1alpha1.LabelGPUCount)
 			return c, all
 		}
 	}

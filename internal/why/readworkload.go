@@ -15,7 +15,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/compile"
 )
 
 // WorkloadKinds are the kinds `berth why KIND/NAME` accepts, by the
@@ -126,10 +125,10 @@ func readCreator(ctx context.Context, c kubernetes.Interface, kind, namespace, n
 // classLabel is the first berth.io/class label of the workload's own
 // labels and its pod template's.
 func classLabel(own, template map[string]string) string {
-	if c := own[compile.LabelClass]; c != "" {
+	if c := own[v1alpha1.LabelClass]; c != "" {
 		return c
 	}
-	return template[compile.LabelClass]
+	return template[v1alpha1.LabelClass]
 }
 
 // classNamed is the blueprint's class name, or nil.

@@ -153,7 +153,7 @@ func buildIndex(s *Snapshot) *index {
 			ix.poolNames = append(ix.poolNames, n.pool)
 		}
 		ix.byPool[n.pool] = append(ix.byPool[n.pool], n)
-		if count, _ := strconv.Atoi(n.node.Labels[pools.LabelGPUCount]); count > 0 {
+		if count, _ := strconv.Atoi(n.node.Labels[v1alpha1.LabelGPUCount]); count > 0 {
 			ix.gpuNodes = append(ix.gpuNodes, n)
 		}
 	}
@@ -221,7 +221,7 @@ func PoolOf(n *corev1.Node) string {
 // name: only then does a blueprint found by default describe the cluster.
 func BlueprintOwnsNodes(s *Snapshot, name string) bool {
 	for i := range s.Nodes {
-		if s.Nodes[i].Labels[pools.LabelBlueprint] == name {
+		if s.Nodes[i].Labels[v1alpha1.LabelBlueprint] == name {
 			return true
 		}
 	}

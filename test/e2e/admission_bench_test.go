@@ -11,6 +11,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/compile"
 )
@@ -65,7 +66,7 @@ func BenchmarkAdmission(b *testing.B) {
 			},
 		}
 		if n%2 == 0 {
-			pod.Labels = map[string]string{compile.LabelClass: "batch"}
+			pod.Labels = map[string]string{v1alpha1.LabelClass: "batch"}
 		}
 		start := time.Now()
 		if _, err := client.CoreV1().Pods(ns).Create(ctx, pod, metav1.CreateOptions{}); err != nil {

@@ -24,7 +24,6 @@ import (
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/compile"
-	"berth.io/berth/internal/pools"
 )
 
 // loadBlueprint parses a blueprint written inline in a test.
@@ -311,7 +310,7 @@ func TestApplyResizesPool(t *testing.T) {
 		return loadBlueprint(t, strings.Replace(poolBlueprint("resize", "bg=x:NoSchedule"), "count: 2", "count: "+n, 1))
 	}
 	nodes := func() string {
-		l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool + "=resize-gpu"})
+		l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=resize-gpu"})
 		if err != nil {
 			t.Fatal(err)
 		}

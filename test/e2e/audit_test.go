@@ -16,6 +16,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/audit"
 )
 
@@ -70,11 +71,11 @@ func TestAuditRetailCluster(t *testing.T) {
 	}
 	var drift, missing bool
 	for _, f := range r.Findings {
-		drift = drift || (f.Rule == audit.RuleDrift && f.Object == audit.Object{Kind: "LimitRange", Namespace: "team-a", Name: "team-defaults"} && strings.Contains(f.Fix, "berth apply -f "+bpFile))
-		missing = missing || (f.Rule == audit.RuleLimitRangeMissing && f.Object.Name == "team-a")
+		drift = drift || (f.Rule == v1alpha1.RuleDrift && f.Object == audit.Object{Kind: "LimitRange", Namespace: "team-a", Name: "team-defaults"} && strings.Contains(f.Fix, "berth apply -f "+bpFile))
+		missing = missing || (f.Rule == v1alpha1.RuleLimitRangeMissing && f.Object.Name == "team-a")
 	}
 	if !drift || !missing {
-		t.Errorf("after deleting team-a's LimitRange, want drift and %s findings, got %+v", audit.RuleLimitRangeMissing, r.Findings)
+		t.Errorf("after deleting team-a's LimitRange, want drift and %s findings, got %+v", v1alpha1.RuleLimitRangeMissing, r.Findings)
 	}
 
 	// The same audit, for CI: SARIF that tools read, exit 1.
@@ -141,7 +142,7 @@ func TestAuditLiveNamespace(t *testing.T) {
 	var soloFound bool
 	for _, f := range r.Findings {
 		if f.Object == (audit.Object{Kind: "Pod", Namespace: ns, Name: "solo"}) {
-			soloFound = soloFound || (f.Rule == audit.RulePriorityClassMissing && f.Field == "spec.priorityClassName")
+			soloFound = soloFound || (f.Rule == v1alpha1.RulePriorityClassMissing && f.Field == "spec.priorityClassName")
 			continue
 		}
 		if f.Object.Namespace == ns || (f.Object.Kind == "Namespace" && f.Object.Name == ns) {
@@ -149,13 +150,13 @@ func TestAuditLiveNamespace(t *testing.T) {
 		}
 	}
 	if !soloFound {
-		t.Errorf("no %s finding on the bare pod %s/solo; got %+v", audit.RulePriorityClassMissing, ns, r.Findings)
+		t.Errorf("no %s finding on the bare pod %s/solo; got %+v", v1alpha1.RulePriorityClassMissing, ns, r.Findings)
 	}
 	for rule, want := range map[string]struct{ object, field string }{
-		audit.RuleGPUQuotaKey:          {"ResourceQuota " + ns + "/gpus", `spec.hard["nvidia.com/gpu"]`},
-		audit.RuleLimitRangeGPUDefault: {"LimitRange " + ns + "/caps", `spec.limits[0].default["nvidia.com/gpu"]`},
-		audit.RulePDBBlocksDrain:       {"PodDisruptionBudget " + ns + "/web", "spec.minAvailable"},
-		audit.RulePriorityClassMissing: {"Deployment " + ns + "/web", "spec.template.spec.priorityClassName"},
+		v1alpha1.RuleGPUQuotaKey:          {"ResourceQuota " + ns + "/gpus", `spec.hard["nvidia.com/gpu"]`},
+		v1alpha1.RuleLimitRangeGPUDefault: {"LimitRange " + ns + "/caps", `spec.limits[0].default["nvidia.com/gpu"]`},
+		v1alpha1.RulePDBBlocksDrain:       {"PodDisruptionBudget " + ns + "/web", "spec.minAvailable"},
+		v1alpha1.RulePriorityClassMissing: {"Deployment " + ns + "/web", "spec.template.spec.priorityClassName"},
 	} {
 		f, ok := got[rule]
 		if !ok {

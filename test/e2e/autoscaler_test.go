@@ -23,9 +23,9 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/blueprint"
-	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/spot"
 )
 
@@ -101,7 +101,7 @@ func (a *scaleEnv) randomInterruptions(t *testing.T, bpFile, doc string) {
 		t.Fatal(err)
 	}
 	mustBerth(t, a.home, "apply", "-f", bpFile, "--context", "berth-scale")
-	hold := makeDeployment("ops", "hold", 1).nodeSelector(pools.LabelPool, "spot-gpu").toleration("gpu").toleration(pools.LabelCapacity).d
+	hold := makeDeployment("ops", "hold", 1).nodeSelector(v1alpha1.LabelPool, "spot-gpu").toleration("gpu").toleration(v1alpha1.LabelCapacity).d
 	a.create(hold)
 	ctx := context.Background()
 	a.eventually(2*time.Minute, "a spot-gpu node interrupted at random with the pool's 2s notice", func() (bool, error) {
@@ -188,7 +188,7 @@ func (a *scaleEnv) cpuToMax(t *testing.T) {
 	// 16 of the 20 replicas.
 	d := makeDeployment("load", "wide", 20).d
 	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("7")}
-	d.Spec.Template.Spec.NodeSelector = map[string]string{pools.LabelPool: "cpu"}
+	d.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "cpu"}
 	a.create(d)
 	a.eventually(2*time.Minute, "pool cpu at its max of 8", func() (bool, error) { return a.poolSize("cpu") == 8, nil })
 	var pending []corev1.Pod
@@ -235,7 +235,7 @@ func (a *scaleEnv) cpuToMax(t *testing.T) {
 func (a *scaleEnv) noPoolFits(t *testing.T) {
 	before := a.nodeCount()
 	d := makeDeployment("load", "nowhere", 2).d
-	d.Spec.Template.Spec.NodeSelector = map[string]string{pools.LabelPool: "no-such-pool"}
+	d.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "no-such-pool"}
 	a.create(d)
 	pod := a.podOf("load", "app=nowhere")
 	ev := a.event("load", pod.Name, castatus.ReasonNotTriggerScaleUp)
@@ -262,12 +262,12 @@ func (a *scaleEnv) noPoolFits(t *testing.T) {
 func (a *scaleEnv) blockers(t *testing.T) {
 	ctx := context.Background()
 	pinned := func(ns, name string) *appsv1.Deployment {
-		d := makeDeployment(ns, name, 1).nodeSelector(pools.LabelPool, "gpu").toleration("gpu").d
+		d := makeDeployment(ns, name, 1).nodeSelector(v1alpha1.LabelPool, "gpu").toleration("gpu").d
 		d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 		return d
 	}
 	unsafe := pinned("ops", "a-unsafe")
-	unsafe.Spec.Template.Annotations = map[string]string{castatus.SafeToEvictAnnotation: "false"}
+	unsafe.Spec.Template.Annotations = map[string]string{v1alpha1.AnnotationSafeToEvict: "false"}
 	local := pinned("ops", "c-local")
 	local.Spec.Template.Spec.Volumes = []corev1.Volume{{Name: "scratch", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
 	system := pinned("kube-system", "d-system")
@@ -290,10 +290,10 @@ func (a *scaleEnv) blockers(t *testing.T) {
 		{"LocalStorageRequested", func() { a.deleteDeployment("ops", "c-local") }},
 		{"UnmovableKubeSystemPod", func() { a.deleteDeployment("kube-system", "d-system") }},
 		{"NotEnoughPdb", func() { a.c.PolicyV1().PodDisruptionBudgets("ops").Delete(ctx, "e-budget", metav1.DeleteOptions{}) }},
-		{"NoPlaceToMovePods", func() { a.annotate(node.Name, castatus.ScaleDownDisabledAnnotation, "true") }},
+		{"NoPlaceToMovePods", func() { a.annotate(node.Name, v1alpha1.AnnotationScaleDownDisabled, "true") }},
 		{"ScaleDownDisabledAnnotation", func() {
 			a.deleteDeployment("ops", "e-budget")
-			a.annotate(node.Name, castatus.ScaleDownDisabledAnnotation, "")
+			a.annotate(node.Name, v1alpha1.AnnotationScaleDownDisabled, "")
 		}},
 	} {
 		a.eventually(time.Minute, "node "+node.Name+" kept for "+step.code, func() (bool, error) {
@@ -362,7 +362,7 @@ func (a *scaleEnv) spotInterruption(t *testing.T) {
 	job := teamATraining("resume")
 	job.Spec.BackoffLimit = ptr(int32(0))
 	job.Spec.Template.Annotations = map[string]string{"berth.io/duration": "60s"}
-	job.Spec.Template.Spec.NodeSelector = map[string]string{pools.LabelPool: "spot-gpu"}
+	job.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "spot-gpu"}
 	stored, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -371,7 +371,7 @@ func (a *scaleEnv) spotInterruption(t *testing.T) {
 		len(p.Rules[0].OnPodConditions) == 0 || p.Rules[0].OnPodConditions[0].Type != corev1.DisruptionTarget {
 		t.Fatalf("the training class gave the Job no DisruptionTarget Ignore rule: %+v", p)
 	}
-	serve := makeDeployment("ops", "serve", 3).nodeSelector(pools.LabelPool, "spot-gpu").toleration("gpu").toleration(pools.LabelCapacity).d
+	serve := makeDeployment("ops", "serve", 3).nodeSelector(v1alpha1.LabelPool, "spot-gpu").toleration("gpu").toleration(v1alpha1.LabelCapacity).d
 	// One replica per node: required anti-affinity (a hostname spread
 	// would put all three on the first node, the only domain there is).
 	serve.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
@@ -580,7 +580,7 @@ func (a *scaleEnv) annotate(node, key, value string) {
 
 func (a *scaleEnv) nodes(pool string) []corev1.Node {
 	a.t.Helper()
-	list, err := a.c.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: pools.LabelPool + "=" + pool})
+	list, err := a.c.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=" + pool})
 	if err != nil {
 		a.t.Fatal(err)
 	}

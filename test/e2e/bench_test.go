@@ -12,7 +12,6 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
-	"berth.io/berth/internal/pools"
 )
 
 // retailCopy is the retail template with every pool, team, namespace and
@@ -103,7 +102,7 @@ func BenchmarkApplyRetailCold(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StopTimer()
-		client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: pools.LabelBlueprint + "=" + r.Metadata.Name})
+		client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: v1alpha1.LabelBlueprint + "=" + r.Metadata.Name})
 		b.StartTimer()
 	}
 }
@@ -134,7 +133,7 @@ spec:
 		b.Fatal(err)
 	}
 	b.Cleanup(func() {
-		client.CoreV1().Nodes().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: pools.LabelBlueprint + "=replace"})
+		client.CoreV1().Nodes().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: v1alpha1.LabelBlueprint + "=replace"})
 	})
 	ns := fmt.Sprintf("bench-replace-%d", time.Now().UnixNano()%1000000)
 	client.CoreV1().Namespaces().Create(ctx, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}, metav1.CreateOptions{})
@@ -152,7 +151,7 @@ spec:
 		_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil
 	})
-	d := makeDeployment(ns, "work", 20).nodeSelector(pools.LabelPool, "replace-gpu").toleration("bench").d
+	d := makeDeployment(ns, "work", 20).nodeSelector(v1alpha1.LabelPool, "replace-gpu").toleration("bench").d
 	if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}

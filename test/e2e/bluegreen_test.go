@@ -18,8 +18,8 @@ import (
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/pools"
 )
 
 // poolBlueprint is a blueprint of its own for a test that replaces a
@@ -44,7 +44,7 @@ spec:
 // removeNodesOf deletes a test blueprint's nodes when the test ends.
 func removeNodesOf(t *testing.T, blueprint string) {
 	t.Cleanup(func() {
-		client.CoreV1().Nodes().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: pools.LabelBlueprint + "=" + blueprint})
+		client.CoreV1().Nodes().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: v1alpha1.LabelBlueprint + "=" + blueprint})
 	})
 }
 
@@ -116,12 +116,12 @@ func TestTaintChangeReplacesPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := namespace(t)
-	serve := makeDeployment(ns, "serve", 3).nodeSelector(pools.LabelPool, "bluegreen-gpu").toleration("bg")
+	serve := makeDeployment(ns, "serve", 3).nodeSelector(v1alpha1.LabelPool, "bluegreen-gpu").toleration("bg")
 	serve.create(t)
 	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	stuck := makeDeployment(ns, "stuck", 1).nodeSelector(pools.LabelPool, "bluegreen-gpu")
+	stuck := makeDeployment(ns, "stuck", 1).nodeSelector(v1alpha1.LabelPool, "bluegreen-gpu")
 	stuck.d.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "bg", Operator: corev1.TolerationOpEqual, Value: "old", Effect: corev1.TaintEffectNoSchedule}}
 	stuck.create(t)
 	runningPods(t, ns, "app=serve", 3)
@@ -164,7 +164,7 @@ func TestTaintChangeReplacesPool(t *testing.T) {
 	if fewest := ready.until(t, final); fewest < 2 {
 		t.Errorf("during the replacement only %d pods were ready; the budget asks for 2", fewest)
 	}
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool + "=bluegreen-gpu"})
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=bluegreen-gpu"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,7 +202,7 @@ func TestBlockedDrainStopsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := namespace(t)
-	makeDeployment(ns, "serve", 2).nodeSelector(pools.LabelPool, "blocked-gpu").toleration("bg").create(t)
+	makeDeployment(ns, "serve", 2).nodeSelector(v1alpha1.LabelPool, "blocked-gpu").toleration("bg").create(t)
 	pdb, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)

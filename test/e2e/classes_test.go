@@ -13,7 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"berth.io/berth/internal/compile"
+	"berth.io/berth/api/v1alpha1"
 )
 
 // Class labels alone put inference on its pools with inference-high and
@@ -24,7 +24,7 @@ func TestClassLabelsPlaceWorkloads(t *testing.T) {
 	ctx := context.Background()
 	name := "serve-" + fmt.Sprint(time.Now().UnixNano()%100000)
 	d := makeDeployment("team-a", name, 6).d
-	d.Labels[compile.LabelClass] = "inference"
+	d.Labels[v1alpha1.LabelClass] = "inference"
 	got, err := client.AppsV1().Deployments("team-a").Create(ctx, d, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +36,7 @@ func TestClassLabelsPlaceWorkloads(t *testing.T) {
 	if spec.PriorityClassName != "inference-high" {
 		t.Errorf("inference template priorityClassName = %q, want inference-high", spec.PriorityClassName)
 	}
-	if got.Spec.Template.Labels[compile.LabelClass] != "inference" {
+	if got.Spec.Template.Labels[v1alpha1.LabelClass] != "inference" {
 		t.Errorf("inference template labels = %v, want berth.io/class so its budget selects the pods", got.Spec.Template.Labels)
 	}
 	if len(spec.Tolerations) != 0 {
@@ -68,7 +68,7 @@ func TestClassLabelsPlaceWorkloads(t *testing.T) {
 	jobName := "train-" + fmt.Sprint(time.Now().UnixNano()%100000)
 	parallel := int32(2)
 	job := &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: jobName, Labels: map[string]string{compile.LabelClass: "training"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: jobName, Labels: map[string]string{v1alpha1.LabelClass: "training"}},
 		Spec: batchv1.JobSpec{
 			Parallelism: &parallel, Completions: &parallel,
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -133,7 +133,7 @@ func TestClassBarePod(t *testing.T) {
 	ctx := context.Background()
 	clearPods(t, gpuLab)
 	pod := &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "bare-train", Labels: map[string]string{compile.LabelClass: "training"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "bare-train", Labels: map[string]string{v1alpha1.LabelClass: "training"}},
 		Spec: corev1.PodSpec{
 			PriorityClassName: "training-low",
 			Containers:        []corev1.Container{{Name: "train", Image: "trainer", Resources: corev1.ResourceRequirements{Limits: gpuLimits("1")}}},
@@ -147,10 +147,10 @@ func TestClassBarePod(t *testing.T) {
 		t.Errorf("bare training pod was not given its class's tolerations and affinity: %+v %+v", got.Spec.Tolerations, got.Spec.Affinity)
 	}
 	pod.Name, pod.Spec.PriorityClassName = "bare-unnamed", ""
-	pod.Labels = map[string]string{compile.LabelClass: "inference"}
+	pod.Labels = map[string]string{v1alpha1.LabelClass: "inference"}
 	_, err = client.CoreV1().Pods(gpuLab).Create(ctx, pod, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	if err == nil || !containsAll(err.Error(), compile.RuleClassPriority, "inference-high") {
-		t.Errorf("a bare inference pod without its priority class: %v, want %s naming inference-high", err, compile.RuleClassPriority)
+	if err == nil || !containsAll(err.Error(), v1alpha1.RuleClassPriority, "inference-high") {
+		t.Errorf("a bare inference pod without its priority class: %v, want %s naming inference-high", err, v1alpha1.RuleClassPriority)
 	}
 }
 
@@ -170,7 +170,7 @@ func TestClassMutatesStatefulSetsAndCronJobs(t *testing.T) {
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
 	d := makeDeployment("team-a", "db", 3).d
 	ss := &appsv1.StatefulSet{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db", Labels: map[string]string{compile.LabelClass: "inference"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db", Labels: map[string]string{v1alpha1.LabelClass: "inference"}},
 		Spec:       appsv1.StatefulSetSpec{Replicas: d.Spec.Replicas, Selector: d.Spec.Selector, Template: d.Spec.Template},
 	}
 	got, err := client.AppsV1().StatefulSets("team-a").Create(ctx, ss, dry)
@@ -182,7 +182,7 @@ func TestClassMutatesStatefulSetsAndCronJobs(t *testing.T) {
 		t.Errorf("inference StatefulSet template: priorityClassName %q, spread %+v; want inference-high and a zone spread keyed on the revision", s.PriorityClassName, s.TopologySpreadConstraints)
 	}
 	cj := &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "nightly", Labels: map[string]string{compile.LabelClass: "training"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "nightly", Labels: map[string]string{v1alpha1.LabelClass: "training"}},
 		Spec: batchv1.CronJobSpec{Schedule: "0 2 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
 			RestartPolicy: corev1.RestartPolicyNever,
 			Containers:    []corev1.Container{{Name: "train", Image: "trainer", Resources: corev1.ResourceRequirements{Limits: gpuLimits("1")}}},

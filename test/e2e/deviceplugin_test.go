@@ -17,7 +17,6 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/audit"
-	"berth.io/berth/internal/pools"
 )
 
 // gpuX4Taint is the multi-GPU pool's own taint: only that pool carries
@@ -85,7 +84,7 @@ func TestDevicePluginToleration(t *testing.T) {
 
 	clearPods(t, gpuLab)
 	pod := anyGPUPod(gpuLab, "wants-a-gpu", "llm-high")
-	pod.Spec.NodeSelector = map[string]string{pools.LabelPool: "gpu-x4"}
+	pod.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "gpu-x4"}
 	pod.Spec.Tolerations = append(pod.Spec.Tolerations, corev1.Toleration{Key: gpuX4Taint.Key, Operator: corev1.TolerationOpExists, Effect: gpuX4Taint.Effect})
 	if _, err := client.CoreV1().Pods(gpuLab).Create(ctx, pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -112,7 +111,7 @@ func TestDevicePluginToleration(t *testing.T) {
 	}
 	var onPlugin, onNode bool
 	for _, f := range r.Findings {
-		if f.Rule != audit.RuleDevicePlugin {
+		if f.Rule != v1alpha1.RuleDevicePlugin {
 			continue
 		}
 		switch f.Object {
@@ -148,12 +147,12 @@ func TestDevicePluginToleration(t *testing.T) {
 func allGPUsAdvertised(t *testing.T) {
 	t.Helper()
 	eventually(t, 2*time.Minute, "every GPU node to advertise its GPUs", func() (bool, error) {
-		list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: pools.LabelGPUCount})
+		list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: v1alpha1.LabelGPUCount})
 		if err != nil {
 			return false, err
 		}
 		for _, n := range list.Items {
-			want := n.Labels[pools.LabelGPUCount]
+			want := n.Labels[v1alpha1.LabelGPUCount]
 			got := n.Status.Allocatable[v1alpha1.DefaultGPUResource]
 			if got.String() != want {
 				return false, nil
@@ -174,7 +173,7 @@ func patchTolerations(t *testing.T, ds *appsv1.DaemonSet, tolerations []corev1.T
 // poolNodes names the nodes of a pool.
 func poolNodes(t *testing.T, pool string) []string {
 	t.Helper()
-	list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: pools.LabelPool + "=" + pool})
+	list, err := client.CoreV1().Nodes().List(context.Background(), metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=" + pool})
 	if err != nil || len(list.Items) == 0 {
 		t.Fatalf("nodes of pool %s: %v (%d)", pool, err, len(list.Items))
 	}

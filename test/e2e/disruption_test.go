@@ -12,7 +12,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"berth.io/berth/internal/compile"
+	"berth.io/berth/api/v1alpha1"
 )
 
 // ignoreDisruption is the rule class mutation gives a spot class's Jobs.
@@ -24,7 +24,7 @@ var ignoreDisruption = batchv1.PodFailurePolicyRule{
 // trainingJob is a one-pod GPU Job of class training (spot-gpu, gpu).
 func trainingJob(name string, restart corev1.RestartPolicy, pfp *batchv1.PodFailurePolicy) *batchv1.Job {
 	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: name, Labels: map[string]string{compile.LabelClass: "training"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: name, Labels: map[string]string{v1alpha1.LabelClass: "training"}},
 		Spec: batchv1.JobSpec{
 			PodFailurePolicy: pfp,
 			Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
@@ -88,7 +88,7 @@ func TestSpotJobsIgnoreDisruption(t *testing.T) {
 	}
 
 	cj := &batchv1.CronJob{
-		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "nightly-spot", Labels: map[string]string{compile.LabelClass: "training"}},
+		ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "nightly-spot", Labels: map[string]string{v1alpha1.LabelClass: "training"}},
 		Spec:       batchv1.CronJobSpec{Schedule: "0 2 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: trainingJob("", corev1.RestartPolicyNever, nil).Spec}},
 	}
 	gotCJ, err := client.BatchV1().CronJobs(gpuLab).Create(ctx, cj, dry)

@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"berth.io/berth/internal/cluster/stages"
+	"berth.io/berth/api/v1alpha1"
 )
 
 // jobFor is a one-pod Job whose pod is annotated berth.io/duration: d
@@ -18,7 +18,7 @@ import (
 func jobFor(ns, name, d string) *batchv1.Job {
 	var annotations map[string]string
 	if d != "" {
-		annotations = map[string]string{stages.DurationAnnotation: d}
+		annotations = map[string]string{v1alpha1.AnnotationDuration: d}
 	}
 	return &batchv1.Job{
 		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
@@ -68,7 +68,7 @@ func TestJobPodDuration(t *testing.T) {
 		}
 	}
 	server := makeDeployment(ns, "server", 1)
-	server.d.Spec.Template.Annotations = map[string]string{stages.DurationAnnotation: "1s"}
+	server.d.Spec.Template.Annotations = map[string]string{v1alpha1.AnnotationDuration: "1s"}
 	server.create(t)
 
 	t.Run("without a duration: at once", func(t *testing.T) {
@@ -144,7 +144,7 @@ func TestJobPodDuration(t *testing.T) {
 			t.Fatal(err)
 		}
 		if p.Status.Phase != corev1.PodRunning {
-			t.Errorf("a Deployment's pod annotated %s: 1s is %s 2 s after its start; want Running", stages.DurationAnnotation, p.Status.Phase)
+			t.Errorf("a Deployment's pod annotated %s: 1s is %s 2 s after its start; want Running", v1alpha1.AnnotationDuration, p.Status.Phase)
 		}
 	})
 }

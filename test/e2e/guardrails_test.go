@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/util/retry"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
 )
 
@@ -32,7 +33,7 @@ func waitForGuardrails(ctx context.Context) error {
 		return s.Affinity != nil, fmt.Errorf("no class affinity yet")
 	}
 	pinned := corev1.PodSpec{NodeName: "cpu-0", Containers: []corev1.Container{{Name: "c", Image: "x"}}}
-	batch := map[string]string{compile.LabelClass: "batch"}
+	batch := map[string]string{v1alpha1.LabelClass: "batch"}
 	plain := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "x"}}}
 	probes := map[string]func() (bool, error){
 		compile.PodPolicy: func() (bool, error) {
@@ -50,7 +51,7 @@ func waitForGuardrails(ctx context.Context) error {
 			if err != nil {
 				return false, err
 			}
-			ns.Labels[compile.LabelTeam] = "someone-else"
+			ns.Labels[v1alpha1.LabelTeam] = "someone-else"
 			_, err = client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{DryRun: dry})
 			return refusedBy(compile.NamespacePolicy, err)
 		},
@@ -116,43 +117,43 @@ func TestGuardrailsRefuseBypasses(t *testing.T) {
 		{"GPU toleration from a team without GPUs", "web", func(p *corev1.Pod) {
 			p.Spec.Tolerations = []corev1.Toleration{gpuToleration}
 			p.Spec.Containers[0].Resources.Limits = gpuLimits("1")
-		}, compile.RuleGPUNamespace},
+		}, v1alpha1.RuleGPUNamespace},
 		{"GPU pool selected from a team without GPUs", "web", func(p *corev1.Pod) {
 			p.Spec.NodeSelector = map[string]string{"agentpool": "gpu"}
 			p.Spec.Containers[0].Resources.Limits = gpuLimits("1")
-		}, compile.RuleGPUNamespace},
+		}, v1alpha1.RuleGPUNamespace},
 		{"GPU toleration without a GPU", "team-a", func(p *corev1.Pod) {
 			p.Spec.Tolerations = []corev1.Toleration{gpuToleration}
-		}, compile.RuleGPUWithoutGPU},
+		}, v1alpha1.RuleGPUWithoutGPU},
 		{"a toleration of every taint", "team-a", func(p *corev1.Pod) {
 			p.Spec.Tolerations = []corev1.Toleration{{Operator: corev1.TolerationOpExists}}
-		}, compile.RuleSystemPool},
+		}, v1alpha1.RuleSystemPool},
 		{"the system pool from a team", "team-a", func(p *corev1.Pod) {
 			p.Spec.Tolerations = []corev1.Toleration{{Key: "CriticalAddonsOnly", Operator: corev1.TolerationOpExists}}
 			p.Spec.NodeSelector = map[string]string{"berth.io/pool": "system"}
-		}, compile.RuleSystemPool},
+		}, v1alpha1.RuleSystemPool},
 		{"nodeName set to a GPU node", "team-a", func(p *corev1.Pod) {
 			p.Spec.NodeName = "gpu-0"
 			p.Spec.Containers[0].Resources.Limits = gpuLimits("1")
-		}, compile.RuleNodeName},
+		}, v1alpha1.RuleNodeName},
 		{"inference-high from a team not allowed it", "web", func(p *corev1.Pod) {
 			p.Spec.PriorityClassName = "inference-high"
-		}, compile.RulePriorityClass},
+		}, v1alpha1.RulePriorityClass},
 		{"system-cluster-critical from a team", "team-a", func(p *corev1.Pod) {
 			p.Spec.PriorityClassName = "system-cluster-critical"
-		}, compile.RulePriorityClass},
+		}, v1alpha1.RulePriorityClass},
 		{"a training pod that could preempt", "gpu-lab", func(p *corev1.Pod) {
-			p.Labels = map[string]string{compile.LabelClass: "training"}
-		}, compile.RuleNeverPreempt},
+			p.Labels = map[string]string{v1alpha1.LabelClass: "training"}
+		}, v1alpha1.RuleClassPreemption},
 		// Kubernetes' own validation would refuse these with no fix; the
 		// gpu-limits policies complete the limit and mark them, so that
 		// berth's rule refuses them with its fix.
 		{"GPUs in requests without a limit", "team-a", func(p *corev1.Pod) {
 			p.Spec.Containers[0].Resources.Requests = gpuLimits("1")
-		}, compile.RuleGPULimit},
+		}, v1alpha1.RuleGPULimit},
 		{"GPUs asked for by an init container without a limit", "team-a", func(p *corev1.Pod) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "fetch", Image: "x", Resources: corev1.ResourceRequirements{Requests: gpuLimits("1")}}}
-		}, compile.RuleGPULimit},
+		}, v1alpha1.RuleGPULimit},
 		{"spec.priority set by hand", "team-a", func(p *corev1.Pod) {
 			p.Spec.Priority = ptr(int32(1000000))
 		}, "must not be provided in pod spec"},
@@ -197,15 +198,15 @@ func TestGuardrailsCoverWorkloadUpdates(t *testing.T) {
 		_, err = client.AppsV1().Deployments("web").Update(ctx, d, metav1.UpdateOptions{})
 		return err
 	})
-	if err == nil || !strings.Contains(err.Error(), compile.RuleGPUNamespace) {
-		t.Errorf("updating a Deployment's template onto the GPU pool: %v, want %s", err, compile.RuleGPUNamespace)
+	if err == nil || !strings.Contains(err.Error(), v1alpha1.RuleGPUNamespace) {
+		t.Errorf("updating a Deployment's template onto the GPU pool: %v, want %s", err, v1alpha1.RuleGPUNamespace)
 	}
 
 	p := makeDeployment("team-a", name, 1).d
 	p.Spec.Template.Spec.Priority = ptr(int32(5))
 	_, err = client.AppsV1().Deployments("team-a").Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
-	if err == nil || !strings.Contains(err.Error(), compile.RulePriorityValue) {
-		t.Errorf("a Deployment template with spec.priority: %v, want %s", err, compile.RulePriorityValue)
+	if err == nil || !strings.Contains(err.Error(), v1alpha1.RulePriorityValue) {
+		t.Errorf("a Deployment template with spec.priority: %v, want %s", err, v1alpha1.RulePriorityValue)
 	}
 }
 
@@ -217,17 +218,17 @@ func TestGuardrailsKeepNamespaceLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ns.Labels[compile.LabelTeam] = "gpu-lab"
-	if _, err := client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), compile.RuleNamespaceLabels) {
-		t.Errorf("relabelling team web's namespace as gpu-lab's: %v, want %s", err, compile.RuleNamespaceLabels)
+	ns.Labels[v1alpha1.LabelTeam] = "gpu-lab"
+	if _, err := client.CoreV1().Namespaces().Update(ctx, ns, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), v1alpha1.RuleNamespaceLabels) {
+		t.Errorf("relabelling team web's namespace as gpu-lab's: %v, want %s", err, v1alpha1.RuleNamespaceLabels)
 	}
 	other, err := client.CoreV1().Namespaces().Get(ctx, namespace(t), metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other.Labels = map[string]string{compile.LabelTeam: "gpu-lab"}
-	if _, err := client.CoreV1().Namespaces().Update(ctx, other, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), compile.RuleNamespaceLabels) {
-		t.Errorf("a namespace claiming team gpu-lab's label: %v, want %s", err, compile.RuleNamespaceLabels)
+	other.Labels = map[string]string{v1alpha1.LabelTeam: "gpu-lab"}
+	if _, err := client.CoreV1().Namespaces().Update(ctx, other, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}}); err == nil || !strings.Contains(err.Error(), v1alpha1.RuleNamespaceLabels) {
+		t.Errorf("a namespace claiming team gpu-lab's label: %v, want %s", err, v1alpha1.RuleNamespaceLabels)
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/api/v1alpha1"
 )
 
 // namespace creates a namespace for one test, deleted when it ends, and
@@ -177,4 +177,4 @@ func decodeFile[T any](t *testing.T, path string, into *T) {
 	}
 }
 
-var poolLabel = pools.LabelPool
+var poolLabel = v1alpha1.LabelPool

@@ -14,8 +14,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/pools"
 )
 
 // An apply killed in the middle of a blue/green replacement (new nodes
@@ -29,7 +29,7 @@ func TestKilledApplyConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := namespace(t)
-	makeDeployment(ns, "serve", 2).nodeSelector(pools.LabelPool, "killed-gpu").toleration("bg").create(t)
+	makeDeployment(ns, "serve", 2).nodeSelector(v1alpha1.LabelPool, "killed-gpu").toleration("bg").create(t)
 	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

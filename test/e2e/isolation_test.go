@@ -11,8 +11,8 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/budgets"
-	"berth.io/berth/internal/compile"
 )
 
 // Behaviour 12: inference keeps off nodes where training uses the same
@@ -65,7 +65,7 @@ func TestEachServiceKeepsItsOwnBudget(t *testing.T) {
 	names := []string{"search", "ranker"}
 	for _, name := range names {
 		d := makeDeployment(ns, name, 2).d
-		d.Labels[compile.LabelClass] = "inference"
+		d.Labels[v1alpha1.LabelClass] = "inference"
 		if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}

@@ -18,7 +18,7 @@ import (
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/api/v1alpha1"
 )
 
 var background = metav1.DeletePropagationBackground
@@ -136,7 +136,7 @@ func scheduledPods(t *testing.T, ns, selector string, want int) []corev1.Pod {
 func poolsOf(t *testing.T, pods []corev1.Pod) []string {
 	t.Helper()
 	var out []string
-	for pool := range countBy(t, pods, pools.LabelPool) {
+	for pool := range countBy(t, pods, v1alpha1.LabelPool) {
 		out = append(out, pool)
 	}
 	slices.Sort(out)

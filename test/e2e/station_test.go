@@ -14,7 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/util/retry"
 
-	"berth.io/berth/internal/compile"
+	"berth.io/berth/api/v1alpha1"
 )
 
 var dryRun = metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
@@ -53,12 +53,12 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 			p := stationPod(ns, "escalate")
 			p.Spec.PriorityClassName = pc
 			_, err := client.CoreV1().Pods(ns).Create(ctx, p, dryRun)
-			refusedBy(t, "a "+pc+" pod in "+ns, err, compile.RulePriorityCeiling, "namespace "+ns, "at most at priority 0", pc)
+			refusedBy(t, "a "+pc+" pod in "+ns, err, v1alpha1.RulePriorityCeiling, "namespace "+ns, "at most at priority 0", pc)
 		}
 		d := makeDeployment(ns, "escalate", 1).d
 		d.Spec.Template.Spec.PriorityClassName = "inference-high"
 		_, err := client.AppsV1().Deployments(ns).Create(ctx, d, dryRun)
-		refusedBy(t, "an inference-high Deployment in "+ns, err, compile.RulePriorityClass, "namespace "+ns, "inference-high", "default priority 0")
+		refusedBy(t, "an inference-high Deployment in "+ns, err, v1alpha1.RulePriorityClass, "namespace "+ns, "inference-high", "default priority 0")
 		cj := &batchv1.CronJob{
 			ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "escalate"},
 			Spec: batchv1.CronJobSpec{Schedule: "* * * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
@@ -66,7 +66,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 			}}}},
 		}
 		_, err = client.BatchV1().CronJobs(ns).Create(ctx, cj, dryRun)
-		refusedBy(t, "a system-cluster-critical CronJob in "+ns, err, compile.RulePriorityClass, "system-cluster-critical")
+		refusedBy(t, "a system-cluster-critical CronJob in "+ns, err, v1alpha1.RulePriorityClass, "system-cluster-critical")
 		if _, err := client.CoreV1().Pods(ns).Create(ctx, stationPod(ns, "plain"), dryRun); err != nil {
 			t.Errorf("a pod with no class in %s: %v", ns, err)
 		}
@@ -88,7 +88,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 		_, err = client.AppsV1().Deployments(later).Update(ctx, d, metav1.UpdateOptions{})
 		return err
 	})
-	refusedBy(t, "a Deployment in "+later+" updated to inference-high", err, compile.RulePriorityClass, "inference-high")
+	refusedBy(t, "a Deployment in "+later+" updated to inference-high", err, v1alpha1.RulePriorityClass, "inference-high")
 
 	// A class made after apply, above every class of the blueprint.
 	high := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("made-later-%d", time.Now().UnixNano()%100000)}, Value: 5000000}
@@ -104,7 +104,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 		_, err := client.CoreV1().Pods(later).Create(ctx, p, dryRun)
 		return err == nil || !strings.Contains(err.Error(), "no PriorityClass"), nil
 	})
-	for ns, rule := range map[string]string{"team-a": compile.RulePriorityClass, later: compile.RulePriorityCeiling, "default": compile.RulePriorityCeiling} {
+	for ns, rule := range map[string]string{"team-a": v1alpha1.RulePriorityClass, later: v1alpha1.RulePriorityCeiling, "default": v1alpha1.RulePriorityCeiling} {
 		p := stationPod(ns, "later")
 		p.Spec.PriorityClassName = high.Name
 		_, err := client.CoreV1().Pods(ns).Create(ctx, p, dryRun)
@@ -115,7 +115,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 	// namespace outside the blueprint.
 	def := &schedulingv1.PriorityClass{ObjectMeta: metav1.ObjectMeta{Name: "new-default"}, Value: 5000, GlobalDefault: true}
 	_, err = client.SchedulingV1().PriorityClasses().Create(ctx, def, dryRun)
-	refusedBy(t, "a globalDefault PriorityClass at 5000", err, compile.RuleGlobalDefault, "new-default", "5000")
+	refusedBy(t, "a globalDefault PriorityClass at 5000", err, v1alpha1.RuleGlobalDefault, "new-default", "5000")
 
 	// Stations keep working: a team's own classes, system namespaces.
 	for ns, pc := range map[string]string{"team-a": "inference-high", "gpu-lab": "llm-high", systemNS: "system-cluster-critical", "kube-system": "system-node-critical"} {
@@ -136,9 +136,9 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 // the team's name in every report.
 func TestNamespaceCreatedWithATeamLabelIsRefused(t *testing.T) {
 	ctx := context.Background()
-	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "claims-gpu-lab", Labels: map[string]string{compile.LabelTeam: "gpu-lab"}}}
+	ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "claims-gpu-lab", Labels: map[string]string{v1alpha1.LabelTeam: "gpu-lab"}}}
 	_, err := client.CoreV1().Namespaces().Create(ctx, ns, dryRun)
-	refusedBy(t, "creating a namespace labelled as team gpu-lab's", err, compile.RuleNamespaceLabels)
+	refusedBy(t, "creating a namespace labelled as team gpu-lab's", err, v1alpha1.RuleNamespaceLabels)
 	ns.Labels = nil
 	if _, err := client.CoreV1().Namespaces().Create(ctx, ns, dryRun); err != nil {
 		t.Errorf("creating a plain namespace: %v", err)
@@ -162,16 +162,16 @@ func TestPoolSelectionInAnySpelling(t *testing.T) {
 		affinity *corev1.Affinity
 		rule     string
 	}{
-		{"NotIn every other pool", "web", nil, required(expr("berth.io/pool", corev1.NodeSelectorOpNotIn, "system", "cpu", "appsnodepool")), compile.RuleGPUNamespace},
-		{"Exists on the GPU count", "web", nil, required(expr("nvidia.com/gpu.count", corev1.NodeSelectorOpExists)), compile.RuleGPUNamespace},
-		{"Gt on the GPU count", "web", nil, required(expr("nvidia.com/gpu.count", corev1.NodeSelectorOpGt, "0")), compile.RuleGPUNamespace},
-		{"matchFields on a GPU node's name", "web", nil, required(corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"gpu-0"}}}}), compile.RuleGPUNamespace},
-		{"a GPU node's hostname", "web", map[string]string{corev1.LabelHostname: "gpu-1"}, nil, compile.RuleGPUNamespace},
-		{"a GPU pool's instance type", "web", map[string]string{corev1.LabelInstanceTypeStable: "c24-m96gi-1xnvidia-l4"}, nil, compile.RuleGPUNamespace},
-		{"the spot capacity type", "web", map[string]string{"karpenter.sh/capacity-type": "spot"}, nil, compile.RuleGPUNamespace},
-		{"a System node's hostname", "team-a", map[string]string{corev1.LabelHostname: "system-0"}, nil, compile.RuleSystemPool},
-		{"the System mode label", "team-a", map[string]string{"berth.io/mode": "system"}, nil, compile.RuleSystemPool},
-		{"DoesNotExist on anything a user pool has", "team-a", nil, required(expr("berth.io/mode", corev1.NodeSelectorOpNotIn, "user")), compile.RuleSystemPool},
+		{"NotIn every other pool", "web", nil, required(expr("berth.io/pool", corev1.NodeSelectorOpNotIn, "system", "cpu", "appsnodepool")), v1alpha1.RuleGPUNamespace},
+		{"Exists on the GPU count", "web", nil, required(expr("nvidia.com/gpu.count", corev1.NodeSelectorOpExists)), v1alpha1.RuleGPUNamespace},
+		{"Gt on the GPU count", "web", nil, required(expr("nvidia.com/gpu.count", corev1.NodeSelectorOpGt, "0")), v1alpha1.RuleGPUNamespace},
+		{"matchFields on a GPU node's name", "web", nil, required(corev1.NodeSelectorTerm{MatchFields: []corev1.NodeSelectorRequirement{{Key: "metadata.name", Operator: corev1.NodeSelectorOpIn, Values: []string{"gpu-0"}}}}), v1alpha1.RuleGPUNamespace},
+		{"a GPU node's hostname", "web", map[string]string{corev1.LabelHostname: "gpu-1"}, nil, v1alpha1.RuleGPUNamespace},
+		{"a GPU pool's instance type", "web", map[string]string{corev1.LabelInstanceTypeStable: "c24-m96gi-1xnvidia-l4"}, nil, v1alpha1.RuleGPUNamespace},
+		{"the spot capacity type", "web", map[string]string{"karpenter.sh/capacity-type": "spot"}, nil, v1alpha1.RuleGPUNamespace},
+		{"a System node's hostname", "team-a", map[string]string{corev1.LabelHostname: "system-0"}, nil, v1alpha1.RuleSystemPool},
+		{"the System mode label", "team-a", map[string]string{"berth.io/mode": "system"}, nil, v1alpha1.RuleSystemPool},
+		{"DoesNotExist on anything a user pool has", "team-a", nil, required(expr("berth.io/mode", corev1.NodeSelectorOpNotIn, "user")), v1alpha1.RuleSystemPool},
 	} {
 		p := stationPod(tc.ns, "select")
 		p.Spec.NodeSelector, p.Spec.Affinity = tc.selector, tc.affinity
@@ -195,8 +195,8 @@ func TestGatedPodUpdatedOntoAPoolIsRefused(t *testing.T) {
 		selector map[string]string
 		rule     string
 	}{
-		"web":    {map[string]string{"agentpool": "gpu"}, compile.RuleGPUNamespace},
-		"team-a": {map[string]string{"berth.io/pool": "system"}, compile.RuleSystemPool},
+		"web":    {map[string]string{"agentpool": "gpu"}, v1alpha1.RuleGPUNamespace},
+		"team-a": {map[string]string{"berth.io/pool": "system"}, v1alpha1.RuleSystemPool},
 	} {
 		p := stationPod(ns, fmt.Sprintf("gated-%d", time.Now().UnixNano()%100000))
 		p.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "example.com/wait"}}
@@ -237,13 +237,13 @@ func TestPriorityClassImpliesTheClass(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a training-low GPU pod without a class label: %v", err)
 	}
-	if got.Labels[compile.LabelClass] != "training" || got.Spec.Affinity == nil || got.Spec.Affinity.PodAntiAffinity == nil {
+	if got.Labels[v1alpha1.LabelClass] != "training" || got.Spec.Affinity == nil || got.Spec.Affinity.PodAntiAffinity == nil {
 		t.Errorf("a training-low pod without the label got labels %v and affinity %+v; want class training with its isolation", got.Labels, got.Spec.Affinity)
 	}
 	p = anyGPUPod(gpuLab, "mislabelled", "training-low")
-	p.Labels = map[string]string{compile.LabelClass: "batch"}
+	p.Labels = map[string]string{v1alpha1.LabelClass: "batch"}
 	_, err = client.CoreV1().Pods(gpuLab).Create(ctx, p, dryRun)
-	refusedBy(t, "a training-low pod labelled batch", err, compile.RuleClassPriority, "training-low", "class training")
+	refusedBy(t, "a training-low pod labelled batch", err, v1alpha1.RuleClassPriority, "training-low", "class training")
 }
 
 // GPUs asked for in requests alone are refused with berth's rule and fix,
@@ -253,11 +253,11 @@ func TestGPURequestWithoutLimitIsExplained(t *testing.T) {
 	p := stationPod("team-a", "requests-only")
 	p.Spec.Containers[0].Resources.Requests = gpuLimits("1")
 	_, err := client.CoreV1().Pods("team-a").Create(ctx, p, dryRun)
-	refusedBy(t, "a pod with a GPU request and no limit", err, compile.RuleGPULimit, "container app", `resources.limits["nvidia.com/gpu"]`)
+	refusedBy(t, "a pod with a GPU request and no limit", err, v1alpha1.RuleGPULimit, "container app", `resources.limits["nvidia.com/gpu"]`)
 	d := makeDeployment("team-a", "requests-only", 1).d
 	d.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "fetch", Image: "x", Resources: corev1.ResourceRequirements{Requests: gpuLimits("1")}}}
 	_, err = client.AppsV1().Deployments("team-a").Create(ctx, d, dryRun)
-	refusedBy(t, "a Deployment whose init container asks for a GPU without a limit", err, compile.RuleGPULimit, "container fetch")
+	refusedBy(t, "a Deployment whose init container asks for a GPU without a limit", err, v1alpha1.RuleGPULimit, "container fetch")
 }
 
 // A chart that labels only the pod template gets the class all the same.
@@ -270,7 +270,7 @@ func TestTemplateLabelCountsAsTheClass(t *testing.T) {
 	}{
 		{"Deployment", func() (*corev1.PodTemplateSpec, error) {
 			d := makeDeployment(ns, "charted", 1).d
-			d.Spec.Template.Labels[compile.LabelClass] = "inference"
+			d.Spec.Template.Labels[v1alpha1.LabelClass] = "inference"
 			got, err := client.AppsV1().Deployments(ns).Create(ctx, d, dryRun)
 			if err != nil {
 				return nil, err
@@ -280,7 +280,7 @@ func TestTemplateLabelCountsAsTheClass(t *testing.T) {
 		{"StatefulSet", func() (*corev1.PodTemplateSpec, error) {
 			d := makeDeployment(ns, "charted", 1).d
 			s := &appsv1.StatefulSet{ObjectMeta: d.ObjectMeta, Spec: appsv1.StatefulSetSpec{Selector: d.Spec.Selector, Template: d.Spec.Template}}
-			s.Spec.Template.Labels[compile.LabelClass] = "inference"
+			s.Spec.Template.Labels[v1alpha1.LabelClass] = "inference"
 			got, err := client.AppsV1().StatefulSets(ns).Create(ctx, s, dryRun)
 			if err != nil {
 				return nil, err
@@ -289,7 +289,7 @@ func TestTemplateLabelCountsAsTheClass(t *testing.T) {
 		}},
 		{"Job", func() (*corev1.PodTemplateSpec, error) {
 			j := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "charted"}, Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{compile.LabelClass: "training"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1alpha1.LabelClass: "training"}},
 				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{Limits: gpuLimits("1")}}}},
 			}}}
 			got, err := client.BatchV1().Jobs(gpuLab).Create(ctx, j, dryRun)
@@ -300,7 +300,7 @@ func TestTemplateLabelCountsAsTheClass(t *testing.T) {
 		}},
 		{"CronJob", func() (*corev1.PodTemplateSpec, error) {
 			cj := &batchv1.CronJob{ObjectMeta: metav1.ObjectMeta{Namespace: gpuLab, Name: "charted"}, Spec: batchv1.CronJobSpec{Schedule: "0 * * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{compile.LabelClass: "training"}},
+				ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{v1alpha1.LabelClass: "training"}},
 				Spec:       corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "c", Image: "x", Resources: corev1.ResourceRequirements{Limits: gpuLimits("1")}}}},
 			}}}}}
 			got, err := client.BatchV1().CronJobs(gpuLab).Create(ctx, cj, dryRun)

@@ -11,7 +11,6 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/pools"
 )
 
 // upgradeBlueprint is poolBlueprint with the workload pool at a
@@ -45,7 +44,7 @@ func TestVersionChangeReplacesPool(t *testing.T) {
 		return err == nil && node.Status.NodeInfo.KubeletVersion == from, err
 	})
 	ns := namespace(t)
-	makeDeployment(ns, "serve", 3).nodeSelector(pools.LabelPool, "upgrade-gpu").toleration("bg").create(t)
+	makeDeployment(ns, "serve", 3).nodeSelector(v1alpha1.LabelPool, "upgrade-gpu").toleration("bg").create(t)
 	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +82,7 @@ func TestVersionChangeReplacesPool(t *testing.T) {
 	if fewest := ready.until(t, final); fewest < 2 {
 		t.Errorf("during the upgrade only %d pods were ready; the budget asks for 2", fewest)
 	}
-	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: pools.LabelPool + "=upgrade-gpu"})
+	nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=upgrade-gpu"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
 )
 
@@ -87,7 +88,7 @@ func addBenchNodes(b *testing.B, total int) {
 	if err := g.Wait(); err != nil {
 		b.Fatalf("adding nodes: %v", err)
 	}
-	selector := metav1.ListOptions{LabelSelector: pools.LabelPool + "=" + benchPool}
+	selector := metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=" + benchPool}
 	err := wait.PollUntilContextTimeout(ctx, time.Second, 5*time.Minute, true, func(ctx context.Context) (bool, error) {
 		l, err := client.CoreV1().Nodes().List(ctx, selector)
 		if err != nil {
@@ -107,7 +108,7 @@ func addBenchNodes(b *testing.B, total int) {
 
 func removeBenchNodes(b *testing.B) {
 	ctx := context.Background()
-	selector := metav1.ListOptions{LabelSelector: pools.LabelPool + "=" + benchPool}
+	selector := metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=" + benchPool}
 	if err := client.CoreV1().Nodes().DeleteCollection(ctx, metav1.DeleteOptions{}, selector); err != nil {
 		b.Errorf("removing the benchmark's nodes: %v", err)
 		return

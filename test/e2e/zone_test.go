@@ -10,7 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/api/v1alpha1"
 )
 
 // The seed spreads inference over zones "so a single AZ failure doesn't
@@ -49,7 +49,7 @@ func TestZoneFailureKeepsInferenceServing(t *testing.T) {
 	if by := countBy(t, pods, corev1.LabelTopologyZone); by["zone-1"] != 2 || by["zone-2"] != 2 || by["zone-3"] != 2 {
 		t.Fatalf("replicas per zone %v; want 2/2/2", by)
 	}
-	if by := countBy(t, pods, pools.LabelPool); by["cpu"] != 6 {
+	if by := countBy(t, pods, v1alpha1.LabelPool); by["cpu"] != 6 {
 		t.Fatalf("replicas per pool %v; want all 6 on cpu", by)
 	}
 	survivors := map[string]bool{}

@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 var (
@@ -56,19 +58,19 @@ func (g *generator) nodes() []any {
 			labels := map[string]string{
 				"kubernetes.io/hostname": name, "kubernetes.io/os": "linux", "kubernetes.io/arch": "amd64",
 				"node.kubernetes.io/instance-type": pool + "-standard", "topology.kubernetes.io/zone": zone,
-				"topology.kubernetes.io/region": "region-1", "berth.io/pool": pool, "agentpool": pool,
+				"topology.kubernetes.io/region": "region-1", v1alpha1.LabelPool: pool, v1alpha1.LabelAgentPool: pool,
 			}
 			capacity := corev1.ResourceList{"cpu": resource.MustParse(cpu), "memory": resource.MustParse(mem), "pods": resource.MustParse("110"), "ephemeral-storage": resource.MustParse("200Gi")}
 			if gpus > 0 {
-				labels["nvidia.com/gpu.product"] = "NVIDIA-L4"
-				labels["nvidia.com/gpu.count"] = fmt.Sprint(gpus)
+				labels[v1alpha1.LabelGPUProduct] = "NVIDIA-L4"
+				labels[v1alpha1.LabelGPUCount] = fmt.Sprint(gpus)
 				capacity["nvidia.com/gpu"] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 			}
 			if spot {
-				labels["berth.io/capacity"] = "Spot"
+				labels[v1alpha1.LabelCapacity] = "Spot"
 			}
 			if pool == "system" {
-				labels["berth.io/mode"] = "System"
+				labels[v1alpha1.LabelMode] = "System"
 			}
 			var conds []corev1.NodeCondition
 			for _, c := range []corev1.NodeConditionType{"MemoryPressure", "DiskPressure", "PIDPressure", "Ready"} {
@@ -93,10 +95,10 @@ func (g *generator) nodes() []any {
 		}
 	}
 	gpuTaint := corev1.Taint{Key: "gpu", Value: "true", Effect: corev1.TaintEffectNoSchedule}
-	add("system", 3, "4", "16Gi", 0, false, corev1.Taint{Key: "CriticalAddonsOnly", Value: "true", Effect: corev1.TaintEffectNoSchedule})
+	add("system", 3, "4", "16Gi", 0, false, corev1.Taint{Key: v1alpha1.TaintCriticalAddonsOnly, Value: "true", Effect: corev1.TaintEffectNoSchedule})
 	add("cpu", g.cpuNodes, "16", "64Gi", 0, false)
 	add("gpu", g.gpuNodes, "96", "384Gi", 8, false, gpuTaint)
-	add("spot-gpu", g.spotNodes, "96", "384Gi", 8, true, gpuTaint, corev1.Taint{Key: "berth.io/capacity", Value: "spot", Effect: corev1.TaintEffectNoSchedule})
+	add("spot-gpu", g.spotNodes, "96", "384Gi", 8, true, gpuTaint, corev1.Taint{Key: v1alpha1.LabelCapacity, Value: "spot", Effect: corev1.TaintEffectNoSchedule})
 	return out
 }
 
@@ -108,7 +110,7 @@ func (g *generator) policy() []any {
 	for t := range g.teams {
 		ns := fmt.Sprintf("team-%02d", t)
 		out = append(out,
-			&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{"berth.io/team": ns}}},
+			&corev1.Namespace{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "Namespace"}, ObjectMeta: metav1.ObjectMeta{Name: ns, Labels: map[string]string{v1alpha1.LabelTeam: ns}}},
 			&corev1.ResourceQuota{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "ResourceQuota"}, ObjectMeta: metav1.ObjectMeta{Name: "team-quota", Namespace: ns},
 				Spec: corev1.ResourceQuotaSpec{Hard: corev1.ResourceList{"requests.nvidia.com/gpu": resource.MustParse("800"), "requests.cpu": resource.MustParse("20000")}}},
 			&corev1.LimitRange{TypeMeta: metav1.TypeMeta{APIVersion: "v1", Kind: "LimitRange"}, ObjectMeta: metav1.ObjectMeta{Name: "team-defaults", Namespace: ns},
@@ -141,7 +143,7 @@ func (g *generator) template(w int) corev1.PodTemplateSpec {
 	if serving(w) {
 		name := fmt.Sprintf("serve-%d", w)
 		return corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, "berth.io/class": "inference"}},
+			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": name, v1alpha1.LabelClass: "inference"}},
 			Spec: corev1.PodSpec{
 				PriorityClassName: "inference-high",
 				TopologySpreadConstraints: []corev1.TopologySpreadConstraint{{MaxSkew: 1, TopologyKey: "topology.kubernetes.io/zone", WhenUnsatisfiable: corev1.DoNotSchedule,
@@ -158,12 +160,12 @@ func (g *generator) template(w int) corev1.PodTemplateSpec {
 		volumes = volumes[:1] // training on spot without a checkpoint volume
 	}
 	return corev1.PodTemplateSpec{
-		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": fmt.Sprintf("train-%d", w), "berth.io/class": "training"}},
+		ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"app": fmt.Sprintf("train-%d", w), v1alpha1.LabelClass: "training"}},
 		Spec: corev1.PodSpec{
 			PriorityClassName: "training-low",
 			RestartPolicy:     corev1.RestartPolicyNever,
-			NodeSelector:      map[string]string{"berth.io/pool": "spot-gpu"},
-			Tolerations:       []corev1.Toleration{{Key: "gpu", Operator: "Exists", Effect: "NoSchedule"}, {Key: "berth.io/capacity", Operator: "Exists", Effect: "NoSchedule"}},
+			NodeSelector:      map[string]string{v1alpha1.LabelPool: "spot-gpu"},
+			Tolerations:       []corev1.Toleration{{Key: "gpu", Operator: "Exists", Effect: "NoSchedule"}, {Key: v1alpha1.LabelCapacity, Operator: "Exists", Effect: "NoSchedule"}},
 			Containers: []corev1.Container{{Name: "train", Image: "registry.example.com/train/pytorch:24.08", Command: []string{"torchrun", "train.py", "--checkpoint-dir", "/checkpoints"},
 				Resources: res, VolumeMounts: mounts}},
 			Volumes: volumes,
@@ -178,7 +180,7 @@ func (g *generator) workloads() []any {
 		tpl := g.template(w)
 		name := tpl.Labels["app"]
 		sel := &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}
-		meta := metav1.ObjectMeta{Name: name, Namespace: g.team(w), UID: uid("workload", w), CreationTimestamp: created, Labels: map[string]string{"app": name, "berth.io/class": tpl.Labels["berth.io/class"]}}
+		meta := metav1.ObjectMeta{Name: name, Namespace: g.team(w), UID: uid("workload", w), CreationTimestamp: created, Labels: map[string]string{"app": name, v1alpha1.LabelClass: tpl.Labels[v1alpha1.LabelClass]}}
 		if !serving(w) {
 			out = append(out, &batchv1.Job{TypeMeta: metav1.TypeMeta{APIVersion: "batch/v1", Kind: "Job"}, ObjectMeta: meta,
 				Spec: batchv1.JobSpec{Parallelism: &n, Completions: &n, Selector: sel, Template: tpl}})

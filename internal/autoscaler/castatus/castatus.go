@@ -26,9 +26,6 @@ const (
 	ConfigMapNamespace = metav1.NamespaceSystem
 	StatusKey          = "status"
 	ActivityKey        = "berth-activity"
-	// LastUpdatedAnnotation is cluster-autoscaler's annotation on the
-	// ConfigMap.
-	LastUpdatedAnnotation = "cluster-autoscaler.kubernetes.io/last-updated"
 )
 
 // Event reasons, as cluster-autoscaler emits them.
@@ -47,23 +44,6 @@ const (
 	ReasonScaleDownEmpty  = "ScaleDownEmpty"
 	ReasonFailedScaleUp   = "FailedToScaleUpGroup"
 	ReasonScaleUpTimedOut = "ScaleUpTimedOut"
-)
-
-// Taints cluster-autoscaler puts on nodes it is about to remove (hard)
-// and on nodes it considers unneeded (soft, so the scheduler prefers
-// other nodes).
-const (
-	TaintToBeDeleted       = "ToBeDeletedByClusterAutoscaler"
-	TaintDeletionCandidate = "DeletionCandidateOfClusterAutoscaler"
-)
-
-// Annotations cluster-autoscaler reads on pods and nodes.
-const (
-	// SafeToEvictAnnotation "false" on a pod keeps its node; "true"
-	// lets a pod with local storage or in kube-system move.
-	SafeToEvictAnnotation = "cluster-autoscaler.kubernetes.io/safe-to-evict"
-	// ScaleDownDisabledAnnotation "true" on a node keeps it.
-	ScaleDownDisabledAnnotation = "cluster-autoscaler.kubernetes.io/scale-down-disabled"
 )
 
 // Status is the YAML under StatusKey, field for field cluster-autoscaler's

@@ -8,11 +8,10 @@ import (
 	_ "embed"
 )
 
-// DurationAnnotation on a Job pod is how long it runs, as a Go duration
-// (90s, 10m, 1h30m), from its start until it completes. Without it, or
-// with a value that is not such a duration, it completes as soon as it
-// starts.
-const DurationAnnotation = "berth.io/duration"
+// A Job pod annotated v1alpha1.AnnotationDuration runs that long (a Go
+// duration: 90s, 10m, 1h30m) from its start until it completes. Without
+// it, or with a value that is not such a duration, it completes as soon
+// as it starts.
 
 var (
 	// PodReady is KWOK's fast pod-ready stage, narrowed to pods without
@@ -36,12 +35,12 @@ var (
 	PodImagePullFailed string
 
 	// PodComplete is KWOK's fast pod-complete stage (a running Job pod
-	// succeeds at once), narrowed to pods without DurationAnnotation.
+	// succeeds at once), narrowed to pods without v1alpha1.AnnotationDuration.
 	//go:embed pod-complete.yaml
 	PodComplete string
 
 	// PodCompleteAfterDuration completes a running Job pod annotated
-	// DurationAnnotation when that duration has passed since its start.
+	// v1alpha1.AnnotationDuration when that duration has passed since its start.
 	//go:embed pod-complete-after-duration.yaml
 	PodCompleteAfterDuration string
 )

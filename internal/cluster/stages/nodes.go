@@ -2,11 +2,9 @@ package stages
 
 import _ "embed"
 
-// StoppedAnnotation on a node stops its simulated kubelet (`berth node
-// stop`): the node stages below skip it, and berth renews no lease for
-// it, so the node lifecycle controller finds it unresponsive, as it
-// would a dead kubelet. Its value is when it was stopped.
-const StoppedAnnotation = "berth.io/kubelet-stopped"
+// The node stages skip a node annotated v1alpha1.AnnotationKubeletStopped
+// (`berth node stop`), and berth renews no lease for it, so the node
+// lifecycle controller finds it unresponsive, as it would a dead kubelet.
 
 var (
 	// NodeInitialize is KWOK's fast node-initialize stage (a node that

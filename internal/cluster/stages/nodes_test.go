@@ -7,11 +7,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
+	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
 	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/utils/lifecycle"
 
-	nodefast "sigs.k8s.io/kwok/kustomize/stage/node/fast"
-	nodeheartbeat "sigs.k8s.io/kwok/kustomize/stage/node/heartbeat-with-lease"
+	"berth.io/berth/api/v1alpha1"
 )
 
 // berth's node stages are KWOK's with one selector added: the kubelet is
@@ -25,7 +26,7 @@ func TestNodeStagesAreKWOKsWithTheStoppedSelector(t *testing.T) {
 		var kept []internalversion.MatchExpression
 		found := false
 		for _, e := range ours.Spec.Selector.MatchExpressions {
-			if e.JQ != nil && e.JQ.Key == `.metadata.annotations["`+StoppedAnnotation+`"]` && e.JQ.Operator == internalversion.SelectorOpDoesNotExist {
+			if e.JQ != nil && e.JQ.Key == `.metadata.annotations["`+v1alpha1.AnnotationKubeletStopped+`"]` && e.JQ.Operator == internalversion.SelectorOpDoesNotExist {
 				found = true
 				continue
 			}
@@ -54,7 +55,7 @@ func TestStoppedNodes(t *testing.T) {
 		n.Status.Phase = corev1.NodeRunning
 		n.Status.Conditions = []corev1.NodeCondition{{Type: corev1.NodeReady, Status: ready}}
 		if stopped {
-			n.Annotations[StoppedAnnotation] = "2026-11-23T12:00:00Z"
+			n.Annotations[v1alpha1.AnnotationKubeletStopped] = "2026-11-23T12:00:00Z"
 		}
 		return n
 	}

@@ -9,11 +9,12 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
+	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
 	"sigs.k8s.io/kwok/pkg/apis/internalversion"
 	"sigs.k8s.io/kwok/pkg/config"
 	"sigs.k8s.io/kwok/pkg/utils/lifecycle"
 
-	podfast "sigs.k8s.io/kwok/kustomize/stage/pod/fast"
+	"berth.io/berth/api/v1alpha1"
 )
 
 func parse(t *testing.T, raw string) *internalversion.Stage {
@@ -110,13 +111,13 @@ func ownedByReplicaSet(p *corev1.Pod) {
 	p.OwnerReferences = []metav1.OwnerReference{{Kind: "ReplicaSet", Name: "rs", APIVersion: "apps/v1"}}
 }
 
-// runFor annotates the pod with DurationAnnotation.
+// runFor annotates the pod with v1alpha1.AnnotationDuration.
 func runFor(d string) podOpt {
 	return func(p *corev1.Pod) {
 		if p.Annotations == nil {
 			p.Annotations = map[string]string{}
 		}
-		p.Annotations[DurationAnnotation] = d
+		p.Annotations[v1alpha1.AnnotationDuration] = d
 	}
 }
 
