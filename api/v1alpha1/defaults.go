@@ -121,7 +121,17 @@ func (p *Pool) InitialSize() int32 {
 	}
 }
 
-// MaxSize is the most nodes the pool can ever have.
+// MinSize is the fewest nodes the pool can have: Autoscale.Min, or a
+// fixed pool's size.
+func (p *Pool) MinSize() int32 {
+	if p.Autoscale != nil {
+		return p.Autoscale.Min
+	}
+	return p.InitialSize()
+}
+
+// MaxSize is the most nodes the pool can ever have: Autoscale.Max, or a
+// fixed pool's size.
 func (p *Pool) MaxSize() int32 {
 	if p.Autoscale != nil {
 		return p.Autoscale.Max

@@ -25,10 +25,10 @@ func TestParseTaint(t *testing.T) {
 			t.Errorf("ParseTaint(%q): %v", tc.in, err)
 			continue
 		}
-		if diff := cmp.Diff(tc.want, got); diff != "" {
+		if diff := cmp.Diff(tc.want, corev1.Taint(got)); diff != "" {
 			t.Errorf("ParseTaint(%q) (-want +got):\n%s", tc.in, diff)
 		}
-		if s := TaintString(got); s != tc.in {
+		if s := got.String(); s != tc.in {
 			t.Errorf("TaintString(ParseTaint(%q)) = %q", tc.in, s)
 		}
 	}
@@ -45,7 +45,7 @@ func TestTaintStringRoundTrips(t *testing.T) {
 			t.Errorf("ParseTaint(TaintString(%+v)): %v", taint, err)
 			continue
 		}
-		if diff := cmp.Diff(taint, got); diff != "" {
+		if diff := cmp.Diff(taint, corev1.Taint(got)); diff != "" {
 			t.Errorf("round trip of %+v (-want +got):\n%s", taint, diff)
 		}
 	}
@@ -54,7 +54,7 @@ func TestTaintStringRoundTrips(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := TaintString(taint); got != "gpu:NoSchedule" {
+	if got := taint.String(); got != "gpu:NoSchedule" {
 		t.Errorf("TaintString(ParseTaint(%q)) = %q, want %q", "gpu=:NoSchedule", got, "gpu:NoSchedule")
 	}
 }

@@ -130,8 +130,9 @@ type Pool struct {
 	Spot *SpotSettings `json:"spot,omitempty"`
 	// MaxPods is each node's pod capacity. Zero means 110.
 	MaxPods int32 `json:"maxPods,omitempty"`
-	// Taints are written as kubectl writes them: KEY[=VALUE]:EFFECT.
-	Taints []string `json:"taints,omitempty"`
+	// Taints are the taints on every node of the pool, written as
+	// kubectl writes them: KEY[=VALUE]:EFFECT.
+	Taints []Taint `json:"taints,omitempty"`
 	// Labels are added to every node of the pool.
 	Labels map[string]string `json:"labels,omitempty"`
 	// Zones restricts the pool to some of spec.zones. Empty means all.

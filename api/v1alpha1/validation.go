@@ -210,18 +210,19 @@ func validateSize(pp *field.Path, p *Pool) field.ErrorList {
 	return errs
 }
 
-func validateTaints(path *field.Path, taints []string) field.ErrorList {
+func validateTaints(path *field.Path, taints []Taint) field.ErrorList {
 	var errs field.ErrorList
 	seen := sets.New[string]()
-	for i, s := range taints {
-		t, err := ParseTaint(s)
-		if err != nil {
-			errs = append(errs, field.Invalid(path.Index(i), s, err.Error()))
+	for i, t := range taints {
+		// A blueprint read from a file has had its taints parsed
+		// (ParseTaint); one built in code is checked here.
+		if p := t.check(); p != nil {
+			errs = append(errs, field.Invalid(path.Index(i), t.String(), p.Message+"\nfix: "+p.Fix))
 			continue
 		}
 		k := t.Key + ":" + string(t.Effect)
 		if seen.Has(k) {
-			errs = append(errs, duplicate(path.Index(i), s))
+			errs = append(errs, duplicate(path.Index(i), t.String()))
 		}
 		seen.Insert(k)
 	}

@@ -216,11 +216,7 @@ func (o *Options) UseBlueprint(bp *v1alpha1.Blueprint) {
 			continue
 		}
 		o.GPUPools[p.Name] = nil
-		for _, s := range p.Taints {
-			t, err := v1alpha1.ParseTaint(s)
-			if err != nil {
-				continue
-			}
+		for _, t := range p.NodeTaints() {
 			o.GPUPools[p.Name] = append(o.GPUPools[p.Name], t)
 			if isGPUTaint(t) {
 				o.GPUTaints = appendTaint(o.GPUTaints, t)

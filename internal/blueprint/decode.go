@@ -13,6 +13,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"berth.io/berth/internal/problem"
 )
 
 // decoder fills a Go value from a YAML node tree, strictly: an unknown
@@ -22,6 +24,10 @@ import (
 type decoder struct {
 	lines    map[string]int
 	problems field.ErrorList
+	// values are values of the right type that do not parse, such as a
+	// taint without an effect. The rest of the blueprint is sound, so it
+	// is validated too and these are reported with what that finds.
+	values field.ErrorList
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
@@ -182,6 +188,11 @@ func (d *decoder) decodeJSON(n *yaml.Node, v reflect.Value, path *field.Path) {
 		case reflect.TypeFor[intstr.IntOrString]():
 			d.fail(path, n.Line, "%s is neither a whole number nor a percentage\nfix: write a count like 1, or a percentage in quotes like \"50%%\"", describe(n))
 		default:
+			if p, ok := problem.As(err); ok {
+				d.lines[path.String()] = n.Line
+				d.values = append(d.values, field.Invalid(path, nil, p.Message+"\nfix: "+p.Fix))
+				return
+			}
 			d.fail(path, n.Line, "%s: %v", describe(n), err)
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"reflect"
+	"slices"
 	"sort"
 	"strings"
 
@@ -98,10 +99,15 @@ func Parse(file string, data []byte) (*v1alpha1.Blueprint, []Problem, error) {
 	d := &decoder{lines: map[string]int{}}
 	d.decode(root, reflect.ValueOf(bp).Elem(), nil)
 	if len(d.problems) > 0 {
-		return nil, nil, &Error{Problems: locate(file, d.lines, d.problems, false)}
+		return nil, nil, &Error{Problems: locate(file, d.lines, append(d.problems, d.values...), false)}
 	}
 	v1alpha1.SetDefaults(bp)
 	errs, warnings := v1alpha1.Validate(bp)
+	// A value that did not parse was left zero: what Validate says of
+	// its field is said better by the parse.
+	errs = append(d.values, slices.DeleteFunc(errs, func(e *field.Error) bool {
+		return slices.ContainsFunc(d.values, func(v *field.Error) bool { return v.Field == e.Field })
+	})...)
 	problems := append(locate(file, d.lines, errs, false), locate(file, d.lines, warnings, true)...)
 	sort.SliceStable(problems, func(i, j int) bool {
 		if problems[i].Warning != problems[j].Warning {

@@ -3,6 +3,7 @@ package blueprint
 import (
 	"testing"
 
+	"berth.io/berth/api/v1alpha1"
 	"github.com/google/go-cmp/cmp"
 )
 
@@ -58,7 +59,7 @@ func TestRetailTemplateShape(t *testing.T) {
 		if g := p.Machine.GPU; g != nil {
 			gpu = g.Product
 		}
-		got = append(got, pool{p.Name, string(p.Mode), string(p.Capacity), p.InitialSize(), p.MaxSize(), gpu, p.Taints})
+		got = append(got, pool{p.Name, string(p.Mode), string(p.Capacity), p.InitialSize(), p.MaxSize(), gpu, taintStrings(p.Taints)})
 	}
 	want := []pool{
 		{"system", "System", "OnDemand", 2, 2, "", []string{"CriticalAddonsOnly=true:NoSchedule"}},
@@ -97,4 +98,13 @@ func TestLoadTemplateUnknown(t *testing.T) {
 	if bp, err := LoadTemplate("nope"); err == nil || bp != nil {
 		t.Errorf(`LoadTemplate("nope") = %v, %v; want an error`, bp, err)
 	}
+}
+
+// taintStrings writes taints back as the blueprint spells them; nil for none.
+func taintStrings(taints []v1alpha1.Taint) []string {
+	var out []string
+	for _, t := range taints {
+		out = append(out, t.String())
+	}
+	return out
 }

@@ -95,11 +95,7 @@ func devicePluginTolerations(bp *v1alpha1.Blueprint) []corev1.Toleration {
 		if p.GPUResource() == "" {
 			continue
 		}
-		for _, s := range p.Taints {
-			t, err := v1alpha1.ParseTaint(s)
-			if err != nil {
-				continue // Validate has already refused it
-			}
+		for _, t := range p.Taints {
 			tol := corev1.Toleration{Key: t.Key, Operator: corev1.TolerationOpEqual, Value: t.Value, Effect: t.Effect}
 			if t.Value == "" {
 				tol.Operator = corev1.TolerationOpExists

@@ -273,7 +273,7 @@ func classPatches(bp *v1alpha1.Blueprint, c *v1alpha1.Class, t mutationTarget) [
 func tolerationList(pools []*v1alpha1.Pool, typ string) string {
 	var taints []corev1.Taint
 	for _, p := range pools {
-		taints = appendTaints(taints, parseTaints(p.Taints))
+		taints = appendTaints(taints, p.NodeTaints())
 	}
 	if len(taints) == 0 {
 		return ""

@@ -97,7 +97,7 @@ func newFacts(bp *v1alpha1.Blueprint) *facts {
 	resources := map[string]bool{}
 	for i := range bp.Spec.Pools {
 		p := &bp.Spec.Pools[i]
-		taints := parseTaints(p.Taints)
+		taints := p.NodeTaints()
 		if r := p.GPUResource(); r != "" {
 			resources[r] = true
 			gpuPools = append(gpuPools, p.Name)
@@ -473,16 +473,6 @@ func ruleFor(group, version string, resources ...string) admissionv1.NamedRuleWi
 		Operations: []admissionv1.OperationType{admissionv1.Create, admissionv1.Update},
 		Rule:       admissionv1.Rule{APIGroups: []string{group}, APIVersions: []string{version}, Resources: resources},
 	}}
-}
-
-func parseTaints(specs []string) []corev1.Taint {
-	var out []corev1.Taint
-	for _, s := range specs {
-		if t, err := v1alpha1.ParseTaint(s); err == nil {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 func appendTaints(have, more []corev1.Taint) []corev1.Taint {

@@ -197,7 +197,7 @@ func suggestAKSName(name string, limit int) string {
 // CLI refuses a taint without a value.
 func aksTaints(i int, p *v1alpha1.Pool, ps *problems) []string {
 	var out []string
-	for j, t := range poolTaints(p) {
+	for j, t := range p.NodeTaints() {
 		s := v1alpha1.TaintString(t)
 		if !aksTaintRE.MatchString(s) {
 			fix := "write it as KEY=VALUE:EFFECT"

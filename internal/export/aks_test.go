@@ -69,9 +69,11 @@ func TestAKSRules(t *testing.T) {
 		},
 		want: []wantProblem{{"wo-rk", "spec.pools[2].name", `its AKS name "work" is also pool work's`, "rename one"}},
 	}, {
-		name:   "taint without a value",
-		change: func(bp *v1alpha1.Blueprint) { bp.Spec.Pools[1].Taints = []string{"dedicated:NoSchedule"} },
-		want:   []wantProblem{{"work", "spec.pools[1].taints[0]", `KEY=VALUE:EFFECT`, `give it a value, e.g. "dedicated=true:NoSchedule"`}},
+		name: "taint without a value",
+		change: func(bp *v1alpha1.Blueprint) {
+			bp.Spec.Pools[1].Taints = []v1alpha1.Taint{v1alpha1.MustParseTaint("dedicated:NoSchedule")}
+		},
+		want: []wantProblem{{"work", "spec.pools[1].taints[0]", `KEY=VALUE:EFFECT`, `give it a value, e.g. "dedicated=true:NoSchedule"`}},
 	}, {
 		name:   "four zones",
 		change: func(bp *v1alpha1.Blueprint) { bp.Spec.Zones = []string{"a", "b", "c", "d"} },
@@ -111,7 +113,7 @@ func TestAKSNames(t *testing.T) {
 func TestAKSSpotTaint(t *testing.T) {
 	bp := loadBlueprint(t, base)
 	bp.Spec.Pools[1].Capacity = v1alpha1.Spot
-	bp.Spec.Pools[1].Taints = []string{"berth.io/capacity=spot:NoSchedule"}
+	bp.Spec.Pools[1].Taints = []v1alpha1.Taint{v1alpha1.MustParseTaint("berth.io/capacity=spot:NoSchedule")}
 	out := flat(export(t, bp, AKS))
 	for _, want := range []string{
 		"--priority Spot \\\n  --eviction-policy Delete \\\n  --spot-max-price -1",
@@ -124,7 +126,7 @@ func TestAKSSpotTaint(t *testing.T) {
 	}
 
 	// Once the blueprint has the taint, it is passed once and not explained.
-	bp.Spec.Pools[1].Taints = append(bp.Spec.Pools[1].Taints, aksSpotTaint)
+	bp.Spec.Pools[1].Taints = append(bp.Spec.Pools[1].Taints, v1alpha1.MustParseTaint(aksSpotTaint))
 	out = flat(export(t, bp, AKS))
 	if strings.Count(out, aksSpotTaint) != 1 || strings.Contains(out, "add it to spec.pools") {
 		t.Errorf("a blueprint with the Spot taint gets it again or a note about it:\n%s", out)

@@ -182,7 +182,7 @@ func eksNodeGroupFor(bp *v1alpha1.Blueprint, i int, realZones bool, ps *problems
 	if p.Machine.GPU != nil {
 		notes = append(notes, "eksctl picks the AL2023 NVIDIA AMI for GPU instance types and installs the NVIDIA device plugin.")
 	}
-	for j, t := range poolTaints(p) {
+	for j, t := range p.NodeTaints() {
 		if len(t.Key) > eksTaintPartMax {
 			ps.add(p.Name, fmt.Sprintf("%s.taints[%d]", path, j), fmt.Sprintf("EKS taint keys are at most %d characters, %q has %d", eksTaintPartMax, t.Key, len(t.Key)), "use a shorter key")
 		}

@@ -161,7 +161,7 @@ func gkePool(bp *v1alpha1.Blueprint, i int, p *v1alpha1.Pool, realZones bool, ps
 func gkeTaints(i int, p *v1alpha1.Pool, ps *problems) []string {
 	var out []string
 	seen := map[string]bool{}
-	for j, t := range poolTaints(p) {
+	for j, t := range p.NodeTaints() {
 		if seen[t.Key] {
 			ps.add(p.Name, fmt.Sprintf("%s.taints[%d]", poolPath(i), j), fmt.Sprintf("gcloud takes one taint per key, and key %q has two", t.Key), "keep one taint per key in this pool")
 			continue

@@ -167,7 +167,7 @@ func nodePoolFor(bp *v1alpha1.Blueprint, i int, realZones bool, weights map[stri
 	if realZones {
 		tmpl.Spec.Requirements = append(tmpl.Spec.Requirements, requirement{Key: corev1.LabelTopologyZone, Operator: "In", Values: p.Zones})
 	}
-	for _, t := range poolTaints(p) {
+	for _, t := range p.NodeTaints() {
 		tmpl.Spec.Taints = append(tmpl.Spec.Taints, eksTaint{Key: t.Key, Value: t.Value, Effect: string(t.Effect)})
 	}
 	np.Spec.Limits = karpenterLimits(p, m, sz.Max)

@@ -6,8 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	corev1 "k8s.io/api/core/v1"
-
 	"berth.io/berth/api/v1alpha1"
 )
 
@@ -63,7 +61,7 @@ func capacityType(p *v1alpha1.Pool) string {
 }
 
 func hasTaintKey(p *v1alpha1.Pool, key string) bool {
-	for _, t := range poolTaints(p) {
+	for _, t := range p.NodeTaints() {
 		if t.Key == key {
 			return true
 		}
@@ -87,17 +85,6 @@ func labelPairs(m map[string]string) []string {
 		parts = append(parts, k+"="+m[k])
 	}
 	return parts
-}
-
-// poolTaints parses the pool's taints; Validate has refused bad ones.
-func poolTaints(p *v1alpha1.Pool) []corev1.Taint {
-	out := make([]corev1.Taint, 0, len(p.Taints))
-	for _, s := range p.Taints {
-		if t, err := v1alpha1.ParseTaint(s); err == nil {
-			out = append(out, t)
-		}
-	}
-	return out
 }
 
 // size is a pool's node count bounds.

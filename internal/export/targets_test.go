@@ -22,7 +22,7 @@ func TestGKERules(t *testing.T) {
 	}, {
 		name: "two taints with one key",
 		change: func(bp *v1alpha1.Blueprint) {
-			bp.Spec.Pools[1].Taints = []string{"gpu=true:NoSchedule", "gpu=true:NoExecute"}
+			bp.Spec.Pools[1].Taints = []v1alpha1.Taint{v1alpha1.MustParseTaint("gpu=true:NoSchedule"), v1alpha1.MustParseTaint("gpu=true:NoExecute")}
 		},
 		want: []wantProblem{{"work", "spec.pools[1].taints[1]", `one taint per key, and key "gpu" has two`, "one taint per key"}},
 	}, {
@@ -77,7 +77,7 @@ func TestGKEZones(t *testing.T) {
 func TestEKSRules(t *testing.T) {
 	bp := loadBlueprint(t, base)
 	bp.Spec.Pools[1].Name = "1st"
-	bp.Spec.Pools[1].Taints = []string{"example.com/" + strings.Repeat("k", 60) + "=v:NoSchedule"}
+	bp.Spec.Pools[1].Taints = []v1alpha1.Taint{v1alpha1.MustParseTaint("example.com/" + strings.Repeat("k", 60) + "=v:NoSchedule")}
 	checkProblems(t, problemsOf(t, bp, EKS), []wantProblem{
 		{"1st", "spec.pools[1].name", "starting with a letter", "rename the pool"},
 		{"1st", "spec.pools[1].taints[0]", "at most 63 characters", "shorter key"},

@@ -71,13 +71,7 @@ func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev
 		labels[v1alpha1.LabelGPUProduct] = g.Product
 		labels[v1alpha1.LabelGPUCount] = strconv.Itoa(int(g.Count))
 	}
-	var taints []corev1.Taint
-	for _, s := range p.Taints {
-		t, err := v1alpha1.ParseTaint(s)
-		if err == nil { // Validate has already refused bad taints
-			taints = append(taints, t)
-		}
-	}
+	taints := p.NodeTaints()
 	capacity := corev1.ResourceList{
 		corev1.ResourceCPU:              p.Machine.CPU.DeepCopy(),
 		corev1.ResourceMemory:           p.Machine.Memory.DeepCopy(),

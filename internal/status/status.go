@@ -126,13 +126,13 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 	if bp != nil {
 		for i := range bp.Spec.Pools {
 			bpPool := &bp.Spec.Pools[i]
-			min := bpPool.InitialSize()
-			if bpPool.Autoscale != nil {
-				min = bpPool.Autoscale.Min
+			var taints []string
+			for _, t := range bpPool.Taints {
+				taints = append(taints, t.String())
 			}
 			add(Pool{
-				Name: bpPool.Name, Mode: string(bpPool.Mode), MinSize: min, MaxSize: bpPool.MaxSize(),
-				Taints: bpPool.Taints, GPUResource: corev1.ResourceName(bpPool.GPUResource()), InBlueprint: true,
+				Name: bpPool.Name, Mode: string(bpPool.Mode), MinSize: bpPool.MinSize(), MaxSize: bpPool.MaxSize(),
+				Taints: taints, GPUResource: corev1.ResourceName(bpPool.GPUResource()), InBlueprint: true,
 			})
 		}
 	}

@@ -66,7 +66,7 @@ func addBenchNodes(b *testing.B, total int) {
 	ctx := context.Background()
 	pool := bp.Spec.Pools[1] // cpu: 16 CPUs, 64Gi
 	pool.Name = benchPool
-	pool.Taints = []string{benchPool + "=true:NoSchedule"}
+	pool.Taints = []v1alpha1.Taint{v1alpha1.MustParseTaint(benchPool + "=true:NoSchedule")}
 	pool.Labels = nil
 	// The nodes belong to no blueprint the suite applies, so a plan that
 	// ran while they existed would not count them as the e2e pools'.
