@@ -9,6 +9,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/sets"
 	"k8s.io/apimachinery/pkg/util/validation"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"berth.io/berth/internal/problem"
 )
 
 // AutoscalerProfile is the profile of the node autoscaler that grows and
@@ -180,7 +182,7 @@ func (a *AutoscalerProfile) ExpanderChain() []string {
 	return out
 }
 
-func validateAutoscaler(path *field.Path, s *Spec) (errs field.ErrorList) {
+func validateAutoscaler(path *field.Path, s *Spec) (errs problem.List) {
 	a := s.Autoscaler
 	if a == nil {
 		return nil
@@ -188,14 +190,14 @@ func validateAutoscaler(path *field.Path, s *Spec) (errs field.ErrorList) {
 	seen := sets.New[string]()
 	chain := a.ExpanderChain()
 	if len(chain) == 0 && a.Expander != "" {
-		errs = append(errs, field.Invalid(path.Child("expander"), a.Expander, "names no expander\nfix: write one of random, least-waste, most-pods, priority, or a comma-separated chain of them"))
+		errs = append(errs, invalid(path.Child("expander"), "names no expander", "write one of random, least-waste, most-pods, priority, or a comma-separated chain of them"))
 	}
 	for _, e := range chain {
 		switch {
 		case !expanders.Has(e):
 			errs = append(errs, oneOf(path.Child("expander"), e, ExpanderRandom, ExpanderLeastWaste, ExpanderMostPods, ExpanderPriority)...)
 		case seen.Has(e):
-			errs = append(errs, field.Invalid(path.Child("expander"), a.Expander, fmt.Sprintf("names %s twice\nfix: name each expander once", e)))
+			errs = append(errs, invalid(path.Child("expander"), fmt.Sprintf("names %s twice", e), "name each expander once"))
 		}
 		seen.Insert(e)
 	}
@@ -207,7 +209,7 @@ func validateAutoscaler(path *field.Path, s *Spec) (errs field.ErrorList) {
 			}
 		}
 		if !prioritized {
-			errs = append(errs, field.Invalid(path.Child("expander"), a.Expander, "the priority expander needs pool priorities, and no pool has one\nfix: set autoscale.priority on the pools (higher wins), or choose another expander"))
+			errs = append(errs, invalid(path.Child("expander"), "the priority expander needs pool priorities, and no pool has one", "set autoscale.priority on the pools (higher wins), or choose another expander"))
 		}
 	}
 	for _, d := range []struct {
@@ -224,7 +226,7 @@ func validateAutoscaler(path *field.Path, s *Spec) (errs field.ErrorList) {
 		{"newPodScaleUpDelay", a.NewPodScaleUpDelay, 0},
 	} {
 		if d.v != nil && d.v.Duration < d.min {
-			errs = append(errs, field.Invalid(path.Child(d.name), d.v.Duration.String(), fmt.Sprintf("must be at least %s\nfix: write a Go duration such as 10s or 5m", orZero(d.min))))
+			errs = append(errs, invalid(path.Child(d.name), fmt.Sprintf("must be at least %s", orZero(d.min)), "write a Go duration such as 10s or 5m"))
 		}
 	}
 	for _, f := range []struct {
@@ -235,29 +237,29 @@ func validateAutoscaler(path *field.Path, s *Spec) (errs field.ErrorList) {
 		{"scaleDownGpuUtilizationThreshold", a.ScaleDownGpuUtilizationThreshold},
 	} {
 		if f.v != nil && (*f.v < 0 || *f.v > 1) {
-			errs = append(errs, field.Invalid(path.Child(f.name), *f.v, "must be between 0 and 1: a share of the node's allocatable\nfix: write 0.5 for half"))
+			errs = append(errs, invalid(path.Child(f.name), "must be between 0 and 1: a share of the node's allocatable", "write 0.5 for half"))
 		}
 	}
 	if v := a.MaxEmptyBulkDelete; v != nil && *v < 1 {
-		errs = append(errs, field.Invalid(path.Child("maxEmptyBulkDelete"), *v, "must be at least 1\nfix: to stop scale-down, set scaleDownEnabled: false"))
+		errs = append(errs, invalid(path.Child("maxEmptyBulkDelete"), "must be at least 1", "to stop scale-down, set scaleDownEnabled: false"))
 	}
 	if v := a.MaxGracefulTerminationSec; v != nil && *v < 0 {
-		errs = append(errs, field.Invalid(path.Child("maxGracefulTerminationSec"), *v, "must not be negative"))
+		errs = append(errs, invalid(path.Child("maxGracefulTerminationSec"), "must not be negative", ""))
 	}
 	return errs
 }
 
-func validateDevicePlugin(path *field.Path, s *Spec) (errs field.ErrorList) {
+func validateDevicePlugin(path *field.Path, s *Spec) (errs problem.List) {
 	d := s.DevicePlugin
 	if d == nil {
 		return nil
 	}
 	if d.Namespace != "" && !sets.New(s.SystemNamespaces...).Has(d.Namespace) {
-		errs = append(errs, field.Invalid(path.Child("namespace"), d.Namespace, fmt.Sprintf("is not one of the system namespaces (%s): only they may run on GPU pools' taints as add-ons\nfix: use kube-system, or add the namespace to spec.systemNamespaces", strings.Join(s.SystemNamespaces, ", "))))
+		errs = append(errs, invalid(path.Child("namespace"), fmt.Sprintf("is not one of the system namespaces (%s): only they may run on GPU pools' taints as add-ons", strings.Join(s.SystemNamespaces, ", ")), "use kube-system, or add the namespace to spec.systemNamespaces"))
 	}
 	if d.Name != "" {
 		for _, msg := range validation.IsDNS1123Subdomain(d.Name) {
-			errs = append(errs, field.Invalid(path.Child("name"), d.Name, msg))
+			errs = append(errs, invalid(path.Child("name"), msg, ""))
 		}
 	}
 	return errs

@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/apimachinery/pkg/api/resource"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"berth.io/berth/internal/problem"
 )
 
 // Models wires model artifacts into workloads: a Deployment or
@@ -87,21 +89,21 @@ func setModelDefaults(m *Models) {
 }
 
 // validateModels checks spec.models.
-func validateModels(p *field.Path, m *Models) field.ErrorList {
+func validateModels(p *field.Path, m *Models) problem.List {
 	if m == nil {
 		return nil
 	}
-	var errs field.ErrorList
+	var errs problem.List
 	switch {
 	case m.Store == "":
-		errs = append(errs, field.Required(p.Child("store"), "the store pods pull models from\nfix: set it to s3://BUCKET/PREFIX, or file://DIR for a local rehearsal"))
+		errs = append(errs, invalid(p.Child("store"), "the store pods pull models from", "set it to s3://BUCKET/PREFIX, or file://DIR for a local rehearsal"))
 	case !strings.HasPrefix(m.Store, "s3://") && !strings.HasPrefix(m.Store, "file://"):
-		errs = append(errs, field.Invalid(p.Child("store"), m.Store, "is not an s3:// or file:// URL\nfix: write s3://BUCKET/PREFIX (R2, MinIO and GCS are s3:// with endpoint set), or file://DIR"))
+		errs = append(errs, invalid(p.Child("store"), "is not an s3:// or file:// URL", "write s3://BUCKET/PREFIX (R2, MinIO and GCS are s3:// with endpoint set), or file://DIR"))
 	case strings.HasPrefix(m.Store, "s3://") && strings.TrimPrefix(m.Store, "s3://") == "":
-		errs = append(errs, field.Invalid(p.Child("store"), m.Store, "names no bucket\nfix: write s3://BUCKET/PREFIX"))
+		errs = append(errs, invalid(p.Child("store"), "names no bucket", "write s3://BUCKET/PREFIX"))
 	}
 	if !path.IsAbs(m.MountPath) || path.Clean(m.MountPath) != m.MountPath || m.MountPath == "/" {
-		errs = append(errs, field.Invalid(p.Child("mountPath"), m.MountPath, "must be a clean absolute path other than /\nfix: use a directory such as /models"))
+		errs = append(errs, invalid(p.Child("mountPath"), "must be a clean absolute path other than /", "use a directory such as /models"))
 	}
 	if m.Secret != "" {
 		errs = append(errs, dnsLabel(p.Child("secret"), m.Secret)...)
@@ -110,7 +112,7 @@ func validateModels(p *field.Path, m *Models) field.ErrorList {
 		errs = append(errs, dnsLabel(p.Child("sharedVolume", "claimName"), m.SharedVolume.ClaimName)...)
 	}
 	if m.SizeLimit != nil && m.SizeLimit.Sign() <= 0 {
-		errs = append(errs, field.Invalid(p.Child("sizeLimit"), m.SizeLimit.String(), fmt.Sprintf("must be positive\nfix: give the largest model's size with room to spare, such as %s", DefaultModelSizeLimit.String())))
+		errs = append(errs, invalid(p.Child("sizeLimit"), "must be positive", fmt.Sprintf("give the largest model's size with room to spare, such as %s", DefaultModelSizeLimit.String())))
 	}
 	return errs
 }

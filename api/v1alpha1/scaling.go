@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"berth.io/berth/internal/problem"
 )
 
 // Scaling says how a class's workloads scale (seed 000): inference with an
@@ -128,55 +130,55 @@ func classOnGPU(c *Class, pools []Pool) bool {
 	return false
 }
 
-func validateScaling(cp *field.Path, c *Class) field.ErrorList {
+func validateScaling(cp *field.Path, c *Class) problem.List {
 	s := c.Scaling
 	if s == nil {
 		return nil
 	}
-	var errs field.ErrorList
+	var errs problem.List
 	sp := cp.Child("scaling")
 	switch {
 	case s.Metric != "":
 		errs = append(errs, oneOf(sp.Child("metric"), string(s.Metric), MetricRPS, MetricGPUUtilization, MetricCPU)...)
 		if s.Target <= 0 {
-			errs = append(errs, field.Invalid(sp.Child("target"), s.Target, "must be greater than zero with a metric\nfix: give requests per second per pod for rps, or a percent for gpuUtilization and cpu, e.g. target: 70"))
+			errs = append(errs, invalid(sp.Child("target"), "must be greater than zero with a metric", "give requests per second per pod for rps, or a percent for gpuUtilization and cpu, e.g. target: 70"))
 		} else if s.Metric != MetricRPS && s.Target > 100 {
-			errs = append(errs, field.Invalid(sp.Child("target"), s.Target, fmt.Sprintf("%s is a percent, at most 100\nfix: e.g. target: 70", s.Metric)))
+			errs = append(errs, invalid(sp.Child("target"), fmt.Sprintf("%s is a percent, at most 100", s.Metric), "e.g. target: 70"))
 		}
 	case s.Queue == nil:
-		errs = append(errs, field.Required(sp.Child("metric"), "a class scales on a metric or a queue\nfix: set metric: rps, gpuUtilization or cpu with a target, or a queue"))
+		errs = append(errs, invalid(sp.Child("metric"), "a class scales on a metric or a queue", "set metric: rps, gpuUtilization or cpu with a target, or a queue"))
 	}
 	if s.MaxReplicas < 1 {
-		errs = append(errs, field.Required(sp.Child("maxReplicas"), "the most replicas must be at least 1\nfix: e.g. maxReplicas: 4"))
+		errs = append(errs, invalid(sp.Child("maxReplicas"), "the most replicas must be at least 1", "e.g. maxReplicas: 4"))
 	}
 	if m := s.MinReplicas; m != nil {
 		if *m < 0 {
-			errs = append(errs, field.Invalid(sp.Child("minReplicas"), *m, "must not be negative\nfix: 0 for a queue, 1 or more otherwise"))
+			errs = append(errs, invalid(sp.Child("minReplicas"), "must not be negative", "0 for a queue, 1 or more otherwise"))
 		} else if *m == 0 && s.Queue == nil {
-			errs = append(errs, field.Invalid(sp.Child("minReplicas"), *m, "only a class with a queue scales to zero: an HPA keeps at least one replica\nfix: set minReplicas: 1, or add a queue"))
+			errs = append(errs, invalid(sp.Child("minReplicas"), "only a class with a queue scales to zero: an HPA keeps at least one replica", "set minReplicas: 1, or add a queue"))
 		} else if s.MaxReplicas >= 1 && *m > s.MaxReplicas {
-			errs = append(errs, field.Invalid(sp.Child("minReplicas"), *m, fmt.Sprintf("is greater than maxReplicas (%d)\nfix: set minReplicas to at most %d", s.MaxReplicas, s.MaxReplicas)))
+			errs = append(errs, invalid(sp.Child("minReplicas"), fmt.Sprintf("is greater than maxReplicas (%d)", s.MaxReplicas), fmt.Sprintf("set minReplicas to at most %d", s.MaxReplicas)))
 		}
 	}
 	if w := s.ScaleDownWindow; w != nil && (w.Duration < 0 || w.Duration > time.Hour || w.Duration%time.Second != 0) {
-		errs = append(errs, field.Invalid(sp.Child("scaleDownWindow"), w.Duration.String(), "must be whole seconds from 0s to 1h, as an HPA's stabilization window is\nfix: e.g. 10m for GPU inference, 5m otherwise"))
+		errs = append(errs, invalid(sp.Child("scaleDownWindow"), "must be whole seconds from 0s to 1h, as an HPA's stabilization window is", "e.g. 10m for GPU inference, 5m otherwise"))
 	}
 	return append(errs, validateQueue(sp.Child("queue"), s.Queue)...)
 }
 
-func validateQueue(qp *field.Path, q *Queue) field.ErrorList {
+func validateQueue(qp *field.Path, q *Queue) problem.List {
 	if q == nil {
 		return nil
 	}
 	errs := oneOf(qp.Child("type"), string(q.Type), QueueRabbitMQ, QueueKafka, QueueSQS)
 	need := func(name, v, example string) {
 		if v == "" {
-			errs = append(errs, field.Required(qp.Child(name), fmt.Sprintf("a %s queue needs %s\nfix: e.g. %s: %s", q.Type, name, name, example)))
+			errs = append(errs, invalid(qp.Child(name), fmt.Sprintf("a %s queue needs %s", q.Type, name), fmt.Sprintf("e.g. %s: %s", name, example)))
 		}
 	}
 	forbid := func(name, v string) {
 		if v != "" {
-			errs = append(errs, field.Forbidden(qp.Child(name), fmt.Sprintf("a %s queue does not use %s\nfix: remove it", q.Type, name)))
+			errs = append(errs, invalid(qp.Child(name), fmt.Sprintf("a %s queue does not use %s", q.Type, name), "remove it"))
 		}
 	}
 	switch q.Type {
@@ -209,10 +211,10 @@ func validateQueue(qp *field.Path, q *Queue) field.ErrorList {
 		forbid("topic", q.Topic)
 	}
 	if q.Target < 0 {
-		errs = append(errs, field.Invalid(qp.Child("target"), q.Target, "must not be negative\nfix: give the messages one replica works through, e.g. target: 5"))
+		errs = append(errs, invalid(qp.Child("target"), "must not be negative", "give the messages one replica works through, e.g. target: 5"))
 	}
 	if q.ActivationThreshold < 0 {
-		errs = append(errs, field.Invalid(qp.Child("activationThreshold"), q.ActivationThreshold, "must not be negative\nfix: 0 wakes the class on any message"))
+		errs = append(errs, invalid(qp.Child("activationThreshold"), "must not be negative", "0 wakes the class on any message"))
 	}
 	return errs
 }

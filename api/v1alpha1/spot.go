@@ -6,6 +6,8 @@ import (
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/validation/field"
+
+	"berth.io/berth/internal/problem"
 )
 
 // SpotSettings rehearse a Spot pool's interruptions on the local cluster.
@@ -36,21 +38,21 @@ func (p *Pool) SpotNotice() time.Duration {
 	return DefaultSpotNotice
 }
 
-func validateSpot(pp *field.Path, p *Pool) field.ErrorList {
+func validateSpot(pp *field.Path, p *Pool) problem.List {
 	s := p.Spot
 	if s == nil {
 		return nil
 	}
-	var errs field.ErrorList
+	var errs problem.List
 	sp := pp.Child("spot")
 	if p.Capacity != Spot {
-		errs = append(errs, field.Forbidden(sp, fmt.Sprintf("pool %s is %s capacity: only Spot capacity is interrupted\nfix: remove spot, or set capacity: Spot", p.Name, p.Capacity)))
+		errs = append(errs, invalid(sp, fmt.Sprintf("pool %s is %s capacity: only Spot capacity is interrupted", p.Name, p.Capacity), "remove spot, or set capacity: Spot"))
 	}
 	if s.Notice != nil && s.Notice.Duration <= 0 {
-		errs = append(errs, field.Invalid(sp.Child("notice"), s.Notice.Duration.String(), "must be positive\nfix: e.g. 30s (Azure, Google Cloud) or 2m (AWS)"))
+		errs = append(errs, invalid(sp.Child("notice"), "must be positive", "e.g. 30s (Azure, Google Cloud) or 2m (AWS)"))
 	}
 	if m := s.MeanTimeBetweenInterruptions; m != nil && m.Duration < time.Second {
-		errs = append(errs, field.Invalid(sp.Child("meanTimeBetweenInterruptions"), m.Duration.String(), "must be at least 1s\nfix: e.g. 30m, or remove it to interrupt only when asked"))
+		errs = append(errs, invalid(sp.Child("meanTimeBetweenInterruptions"), "must be at least 1s", "e.g. 30m, or remove it to interrupt only when asked"))
 	}
 	return errs
 }

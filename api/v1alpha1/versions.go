@@ -7,6 +7,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/version"
 )
 
@@ -54,7 +55,7 @@ func MinorOf(v string) (int, bool) {
 // embedded one on the local cluster; a pool may lead neither, nor lag
 // either by more than MaxKubeletSkew minors. A pool whose version is the
 // spec's (its default) is checked through the spec's.
-func validateVersions(spec *field.Path, s *Spec) (errs, warnings field.ErrorList) {
+func validateVersions(spec *field.Path, s *Spec) (errs, warnings problem.List) {
 	embedded := ControlPlaneVersion()
 	local, ok := MinorOf(embedded)
 	if !ok {
@@ -66,11 +67,11 @@ func validateVersions(spec *field.Path, s *Spec) (errs, warnings field.ErrorList
 		vp := spec.Child("kubernetesVersion")
 		switch {
 		case target > local:
-			errs = append(errs, field.Invalid(vp, v, fmt.Sprintf("is newer than the control plane berth embeds (%s), so the local cluster cannot rehearse it\nfix: set it to \"1.%d\" or older, or use a berth built on Kubernetes 1.%d", embedded, local, target)))
+			errs = append(errs, invalid(vp, fmt.Sprintf("is newer than the control plane berth embeds (%s), so the local cluster cannot rehearse it", embedded), fmt.Sprintf("set it to \"1.%d\" or older, or use a berth built on Kubernetes 1.%d", local, target)))
 		case local-target > MaxKubeletSkew:
-			errs = append(errs, field.Invalid(vp, v, fmt.Sprintf("is %d minor versions older than the control plane berth embeds (%s); the pools, which default to it, would break the version skew policy on the local cluster (a kubelet at most %d minors behind)\nfix: set it to \"1.%d\" or newer", local-target, embedded, MaxKubeletSkew, local-MaxKubeletSkew)))
+			errs = append(errs, invalid(vp, fmt.Sprintf("is %d minor versions older than the control plane berth embeds (%s); the pools, which default to it, would break the version skew policy on the local cluster (a kubelet at most %d minors behind)", local-target, embedded, MaxKubeletSkew), fmt.Sprintf("set it to \"1.%d\" or newer", local-MaxKubeletSkew)))
 		case target < local:
-			warnings = append(warnings, field.Invalid(vp, v, fmt.Sprintf("the local cluster's control plane is %s, newer than the one this design targets: `berth up` rehearses on 1.%d\nfix: leave it, or set it to \"1.%d\" to target what berth rehearses", embedded, local, local)))
+			warnings = append(warnings, warning(vp, fmt.Sprintf("the local cluster's control plane is %s, newer than the one this design targets: `berth up` rehearses on 1.%d", embedded, local), fmt.Sprintf("leave it, or set it to \"1.%d\" to target what berth rehearses", local)))
 		}
 	}
 	newest, oldest := min(target, local), max(target, local)-MaxKubeletSkew
@@ -82,15 +83,15 @@ func validateVersions(spec *field.Path, s *Spec) (errs, warnings field.ErrorList
 		}
 		pp := spec.Child("pools").Index(i).Child("kubernetesVersion")
 		if !kubernetesVersionRE.MatchString(v) {
-			errs = append(errs, field.Invalid(pp, v, "is not a Kubernetes version\nfix: write the minor version in quotes, like \"1.36\", or leave it out for spec.kubernetesVersion"))
+			errs = append(errs, invalid(pp, "is not a Kubernetes version", "write the minor version in quotes, like \"1.36\", or leave it out for spec.kubernetesVersion"))
 			continue
 		}
 		minor, _ := MinorOf(v)
 		switch {
 		case minor > newest:
-			errs = append(errs, field.Invalid(pp, v, fmt.Sprintf("is newer than the control plane (1.%d); the version skew policy never lets a kubelet lead its API server\nfix: set it to \"1.%d\" or older; to upgrade, raise spec.kubernetesVersion (the control plane) first", newest, newest)))
+			errs = append(errs, invalid(pp, fmt.Sprintf("is newer than the control plane (1.%d); the version skew policy never lets a kubelet lead its API server", newest), fmt.Sprintf("set it to \"1.%d\" or older; to upgrade, raise spec.kubernetesVersion (the control plane) first", newest)))
 		case minor < oldest:
-			errs = append(errs, field.Invalid(pp, v, fmt.Sprintf("is %d minor versions older than the control plane (1.%d); the version skew policy allows a kubelet at most %d\nfix: set it to \"1.%d\" or newer; to upgrade an older pool, replace it one step at a time", oldest+MaxKubeletSkew-minor, oldest+MaxKubeletSkew, MaxKubeletSkew, oldest)))
+			errs = append(errs, invalid(pp, fmt.Sprintf("is %d minor versions older than the control plane (1.%d); the version skew policy allows a kubelet at most %d", oldest+MaxKubeletSkew-minor, oldest+MaxKubeletSkew, MaxKubeletSkew), fmt.Sprintf("set it to \"1.%d\" or newer; to upgrade an older pool, replace it one step at a time", oldest)))
 		}
 	}
 	return errs, warnings

@@ -23,22 +23,23 @@ import (
 // the line of every field path so later validation errors can point at it.
 type decoder struct {
 	lines    map[string]int
-	problems field.ErrorList
+	problems problem.List
 	// values are values of the right type that do not parse, such as a
 	// taint without an effect. The rest of the blueprint is sound, so it
 	// is validated too and these are reported with what that finds.
-	values field.ErrorList
+	values problem.List
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
 
-func (d *decoder) fail(path *field.Path, line int, format string, args ...any) {
-	e := field.Invalid(path, nil, fmt.Sprintf(format, args...))
-	if path == nil {
-		e.Field = "" // the whole document; field.Path renders nil as "<nil>"
+// fail records a problem at path, read from line: what is wrong, and the
+// fix.
+func (d *decoder) fail(path *field.Path, line int, message, fix string) {
+	p := problem.Problem{Line: line, Message: message, Fix: fix}
+	if path != nil { // nil is the whole document, which field.Path writes as "<nil>"
+		p.Field = path.String()
 	}
-	d.lines[e.Field] = line
-	d.problems = append(d.problems, e)
+	d.problems = append(d.problems, p)
 }
 
 func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
@@ -68,7 +69,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 		d.decodeStruct(n, v, path)
 	case reflect.Slice:
 		if n.Kind != yaml.SequenceNode {
-			d.fail(path, n.Line, "expected a list, found %s\nfix: write it as a list, one \"- item\" per line", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("expected a list, found %s", describe(n)), "write it as a list, one \"- item\" per line")
 			return
 		}
 		s := reflect.MakeSlice(v.Type(), len(n.Content), len(n.Content))
@@ -79,7 +80,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 		v.Set(s)
 	case reflect.Map:
 		if n.Kind != yaml.MappingNode {
-			d.fail(path, n.Line, "expected a map of key: value, found %s\nfix: write it as key: value lines, or {key: value}", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("expected a map of key: value, found %s", describe(n)), "write it as key: value lines, or {key: value}")
 			return
 		}
 		m := reflect.MakeMapWithSize(v.Type(), len(n.Content)/2)
@@ -89,13 +90,13 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 				k = k.Alias
 			}
 			if k.Kind != yaml.ScalarNode {
-				d.fail(path, k.Line, "a key is %s, not a single value\nfix: write keys as plain words, like tier: gpu", describe(k))
+				d.fail(path, k.Line, fmt.Sprintf("a key is %s, not a single value", describe(k)), "write keys as plain words, like tier: gpu")
 				continue
 			}
 			kp := path.Key(k.Value)
 			d.lines[kp.String()] = k.Line
 			if m.MapIndex(reflect.ValueOf(k.Value)).IsValid() {
-				d.fail(kp, k.Line, "key %q appears twice\nfix: keep one of them", k.Value)
+				d.fail(kp, k.Line, fmt.Sprintf("key %q appears twice", k.Value), "keep one of them")
 				continue
 			}
 			elem := reflect.New(v.Type().Elem()).Elem()
@@ -105,28 +106,28 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 		v.Set(m)
 	case reflect.String:
 		if n.Kind != yaml.ScalarNode {
-			d.fail(path, n.Line, "expected a single value, found %s\nfix: write one value, quoted if in doubt", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("expected a single value, found %s", describe(n)), "write one value, quoted if in doubt")
 			return
 		}
 		v.SetString(n.Value)
 	case reflect.Int32, reflect.Int64, reflect.Int:
 		i, err := strconv.ParseInt(n.Value, 10, v.Type().Bits())
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil {
-			d.fail(path, n.Line, "expected a whole number, found %s\nfix: write a number without quotes, like 2", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("expected a whole number, found %s", describe(n)), "write a number without quotes, like 2")
 			return
 		}
 		v.SetInt(i)
 	case reflect.Float64:
 		f, err := strconv.ParseFloat(n.Value, 64)
 		if n.Kind != yaml.ScalarNode || (n.Tag != "!!float" && n.Tag != "!!int") || err != nil {
-			d.fail(path, n.Line, "expected a number, found %s\nfix: write a number without quotes, like 0.5", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("expected a number, found %s", describe(n)), "write a number without quotes, like 0.5")
 			return
 		}
 		v.SetFloat(f)
 	case reflect.Bool:
 		b, err := strconv.ParseBool(n.Value)
 		if n.Kind != yaml.ScalarNode || n.Tag != "!!bool" || err != nil {
-			d.fail(path, n.Line, "expected true or false, found %s\nfix: write true or false without quotes", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("expected true or false, found %s", describe(n)), "write true or false without quotes")
 			return
 		}
 		v.SetBool(b)
@@ -137,7 +138,7 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path *field.Path) {
 
 func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path *field.Path) {
 	if n.Kind != yaml.MappingNode {
-		d.fail(path, n.Line, "expected a map of fields, found %s\nfix: write it as field: value lines, or {field: value}", describe(n))
+		d.fail(path, n.Line, fmt.Sprintf("expected a map of fields, found %s", describe(n)), "write it as field: value lines, or {field: value}")
 		return
 	}
 	fields := jsonFields(v.Type())
@@ -156,9 +157,9 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path *field.Path) 
 		idx, known := fields[k.Value]
 		switch {
 		case !known:
-			d.fail(fp, k.Line, "unknown field %q\nfix: %s", k.Value, suggestField(k.Value, fields))
+			d.fail(fp, k.Line, fmt.Sprintf("unknown field %q", k.Value), suggestField(k.Value, fields))
 		case seen[k.Value]:
-			d.fail(fp, k.Line, "field %q appears twice\nfix: keep one of them", k.Value)
+			d.fail(fp, k.Line, fmt.Sprintf("field %q appears twice", k.Value), "keep one of them")
 		default:
 			seen[k.Value] = true
 			d.lines[fp.String()] = k.Line
@@ -172,7 +173,7 @@ func (d *decoder) decodeStruct(n *yaml.Node, v reflect.Value, path *field.Path) 
 func (d *decoder) decodeJSON(n *yaml.Node, v reflect.Value, path *field.Path) {
 	var raw any
 	if err := n.Decode(&raw); err != nil {
-		d.fail(path, n.Line, "%v", err)
+		d.fail(path, n.Line, err.Error(), "")
 		return
 	}
 	data, err := json.Marshal(raw) // fails only for .inf and .nan
@@ -182,18 +183,19 @@ func (d *decoder) decodeJSON(n *yaml.Node, v reflect.Value, path *field.Path) {
 	if err != nil {
 		switch v.Type() {
 		case reflect.TypeFor[resource.Quantity]():
-			d.fail(path, n.Line, "%s is not a quantity\nfix: write a number with an optional unit, like 16, 500m or 64Gi", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("%s is not a quantity", describe(n)), "write a number with an optional unit, like 16, 500m or 64Gi")
 		case reflect.TypeFor[metav1.Duration]():
-			d.fail(path, n.Line, "%s is not a duration\nfix: write a Go duration in quotes if in doubt, like 10s, 90s or 15m", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("%s is not a duration", describe(n)), "write a Go duration in quotes if in doubt, like 10s, 90s or 15m")
 		case reflect.TypeFor[intstr.IntOrString]():
-			d.fail(path, n.Line, "%s is neither a whole number nor a percentage\nfix: write a count like 1, or a percentage in quotes like \"50%%\"", describe(n))
+			d.fail(path, n.Line, fmt.Sprintf("%s is neither a whole number nor a percentage", describe(n)), "write a count like 1, or a percentage in quotes like \"50%\"")
 		default:
 			if p, ok := problem.As(err); ok {
-				d.lines[path.String()] = n.Line
-				d.values = append(d.values, field.Invalid(path, nil, p.Message+"\nfix: "+p.Fix))
+				v := *p
+				v.Field, v.Line = path.String(), n.Line
+				d.values = append(d.values, v)
 				return
 			}
-			d.fail(path, n.Line, "%s: %v", describe(n), err)
+			d.fail(path, n.Line, fmt.Sprintf("%s: %v", describe(n), err), "")
 		}
 	}
 }

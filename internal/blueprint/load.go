@@ -15,58 +15,21 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
-	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
-// Problem is one thing wrong with a blueprint, located in its file.
-type Problem struct {
-	File    string
-	Line    int // 0 when the problem has no line, such as a missing field
-	Field   string
-	Message string
-	Fix     string // what to change; may be empty
-	Warning bool
-}
-
-// String renders the problem as FILE:LINE: field: message, with the fix on
-// a line of its own.
-func (p Problem) String() string {
-	var b strings.Builder
-	b.WriteString(p.File)
-	if p.Line > 0 {
-		fmt.Fprintf(&b, ":%d", p.Line)
-	}
-	b.WriteString(": ")
-	if p.Warning {
-		b.WriteString("warning: ")
-	}
-	if p.Field != "" {
-		b.WriteString(p.Field + ": ")
-	}
-	b.WriteString(p.Message)
-	if p.Fix != "" {
-		b.WriteString("\n    fix: " + p.Fix)
-	}
-	return b.String()
-}
-
 // Error is returned when a blueprint cannot be used. It carries every
-// problem found, warnings included.
+// problem found, warnings included, each with the file it was read from.
 type Error struct {
-	Problems []Problem
+	Problems problem.List
 }
 
+// Error writes "FILE has N problems:" (warnings not counted), then every
+// problem, one after another.
 func (e *Error) Error() string {
-	lines := make([]string, 0, len(e.Problems)+1)
-	n := 0
-	for _, p := range e.Problems {
-		lines = append(lines, p.String())
-		if !p.Warning {
-			n++
-		}
-	}
+	n := len(e.Problems.Errors())
 	noun := "problems"
 	if n == 1 {
 		noun = "problem"
@@ -75,12 +38,12 @@ func (e *Error) Error() string {
 	if len(e.Problems) > 0 {
 		file = e.Problems[0].File
 	}
-	return fmt.Sprintf("%s has %d %s:\n%s", file, n, noun, strings.Join(lines, "\n"))
+	return fmt.Sprintf("%s has %d %s:\n%s", file, n, noun, e.Problems.Error())
 }
 
 // Load reads, defaults and validates the blueprint at path. Warnings are
 // returned alongside a usable blueprint; errors come back as *Error.
-func Load(path string) (*v1alpha1.Blueprint, []Problem, error) {
+func Load(path string) (*v1alpha1.Blueprint, problem.List, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil, nil, fmt.Errorf("reading blueprint: %w", err)
@@ -90,25 +53,28 @@ func Load(path string) (*v1alpha1.Blueprint, []Problem, error) {
 
 // Parse is Load for a blueprint already in memory; file names it in
 // problems.
-func Parse(file string, data []byte) (*v1alpha1.Blueprint, []Problem, error) {
+func Parse(file string, data []byte) (*v1alpha1.Blueprint, problem.List, error) {
 	root, err := parseYAML(data)
 	if err != nil {
-		return nil, nil, &Error{Problems: []Problem{syntaxProblem(file, err)}}
+		return nil, nil, &Error{Problems: problem.List{syntaxProblem(file, err)}}
 	}
 	bp := &v1alpha1.Blueprint{}
 	d := &decoder{lines: map[string]int{}}
 	d.decode(root, reflect.ValueOf(bp).Elem(), nil)
 	if len(d.problems) > 0 {
-		return nil, nil, &Error{Problems: locate(file, d.lines, append(d.problems, d.values...), false)}
+		return nil, nil, &Error{Problems: inFile(file, append(d.problems, d.values...))}
 	}
 	v1alpha1.SetDefaults(bp)
 	errs, warnings := v1alpha1.Validate(bp)
 	// A value that did not parse was left zero: what Validate says of
 	// its field is said better by the parse.
-	errs = append(d.values, slices.DeleteFunc(errs, func(e *field.Error) bool {
-		return slices.ContainsFunc(d.values, func(v *field.Error) bool { return v.Field == e.Field })
-	})...)
-	problems := append(locate(file, d.lines, errs, false), locate(file, d.lines, warnings, true)...)
+	errs = slices.DeleteFunc(errs, func(e problem.Problem) bool {
+		return slices.ContainsFunc(d.values, func(v problem.Problem) bool { return v.Field == e.Field })
+	})
+	locate(d.lines, errs)
+	locate(d.lines, warnings)
+	errs = append(d.values, errs...)
+	problems := inFile(file, append(errs, warnings...))
 	sort.SliceStable(problems, func(i, j int) bool {
 		if problems[i].Warning != problems[j].Warning {
 			return !problems[i].Warning
@@ -121,48 +87,45 @@ func Parse(file string, data []byte) (*v1alpha1.Blueprint, []Problem, error) {
 	return bp, problems, nil
 }
 
-// parseYAML returns the one document in data.
+// parseYAML returns the one document in data. A file with none, or with
+// more than one, is a *problem.Problem; anything else is yaml.v3's error.
 func parseYAML(data []byte) (*yaml.Node, error) {
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	var doc yaml.Node
 	if err := dec.Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, errors.New("the file is empty\nfix: run `berth init` for a starting blueprint")
+			return nil, emptyFile
 		}
 		return nil, err
 	}
 	var extra yaml.Node
 	if err := dec.Decode(&extra); err == nil {
-		return nil, &structureError{line: extra.Line, msg: "a blueprint file holds one document, found a second", fix: `remove the "---" and what follows, or split the file`}
+		return nil, &problem.Problem{Line: extra.Line, Message: "a blueprint file holds one document, found a second", Fix: `remove the "---" and what follows, or split the file`}
 	} else if !errors.Is(err, io.EOF) {
 		return nil, err
 	}
 	if len(doc.Content) == 0 {
-		return nil, errors.New("the file is empty\nfix: run `berth init` for a starting blueprint")
+		return nil, emptyFile
 	}
 	return doc.Content[0], nil
 }
 
-// structureError is a well-formed YAML file that is not one blueprint.
-type structureError struct {
-	line     int
-	msg, fix string
-}
+// emptyFile is parseYAML's problem with a file that holds no document.
+var emptyFile = problem.New("the file is empty", "run `berth init` for a starting blueprint")
 
-func (e *structureError) Error() string { return e.msg }
-
-func syntaxProblem(file string, err error) Problem {
-	if se, ok := err.(*structureError); ok {
-		return Problem{File: file, Line: se.line, Message: se.msg, Fix: se.fix}
+// syntaxProblem is what parseYAML's error says of file: its own problem
+// (an empty file, a second document), or yaml.v3's syntax error with the
+// line it names.
+func syntaxProblem(file string, err error) problem.Problem {
+	if own, ok := problem.As(err); ok {
+		p := *own
+		p.File = file
+		return p
 	}
-	msg, fix, _ := strings.Cut(err.Error(), "\nfix: ")
-	p := Problem{File: file, Message: msg, Fix: fix}
-	if fix != "" {
-		return p // one of ours, such as the empty file
-	}
+	p := problem.Problem{File: file}
 	// yaml.v3 writes "yaml: line N: message", or "yaml: message" when it
 	// has no line.
-	msg = strings.TrimPrefix(msg, "yaml: ")
+	msg := strings.TrimPrefix(err.Error(), "yaml: ")
 	var line int
 	if _, scanErr := fmt.Sscanf(msg, "line %d:", &line); scanErr == nil {
 		_, msg, _ = strings.Cut(msg, ": ")
@@ -183,22 +146,20 @@ func syntaxProblem(file string, err error) Problem {
 	return p
 }
 
-// locate turns field errors into problems with the line of the nearest
-// field path the file spells out.
-func locate(file string, lines map[string]int, errs field.ErrorList, warning bool) []Problem {
-	out := make([]Problem, 0, len(errs))
-	for _, e := range errs {
-		detail := e.Detail
-		if detail == "" {
-			detail = e.ErrorBody()
-		}
-		msg, fix, _ := strings.Cut(detail, "\nfix: ")
-		out = append(out, Problem{
-			File: file, Line: lineOf(lines, e.Field), Field: e.Field,
-			Message: msg, Fix: fix, Warning: warning,
-		})
+// locate gives each problem the line of the nearest field path the file
+// spells out.
+func locate(lines map[string]int, ps problem.List) {
+	for i := range ps {
+		ps[i].Line = lineOf(lines, ps[i].Field)
 	}
-	return out
+}
+
+// inFile names file as where each problem was read from.
+func inFile(file string, ps problem.List) problem.List {
+	for i := range ps {
+		ps[i].File = file
+	}
+	return ps
 }
 
 func lineOf(lines map[string]int, path string) int {

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"berth.io/berth/internal/problem"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -65,7 +67,7 @@ type want struct {
 // match renders got in the shape of wants, replacing a message or fix by
 // the expected substring when it contains it, so that cmp.Diff shows only
 // what differs.
-func match(got []Problem, wants []want) []want {
+func match(got problem.List, wants []want) []want {
 	out := make([]want, 0, len(got))
 	for i, p := range got {
 		w := want{Line: p.Line, Field: p.Field, Message: p.Message, Fix: p.Fix, Warning: p.Warning}
@@ -87,7 +89,7 @@ func match(got []Problem, wants []want) []want {
 
 // parseProblems parses doc as bp.yaml and returns the problems of the
 // *Error it must be refused with.
-func parseProblems(t *testing.T, doc string) []Problem {
+func parseProblems(t *testing.T, doc string) problem.List {
 	t.Helper()
 	bp, _, err := Parse("bp.yaml", []byte(doc))
 	var bad *Error
@@ -490,18 +492,18 @@ func TestParseValid(t *testing.T) {
 
 func TestProblemString(t *testing.T) {
 	for _, tc := range []struct {
-		p    Problem
+		p    problem.Problem
 		want string
 	}{
-		{Problem{File: "a.yaml", Line: 3, Field: "spec.zones", Message: "bad", Fix: "mend it"}, "a.yaml:3: spec.zones: bad\n    fix: mend it"},
-		{Problem{File: "a.yaml", Field: "kind", Message: "bad"}, "a.yaml: kind: bad"},
-		{Problem{File: "a.yaml", Line: 1, Message: "bad", Warning: true}, "a.yaml:1: warning: bad"},
+		{problem.Problem{File: "a.yaml", Line: 3, Field: "spec.zones", Message: "bad", Fix: "mend it"}, "a.yaml:3: spec.zones: bad\n    fix: mend it"},
+		{problem.Problem{File: "a.yaml", Field: "kind", Message: "bad"}, "a.yaml: kind: bad"},
+		{problem.Problem{File: "a.yaml", Line: 1, Message: "bad", Warning: true}, "a.yaml:1: warning: bad"},
 	} {
 		if got := tc.p.String(); got != tc.want {
 			t.Errorf("%#v.String() = %q, want %q", tc.p, got, tc.want)
 		}
 	}
-	err := &Error{Problems: []Problem{
+	err := &Error{Problems: problem.List{
 		{File: "a.yaml", Line: 1, Message: "bad"},
 		{File: "a.yaml", Line: 2, Message: "odd", Warning: true},
 	}}

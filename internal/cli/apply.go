@@ -14,8 +14,8 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/budgets"
+	"berth.io/berth/internal/problem"
 )
 
 type applyOptions struct {
@@ -59,7 +59,7 @@ func (o *applyOptions) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The blueprint first: its problems need no cluster to report.
-	bp, err := clusterBlueprint(o.file, o.kube.contextName(), func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	bp, err := clusterBlueprint(o.file, o.kube.contextName(), func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/audit"
-	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 )
 
 type auditOptions struct {
@@ -144,7 +144,7 @@ func (o *auditOptions) Run(ctx context.Context) error {
 // blueprint is -f, or for a berth local cluster the one it was started
 // from; nil when neither.
 func (o *auditOptions) blueprint() (*loadedBlueprint, error) {
-	warn := func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) }
+	warn := func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) }
 	if o.file != "" {
 		return loadBlueprint(o.file, warn)
 	}

@@ -7,6 +7,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 )
 
 // defaultBlueprintFile is read when a command is given no -f.
@@ -21,7 +22,7 @@ type loadedBlueprint struct {
 
 // loadBlueprint reads file, or berth.yaml when file is empty and it
 // exists, or else the default template. Warnings go to warn.
-func loadBlueprint(file string, warn func(blueprint.Problem)) (*loadedBlueprint, error) {
+func loadBlueprint(file string, warn func(problem.Problem)) (*loadedBlueprint, error) {
 	if file == "" {
 		if _, err := os.Stat(defaultBlueprintFile); err == nil {
 			file = defaultBlueprintFile

@@ -7,8 +7,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/export"
+	"berth.io/berth/internal/problem"
 )
 
 type exportOptions struct {
@@ -60,7 +60,7 @@ func (o *exportOptions) Run() error {
 	if err != nil {
 		return err
 	}
-	bp, err := loadBlueprint(o.file, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	bp, err := loadBlueprint(o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,7 @@ import (
 	"k8s.io/client-go/rest"
 
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 )
 
 // target is the cluster a command talks to.
@@ -76,7 +76,7 @@ func (k *kubeFlags) contextName() string {
 // clusterBlueprint is the blueprint a command compares a cluster with:
 // -f FILE; else ./berth.yaml; else, for a berth local cluster, the one it
 // was started from; else the default template.
-func clusterBlueprint(file, contextName string, warn func(blueprint.Problem)) (*loadedBlueprint, error) {
+func clusterBlueprint(file, contextName string, warn func(problem.Problem)) (*loadedBlueprint, error) {
 	if file == "" {
 		if _, err := os.Stat(defaultBlueprintFile); err != nil {
 			if local, ok := strings.CutPrefix(contextName, "berth-"); ok {

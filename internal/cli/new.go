@@ -8,7 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/scaffold"
 )
 
@@ -64,7 +64,7 @@ needed.`,
 }
 
 func (o *newOptions) Run() error {
-	bp, err := loadBlueprint(o.file, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	bp, err := loadBlueprint(o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}

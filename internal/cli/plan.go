@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 )
 
 // Exit codes of `berth plan`, as terraform's -detailed-exitcode.
@@ -53,7 +53,7 @@ the one it was started from, else the retail template.`,
 
 func (o *planOptions) Run(ctx context.Context) error {
 	// The blueprint first: its problems need no cluster to report.
-	bp, err := clusterBlueprint(o.file, o.kube.contextName(), func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	bp, err := clusterBlueprint(o.file, o.kube.contextName(), func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}

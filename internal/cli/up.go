@@ -23,9 +23,9 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/version"
 )
 
@@ -94,7 +94,7 @@ func (o *upOptions) Complete() error {
 		return err
 	}
 	o.stateDir = abs
-	o.bp, err = loadBlueprint(o.file, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	o.bp, err = loadBlueprint(o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}

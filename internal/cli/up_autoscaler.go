@@ -57,7 +57,7 @@ func (f *upAutoscalerFlags) complete(bp *v1alpha1.Blueprint) error {
 		probe := *bp
 		probe.Spec.Autoscaler = test
 		if errs, _ := v1alpha1.Validate(&probe); len(errs) > 0 {
-			return fmt.Errorf("--autoscaler: %s", errs.ToAggregate())
+			return fmt.Errorf("--autoscaler: %w", errs)
 		}
 	}
 	f.provision = map[string]time.Duration{}

@@ -10,7 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/why"
 )
 
@@ -173,13 +173,13 @@ func (o *whyOptions) Run(ctx context.Context) error {
 // would use, trusted only if the cluster's nodes belong to it (trust).
 func (o *whyOptions) blueprint() (*v1alpha1.Blueprint, string, error) {
 	if o.file != "" {
-		bp, err := loadBlueprint(o.file, func(p blueprint.Problem) { fmt.Fprintln(o.ErrOut, p) })
+		bp, err := loadBlueprint(o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 		if err != nil {
 			return nil, "", err
 		}
 		return bp.Blueprint, bp.source, nil
 	}
-	bp, err := clusterBlueprint("", o.kube.contextName(), func(blueprint.Problem) {})
+	bp, err := clusterBlueprint("", o.kube.contextName(), func(problem.Problem) {})
 	if err != nil {
 		fmt.Fprintf(o.ErrOut, "warning: ignoring the default blueprint: %v\n", err)
 		return nil, "", nil
