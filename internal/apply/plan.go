@@ -25,6 +25,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/simulate"
 )
 
@@ -231,10 +232,10 @@ func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u
 	}
 	ch.uid = string(live.GetUID())
 	if live.GetDeletionTimestamp() != nil {
-		return nil, fmt.Errorf("%s is being deleted, so it cannot be applied yet\nfix: wait until it is gone (a namespace empties itself first), then apply again", ch.Ref())
+		return nil, problem.Errorf("wait until it is gone (a namespace empties itself first), then apply again", "%s is being deleted, so it cannot be applied yet", ch.Ref())
 	}
 	if other := live.GetLabels()[v1alpha1.LabelBlueprint]; other != "" && other != blueprint && isBerths(live) {
-		return nil, fmt.Errorf("%s belongs to blueprint %q, not %q\nfix: give one of the blueprints other team, namespace or class names; two blueprints cannot share an object", ch.Ref(), other, blueprint)
+		return nil, problem.Errorf("give one of the blueprints other team, namespace or class names; two blueprints cannot share an object", "%s belongs to blueprint %q, not %q", ch.Ref(), other, blueprint)
 	}
 	if unchanged(live, u) {
 		return nil, nil

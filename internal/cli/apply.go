@@ -91,7 +91,7 @@ func (o *applyOptions) Run(ctx context.Context) error {
 	})
 	if err != nil {
 		if ctx.Err() != nil {
-			return fmt.Errorf("apply interrupted: %w\nfix: run `berth apply` again; it carries on from what the cluster holds now", err)
+			return problem.Errorf("run `berth apply` again; it carries on from what the cluster holds now", "apply interrupted: %w", err)
 		}
 		return err
 	}

@@ -81,7 +81,7 @@ func (o *auditOptions) Run(ctx context.Context) error {
 			for _, r := range audit.Rules {
 				ids = append(ids, r.ID)
 			}
-			return fmt.Errorf("--ignore %s: no such rule\nfix: use one of %s", id, strings.Join(ids, ", "))
+			return problem.Errorf(fmt.Sprintf("use one of %s", strings.Join(ids, ", ")), "--ignore %s: no such rule", id)
 		}
 	}
 	if o.failOn != string(audit.Error) && o.failOn != string(audit.Warning) {
@@ -100,7 +100,7 @@ func (o *auditOptions) Run(ctx context.Context) error {
 	var drift []audit.Finding
 	if len(o.paths) > 0 {
 		if len(o.namespaces) > 0 {
-			return fmt.Errorf("-n selects namespaces of a cluster; with files, audit every object they hold\nfix: drop -n, or audit only the files of those namespaces")
+			return problem.New("-n selects namespaces of a cluster; with files, audit every object they hold", "drop -n, or audit only the files of those namespaces")
 		}
 		opts.Source = strings.Join(o.paths, ", ")
 		if inv, err = audit.LoadFiles(o.paths, o.In); err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"berth.io/berth/internal/cluster"
+	"berth.io/berth/internal/problem"
 )
 
 type downOptions struct {
@@ -43,7 +44,7 @@ func newDownCommand(s Streams) *cobra.Command {
 func (o *downOptions) Run() error {
 	state := cluster.State{Dir: o.stateDir}
 	if _, err := os.Stat(o.stateDir); os.IsNotExist(err) {
-		return fmt.Errorf("no cluster %q: %s does not exist\nfix: check --name or --state-dir", o.name, o.stateDir)
+		return problem.Errorf("check --name or --state-dir", "no cluster %q: %s does not exist", o.name, o.stateDir)
 	}
 	if state.Running() {
 		if err := o.stop(state); err != nil {
@@ -57,7 +58,7 @@ func (o *downOptions) Run() error {
 	}
 	if !state.Exists() {
 		if entries, _ := os.ReadDir(o.stateDir); !onlyBerthFiles(entries) {
-			return fmt.Errorf("%s holds no berth cluster (no cluster.json); berth will not delete it\nfix: check --state-dir", o.stateDir)
+			return problem.Errorf("check --state-dir", "%s holds no berth cluster (no cluster.json); berth will not delete it", o.stateDir)
 		}
 	}
 	if err := os.RemoveAll(o.stateDir); err != nil {
@@ -75,7 +76,7 @@ func (o *downOptions) Run() error {
 func (o *downOptions) stop(state cluster.State) error {
 	pid, err := state.Pid()
 	if err != nil {
-		return fmt.Errorf("cluster %q is running but its pid file is unreadable (%v)\nfix: stop the berth process holding %s by hand", o.name, err, state.Dir)
+		return problem.Errorf(fmt.Sprintf("stop the berth process holding %s by hand", state.Dir), "cluster %q is running but its pid file is unreadable (%v)", o.name, err)
 	}
 	proc, err := os.FindProcess(pid)
 	if err == nil {
@@ -88,7 +89,7 @@ func (o *downOptions) stop(state cluster.State) error {
 	deadline := time.Now().Add(o.timeout)
 	for state.Running() {
 		if time.Now().After(deadline) {
-			return fmt.Errorf("cluster %q (pid %d) did not stop within %s\nfix: wait and retry, or `kill -9 %d` (etcd recovers from its log)", o.name, pid, o.timeout, pid)
+			return problem.Errorf(fmt.Sprintf("wait and retry, or `kill -9 %d` (etcd recovers from its log)", pid), "cluster %q (pid %d) did not stop within %s", o.name, pid, o.timeout)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}

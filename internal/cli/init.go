@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 )
 
 type initOptions struct {
@@ -54,7 +55,7 @@ func (o *initOptions) Run() error {
 	}
 	f, err := os.OpenFile(o.file, flags, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("%s already exists; berth will not overwrite it\nfix: pass another FILE, or --force to replace it", o.file)
+		return problem.Errorf("pass another FILE, or --force to replace it", "%s already exists; berth will not overwrite it", o.file)
 	}
 	if err != nil {
 		return err

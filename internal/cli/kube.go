@@ -32,14 +32,14 @@ func (k *kubeFlags) connect(ctx context.Context) (*target, error) {
 	loader := k.loader()
 	raw, err := loader.RawConfig()
 	if err != nil {
-		return nil, fmt.Errorf("reading kubeconfig: %w\nfix: pass a readable --kubeconfig", err)
+		return nil, problem.Errorf("pass a readable --kubeconfig", "reading kubeconfig: %w", err)
 	}
 	t := &target{context: raw.CurrentContext}
 	if k.context != "" {
 		t.context = k.context
 	}
 	if t.config, err = loader.ClientConfig(); err != nil {
-		return nil, fmt.Errorf("no cluster to talk to: %w\nfix: start a local one with `berth up`, or pass --kubeconfig/--context", err)
+		return nil, problem.Errorf("start a local one with `berth up`, or pass --kubeconfig/--context", "no cluster to talk to: %w", err)
 	}
 	t.config.QPS, t.config.Burst = commandQPS, commandBurst
 	if t.client.Kube, err = protobufClient(t.config); err != nil {
@@ -55,7 +55,7 @@ func (k *kubeFlags) connect(ctx context.Context) (*target, error) {
 		if strings.HasPrefix(t.context, "berth-") {
 			hint = fmt.Sprintf("start it with `berth up --name %s`", strings.TrimPrefix(t.context, "berth-"))
 		}
-		return nil, fmt.Errorf("cannot reach the API server of %s: %w\nfix: %s, or pass --kubeconfig/--context", t, err, hint)
+		return nil, problem.Errorf(fmt.Sprintf("%s, or pass --kubeconfig/--context", hint), "cannot reach the API server of %s: %w", t, err)
 	}
 	return t, nil
 }

@@ -17,6 +17,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/metricsapi"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 )
 
 type loadOptions struct {
@@ -72,7 +73,7 @@ kube-system/berth-load).`,
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("depth") {
-				return fmt.Errorf("--depth is required\nfix: berth load queue %s --depth N", args[0])
+				return problem.New("--depth is required", fmt.Sprintf("berth load queue %s --depth N", args[0]))
 			}
 			return o.queue(cmd.Context(), args[0])
 		},
@@ -133,7 +134,7 @@ func (o *loadOptions) connect(ctx context.Context) (kubernetes.Interface, error)
 	if local, err := pools.IsLocal(ctx, c); err != nil {
 		return nil, err
 	} else if !local {
-		return nil, fmt.Errorf("%s is not a berth local cluster: its load is real, and its metrics come from its own adapters\nfix: point --context at a cluster `berth up` started", t)
+		return nil, problem.Errorf("point --context at a cluster `berth up` started", "%s is not a berth local cluster: its load is real, and its metrics come from its own adapters", t)
 	}
 	return c, nil
 }
@@ -149,11 +150,11 @@ func (o *loadOptions) set(ctx context.Context, ref string, cmd *cobra.Command) e
 		ok = false
 	}
 	if !ok || name == "" {
-		return fmt.Errorf("%q: name the workload as deployment/NAME or statefulset/NAME\nfix: e.g. berth load set deployment/recommender -n team-a --rps 200", ref)
+		return problem.Errorf("e.g. berth load set deployment/recommender -n team-a --rps 200", "%q: name the workload as deployment/NAME or statefulset/NAME", ref)
 	}
 	f := cmd.Flags()
 	if !f.Changed("rps") && !f.Changed("gpu-util") && !f.Changed("cpu-util") {
-		return fmt.Errorf("no load given\nfix: add --rps N, --gpu-util P or --cpu-util P")
+		return problem.New("no load given", "add --rps N, --gpu-util P or --cpu-util P")
 	}
 	for _, v := range []struct {
 		flag string
@@ -164,7 +165,7 @@ func (o *loadOptions) set(ctx context.Context, ref string, cmd *cobra.Command) e
 		}
 	}
 	if f.Changed("gpu-util") && o.gpuUtil > 100 {
-		return fmt.Errorf("--gpu-util %g: a GPU is at most 100%% busy\nfix: for more work than the pods can take, set --gpu-util 100: the HPA adds replicas until the work fits", o.gpuUtil)
+		return problem.Errorf("for more work than the pods can take, set --gpu-util 100: the HPA adds replicas until the work fits", "--gpu-util %g: a GPU is at most 100%% busy", o.gpuUtil)
 	}
 	ns := o.namespace
 	if ns == "" {
@@ -224,7 +225,7 @@ func (o *loadOptions) set(ctx context.Context, ref string, cmd *cobra.Command) e
 
 func workloadNotFound(err error, ref, ns string) error {
 	if apierrors.IsNotFound(err) {
-		return fmt.Errorf("%s not found in namespace %s\nfix: pass -n with the workload's namespace, or apply the workload first", ref, ns)
+		return problem.Errorf("pass -n with the workload's namespace, or apply the workload first", "%s not found in namespace %s", ref, ns)
 	}
 	return err
 }
@@ -247,7 +248,7 @@ func (o *loadOptions) queue(ctx context.Context, name string) error {
 
 func (o *loadOptions) play(ctx context.Context, file string) error {
 	if o.speed <= 0 {
-		return fmt.Errorf("--speed %g: the profile must move forward\nfix: e.g. --speed 1 (real time) or --speed 60 (an hour a minute)", o.speed)
+		return problem.Errorf("e.g. --speed 1 (real time) or --speed 60 (an hour a minute)", "--speed %g: the profile must move forward", o.speed)
 	}
 	data, err := os.ReadFile(file)
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"berth.io/berth/internal/model"
 	"berth.io/berth/internal/model/store"
+	"berth.io/berth/internal/problem"
 )
 
 // modelOptions are the flags every `berth model` command shares.
@@ -169,7 +170,7 @@ func newModelListCommand(o *modelOptions) *cobra.Command {
 				return o.json(map[string]any{"versions": versions, "aliases": aliases})
 			}
 			if len(versions) == 0 {
-				return fmt.Errorf("model %s has no versions in %s\nfix: push one with `berth model push %s PATH`, or check --store", args[0], r.Store, args[0])
+				return problem.Errorf(fmt.Sprintf("push one with `berth model push %s PATH`, or check --store", args[0]), "model %s has no versions in %s", args[0], r.Store)
 			}
 			at := map[int][]string{}
 			for _, a := range aliases {

@@ -14,6 +14,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/model"
+	"berth.io/berth/internal/problem"
 )
 
 // newModelPromoteCommand is promote, or with rollback set, rollback.
@@ -52,7 +53,7 @@ that follow the alias. Nothing is rebuilt or uploaded.`
 		} else {
 			n, perr := strconv.Atoi(args[1])
 			if perr != nil || n < 1 {
-				return fmt.Errorf("version %q is not a positive number\nfix: give the version `berth model list %s` shows", args[1], args[0])
+				return problem.Errorf(fmt.Sprintf("give the version `berth model list %s` shows", args[0]), "version %q is not a positive number", args[1])
 			}
 			m, err = r.Promote(ctx, args[0], n, alias, reason)
 		}

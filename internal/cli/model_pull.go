@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"berth.io/berth/internal/model"
+	"berth.io/berth/internal/problem"
 )
 
 func newModelPullCommand(o *modelOptions) *cobra.Command {
@@ -34,7 +35,7 @@ keeps the previous version for readers still on it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == "" {
-				return fmt.Errorf("pull needs --to DIR\nfix: name the directory the model goes to, as --to /models")
+				return problem.New("pull needs --to DIR", "name the directory the model goes to, as --to /models")
 			}
 			r, err := o.registry()
 			if err != nil {

@@ -90,7 +90,7 @@ func (o *newOptions) Run() error {
 	}
 	file, err := os.OpenFile(path, flags, 0o644)
 	if errors.Is(err, os.ErrExist) {
-		return fmt.Errorf("%s already exists; berth will not overwrite it\nfix: pass another -o, or --force to replace it", path)
+		return problem.Errorf("pass another -o, or --force to replace it", "%s already exists; berth will not overwrite it", path)
 	}
 	if err != nil {
 		return err

@@ -13,6 +13,7 @@ import (
 
 	"berth.io/berth/internal/kubelets"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 )
 
 type nodeOptions struct {
@@ -72,7 +73,7 @@ func (o *nodeOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if !local {
-		return fmt.Errorf("%s is not a berth local cluster: its kubelets are real\nfix: point --context at a cluster `berth up` started", t)
+		return problem.Errorf("point --context at a cluster `berth up` started", "%s is not a berth local cluster: its kubelets are real", t)
 	}
 	nodes, err := kubelets.Select(ctx, c, o.sel)
 	if err != nil {
@@ -118,7 +119,7 @@ func (o *nodeOptions) Run(ctx context.Context) error {
 		return true, nil
 	})
 	if err != nil {
-		return fmt.Errorf("the nodes did not become %s within %s: %w\nfix: wait longer (--wait), or see `kubectl get nodes`", map[bool]string{true: "NotReady", false: "Ready"}[o.stop], o.wait, err)
+		return problem.Errorf("wait longer (--wait), or see `kubectl get nodes`", "the nodes did not become %s within %s: %w", map[bool]string{true: "NotReady", false: "Ready"}[o.stop], o.wait, err)
 	}
 	fmt.Fprintf(o.Out, "  %s after %s\n", map[bool]string{true: "NotReady", false: "Ready"}[o.stop], time.Since(begin).Round(time.Second))
 	return nil

@@ -12,6 +12,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/kubelets"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/spot"
 )
 
@@ -53,7 +54,7 @@ Pods that then wait for capacity are the autoscaler's to place.`,
 
 func (o *spotOptions) Run(ctx context.Context) error {
 	if o.notice < 0 {
-		return fmt.Errorf("--notice %s: a notice cannot be negative\nfix: e.g. --notice 30s (Azure, Google Cloud) or --notice 2m (AWS)", o.notice)
+		return problem.Errorf("e.g. --notice 30s (Azure, Google Cloud) or --notice 2m (AWS)", "--notice %s: a notice cannot be negative", o.notice)
 	}
 	t, err := o.kube.connect(ctx)
 	if err != nil {
@@ -63,7 +64,7 @@ func (o *spotOptions) Run(ctx context.Context) error {
 	if local, err := pools.IsLocal(ctx, c); err != nil {
 		return err
 	} else if !local {
-		return fmt.Errorf("%s is not a berth local cluster: its spot capacity is the cloud's\nfix: point --context at a cluster `berth up` started", t)
+		return problem.Errorf("point --context at a cluster `berth up` started", "%s is not a berth local cluster: its spot capacity is the cloud's", t)
 	}
 	nodes, err := kubelets.Select(ctx, c, o.sel)
 	if err != nil {
@@ -71,7 +72,7 @@ func (o *spotOptions) Run(ctx context.Context) error {
 	}
 	nodes = spot.Pick(nodes, o.count, o.seed)
 	if len(nodes) == 0 {
-		return fmt.Errorf("every selected node is being interrupted already\nfix: wait for them to go, or select others")
+		return problem.New("every selected node is being interrupted already", "wait for them to go, or select others")
 	}
 	// Without --notice each node takes its pool's notice.
 	notices := map[string]time.Duration{}

@@ -11,6 +11,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/status"
 )
 
@@ -50,7 +51,7 @@ func (o *statusOptions) Run(ctx context.Context) error {
 	}
 	cfg, err := loader.ClientConfig()
 	if err != nil {
-		return fmt.Errorf("no cluster to show: %w\nfix: start one with `berth up`, or pass --kubeconfig/--context", err)
+		return problem.Errorf("start one with `berth up`, or pass --kubeconfig/--context", "no cluster to show: %w", err)
 	}
 	bp, err := o.blueprint(ctxName)
 	if err != nil {
@@ -63,7 +64,7 @@ func (o *statusOptions) Run(ctx context.Context) error {
 	}
 	sum, err := status.Collect(ctx, client, bp)
 	if err != nil {
-		return fmt.Errorf("cluster %s (context %q) is unreachable: %w\nfix: is it running? `berth up` starts a local one", cfg.Host, ctxName, err)
+		return problem.Errorf("is it running? `berth up` starts a local one", "cluster %s (context %q) is unreachable: %w", cfg.Host, ctxName, err)
 	}
 	name := "(no blueprint: pools from node labels)"
 	if bp != nil {

@@ -111,14 +111,14 @@ func (o *upOptions) parseNodes() error {
 		pool, n, ok := strings.Cut(s, "=")
 		size, err := strconv.ParseInt(n, 10, 32)
 		if !ok || err != nil || size < 0 {
-			return fmt.Errorf("--nodes %q is not POOL=N with N a whole number of nodes\nfix: e.g. --nodes gpu=2", s)
+			return problem.Errorf("e.g. --nodes gpu=2", "--nodes %q is not POOL=N with N a whole number of nodes", s)
 		}
 		p := findPool(o.bp.Blueprint.Spec.Pools, pool)
 		if p == nil {
-			return fmt.Errorf("--nodes %s: the blueprint %s has no pool %q\nfix: use one of %s", s, o.bp.source, pool, poolNames(o.bp.Blueprint.Spec.Pools))
+			return problem.Errorf(fmt.Sprintf("use one of %s", poolNames(o.bp.Blueprint.Spec.Pools)), "--nodes %s: the blueprint %s has no pool %q", s, o.bp.source, pool)
 		}
 		if p.Mode == "System" && size < 1 {
-			return fmt.Errorf("--nodes %s: pool %s is a System pool and needs at least one node\nfix: give it 1 or more", s, pool)
+			return problem.Errorf("give it 1 or more", "--nodes %s: pool %s is a System pool and needs at least one node", s, pool)
 		}
 		o.sizes[pool] = int32(size)
 	}
@@ -213,7 +213,7 @@ func (o *upOptions) runDetached() error {
 	state := cluster.State{Dir: o.stateDir}
 	if state.Running() {
 		pid, _ := state.Pid()
-		return fmt.Errorf("cluster %q is already running (pid %d, state %s)\nfix: use it as it is, or stop it first with `berth down --name %s`", o.name, pid, o.stateDir, o.name)
+		return problem.Errorf(fmt.Sprintf("use it as it is, or stop it first with `berth down --name %s`", o.name), "cluster %q is already running (pid %d, state %s)", o.name, pid, o.stateDir)
 	}
 	logFile, err := os.OpenFile(state.LogFile(), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -298,7 +298,7 @@ func applyOnUp(ctx context.Context, step func(string, ...any), c *cluster.Cluste
 		return fmt.Errorf("applying the blueprint: %w", err)
 	}
 	if err := apply.Execute(ctx, cl, plan, apply.ExecOptions{}); err != nil {
-		return fmt.Errorf("applying the blueprint: %w\nfix: see `berth plan --context %s`", err, cluster.ContextName(c.Name))
+		return problem.Errorf(fmt.Sprintf("see `berth plan --context %s`", cluster.ContextName(c.Name)), "applying the blueprint: %w", err)
 	}
 	var namespaces []string
 	for _, t := range bp.Blueprint.Spec.Teams {
@@ -321,7 +321,7 @@ func applyOnUp(ctx context.Context, step func(string, ...any), c *cluster.Cluste
 	// ever without its tolerations.
 	if bp.Blueprint.Spec.Guardrails != v1alpha1.GuardrailsOff {
 		if err := apply.WaitForGuardrails(ctx, cl.Kube, bp.Blueprint, time.Minute); err != nil {
-			return fmt.Errorf("%w\nfix: see the control plane's log, %s", err, c.State.LogFile())
+			return problem.Errorf(fmt.Sprintf("see the control plane's log, %s", c.State.LogFile()), "%w", err)
 		}
 		step("guardrails in force")
 	}

@@ -13,6 +13,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler"
+	"berth.io/berth/internal/problem"
 )
 
 // upAutoscalerFlags compress or change the node autoscaler's timings for
@@ -41,7 +42,7 @@ func (f *upAutoscalerFlags) complete(bp *v1alpha1.Blueprint) error {
 	for _, s := range f.profile {
 		k, val, ok := strings.Cut(s, "=")
 		if !ok || !known[k] {
-			return fmt.Errorf("--autoscaler %q is not FIELD=VALUE with FIELD one of spec.autoscaler's fields\nfix: e.g. --autoscaler scanInterval=1s (fields: %s)", s, strings.Join(sortedKeys(known), ", "))
+			return problem.Errorf(fmt.Sprintf("e.g. --autoscaler scanInterval=1s (fields: %s)", strings.Join(sortedKeys(known), ", ")), "--autoscaler %q is not FIELD=VALUE with FIELD one of spec.autoscaler's fields", s)
 		}
 		f.settings[k] = rawValue(val)
 	}
@@ -68,10 +69,10 @@ func (f *upAutoscalerFlags) complete(bp *v1alpha1.Blueprint) error {
 		}
 		d, err := time.ParseDuration(val)
 		if err != nil || d < 0 {
-			return fmt.Errorf("--provisioning-time %q is not [POOL=]DURATION\nfix: e.g. --provisioning-time 5s or --provisioning-time gpu=90s", s)
+			return problem.Errorf("e.g. --provisioning-time 5s or --provisioning-time gpu=90s", "--provisioning-time %q is not [POOL=]DURATION", s)
 		}
 		if pool != "" && findPool(bp.Spec.Pools, pool) == nil {
-			return fmt.Errorf("--provisioning-time %s: the blueprint has no pool %q\nfix: use one of %s", s, pool, poolNames(bp.Spec.Pools))
+			return problem.Errorf(fmt.Sprintf("use one of %s", poolNames(bp.Spec.Pools)), "--provisioning-time %s: the blueprint has no pool %q", s, pool)
 		}
 		f.provision[pool] = d
 	}
@@ -110,7 +111,7 @@ func (f *upAutoscalerFlags) tuneProfile(p *v1alpha1.AutoscalerProfile) error {
 	for k, raw := range f.settings {
 		doc, _ := json.Marshal(map[string]json.RawMessage{k: raw})
 		if err := json.Unmarshal(doc, p); err != nil {
-			return fmt.Errorf("--autoscaler %s=%s: %v\nfix: write durations like 10s, shares like 0.5, counts like 10, switches as true or false", k, raw, err)
+			return problem.Errorf("write durations like 10s, shares like 0.5, counts like 10, switches as true or false", "--autoscaler %s=%s: %v", k, raw, err)
 		}
 	}
 	return nil

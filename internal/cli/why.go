@@ -87,7 +87,7 @@ func (o *whyOptions) Complete(cmd *cobra.Command, args []string) error {
 			case why.WorkloadKinds[k] != "":
 				o.kind, o.name = why.WorkloadKinds[k], name
 			default:
-				return fmt.Errorf("berth why explains pods and deployment/, statefulset/, job/ or replicaset/ NAME, not %q\nfix: name a pod, or one of those workloads", kind)
+				return problem.Errorf("name a pod, or one of those workloads", "berth why explains pods and deployment/, statefulset/, job/ or replicaset/ NAME, not %q", kind)
 			}
 		}
 	}
@@ -99,11 +99,11 @@ func (o *whyOptions) Validate(args []string) error {
 	case o.output != "text" && o.output != "json":
 		return fmt.Errorf("-o %s: the output is text or json", o.output)
 	case o.all && len(args) > 0:
-		return fmt.Errorf("--all explains every Pending pod; it takes no POD\nfix: drop %s, or drop --all", args[0])
+		return problem.New("--all explains every Pending pod; it takes no POD", fmt.Sprintf("drop %s, or drop --all", args[0]))
 	case !o.all && len(args) == 0:
-		return fmt.Errorf("which pod?\nfix: berth why POD [-n NAMESPACE], berth why deployment/NAME, or berth why --all")
+		return problem.New("which pod?", "berth why POD [-n NAMESPACE], berth why deployment/NAME, or berth why --all")
 	case o.name == "" && !o.all:
-		return fmt.Errorf("%q names no object\nfix: berth why POD or KIND/NAME", args[0])
+		return problem.Errorf("berth why POD or KIND/NAME", "%q names no object", args[0])
 	}
 	return nil
 }
@@ -201,10 +201,10 @@ func (o *whyOptions) readError(t *target, err error) error {
 		if o.kind != "" {
 			what = strings.ToLower(o.kind)
 		}
-		return fmt.Errorf("%s %q not found in namespace %s on %s\nfix: check the name and -n NAMESPACE; for a workload whose pods were never created, `berth why deployment/NAME` (or statefulset/, job/, replicaset/); `berth why --all` lists every Pending pod", what, o.name, o.namespace, t)
+		return problem.Errorf("check the name and -n NAMESPACE; for a workload whose pods were never created, `berth why deployment/NAME` (or statefulset/, job/, replicaset/); `berth why --all` lists every Pending pod", "%s %q not found in namespace %s on %s", what, o.name, o.namespace, t)
 	}
 	if apierrors.IsForbidden(err) {
-		return fmt.Errorf("reading the cluster: %w\nfix: berth why lists nodes, pods, quotas, LimitRanges, PriorityClasses, PodDisruptionBudgets and events: use a context allowed to", err)
+		return problem.Errorf("berth why lists nodes, pods, quotas, LimitRanges, PriorityClasses, PodDisruptionBudgets and events: use a context allowed to", "reading the cluster: %w", err)
 	}
-	return fmt.Errorf("reading the cluster %s: %w\nfix: check the cluster is running and reachable, or pass --kubeconfig/--context", t, err)
+	return problem.Errorf("check the cluster is running and reachable, or pass --kubeconfig/--context", "reading the cluster %s: %w", t, err)
 }

@@ -37,6 +37,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
 )
 
@@ -137,7 +138,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	c.Resumed = m != nil
 	if m != nil && opts.Name != "" && m.Name != opts.Name {
-		return nil, fmt.Errorf("state directory %s holds cluster %q, not %q\nfix: pass --name %s, or another --state-dir", state.Dir, m.Name, opts.Name, m.Name)
+		return nil, problem.Errorf(fmt.Sprintf("pass --name %s, or another --state-dir", m.Name), "state directory %s holds cluster %q, not %q", state.Dir, m.Name, opts.Name)
 	}
 	if m == nil {
 		m = &meta{Format: stateFormat, Name: opts.Name, Created: time.Now().UTC()}

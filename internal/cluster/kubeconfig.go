@@ -9,6 +9,7 @@ import (
 	clientcmdapi "k8s.io/client-go/tools/clientcmd/api"
 
 	"berth.io/berth/internal/cluster/pki"
+	"berth.io/berth/internal/problem"
 )
 
 // ContextName is the kubeconfig context a cluster is merged as.
@@ -64,7 +65,7 @@ func MergeKubeconfig(admin *clientcmdapi.Config) (string, error) {
 		existing, err = clientcmdapi.NewConfig(), nil
 	}
 	if err != nil {
-		return path, fmt.Errorf("reading kubeconfig %s: %w\nfix: repair the file, or point KUBECONFIG elsewhere", path, err)
+		return path, problem.Errorf("repair the file, or point KUBECONFIG elsewhere", "reading kubeconfig %s: %w", path, err)
 	}
 	for k, v := range admin.Clusters {
 		existing.Clusters[k] = v

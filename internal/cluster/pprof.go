@@ -1,12 +1,13 @@
 package cluster
 
 import (
-	"fmt"
 	"net"
 	"net/http"
 	"net/http/pprof"
 	"os"
 	"time"
+
+	"berth.io/berth/internal/problem"
 )
 
 // PprofEnv names the variable that turns on Go's profiler in the cluster
@@ -25,7 +26,7 @@ func servePprof(progress func(format string, args ...any)) error {
 	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
-		return fmt.Errorf("%s=%s: %w\nfix: pick a free loopback address, e.g. 127.0.0.1:6060", PprofEnv, addr, err)
+		return problem.Errorf("pick a free loopback address, e.g. 127.0.0.1:6060", "%s=%s: %w", PprofEnv, addr, err)
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("/debug/pprof/", pprof.Index)

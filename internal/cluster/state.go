@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"berth.io/berth/internal/cluster/pki"
+	"berth.io/berth/internal/problem"
 )
 
 // stateFormat marks a directory as a berth cluster's state; a directory
@@ -69,7 +70,7 @@ func (s State) readMeta() (*meta, error) {
 		}
 		for _, e := range entries {
 			if e.Name() != "lock" && e.Name() != "berth.log" {
-				return nil, fmt.Errorf("state directory %s is not empty and holds no berth cluster (no cluster.json); berth will not write into it\nfix: pass --state-dir with an empty or new directory", s.Dir)
+				return nil, problem.Errorf("pass --state-dir with an empty or new directory", "state directory %s is not empty and holds no berth cluster (no cluster.json); berth will not write into it", s.Dir)
 			}
 		}
 		return nil, nil
@@ -79,7 +80,7 @@ func (s State) readMeta() (*meta, error) {
 	}
 	var m meta
 	if err := json.Unmarshal(data, &m); err != nil || m.Format != stateFormat {
-		return nil, fmt.Errorf("state directory %s is corrupt or was not written by this berth: %s does not hold %s\nfix: `berth down --purge --state-dir %s` removes it (its cluster is lost), or pass another --state-dir", s.Dir, s.metaFile(), stateFormat, s.Dir)
+		return nil, problem.Errorf(fmt.Sprintf("`berth down --purge --state-dir %s` removes it (its cluster is lost), or pass another --state-dir", s.Dir), "state directory %s is corrupt or was not written by this berth: %s does not hold %s", s.Dir, s.metaFile(), stateFormat)
 	}
 	return &m, nil
 }
@@ -112,7 +113,7 @@ func (s State) lock() (release func(), err error) {
 		if pid, perr := s.Pid(); perr == nil {
 			who = fmt.Sprintf("a running berth (pid %d)", pid)
 		}
-		return nil, fmt.Errorf("state directory %s is in use by %s\nfix: stop it with `berth down --state-dir %s`, or use another --name or --state-dir", s.Dir, who, s.Dir)
+		return nil, problem.Errorf(fmt.Sprintf("stop it with `berth down --state-dir %s`, or use another --name or --state-dir", s.Dir), "state directory %s is in use by %s", s.Dir, who)
 	}
 	return func() {
 		syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
@@ -158,7 +159,7 @@ func listen(port int, what string) (net.Listener, error) {
 	l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
 	if err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("port %d on 127.0.0.1, wanted for the %s, is in use by another process\nfix: stop that process, or start on another port with --port", port, what)
+			return nil, problem.Errorf("stop that process, or start on another port with --port", "port %d on 127.0.0.1, wanted for the %s, is in use by another process", port, what)
 		}
 		return nil, fmt.Errorf("listening on 127.0.0.1:%d for the %s: %w", port, what, err)
 	}

@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // Target is an artifact kind berth exports to.
@@ -63,7 +64,7 @@ func ParseTarget(s string) (Target, error) {
 	for _, t := range Targets() {
 		names = append(names, string(t))
 	}
-	return "", fmt.Errorf("unknown export target %q\nfix: use one of %s", s, strings.Join(names, ", "))
+	return "", problem.Errorf(fmt.Sprintf("use one of %s", strings.Join(names, ", ")), "unknown export target %q", s)
 }
 
 // Export writes the artifacts for target. bp must be defaulted and valid,

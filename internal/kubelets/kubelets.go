@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // Selection picks nodes: by name, by pool, by zone; a node must match
@@ -37,7 +38,7 @@ func (s Selection) empty() bool { return len(s.Names) == 0 && s.Pool == "" && s.
 // an error naming what exists.
 func Select(ctx context.Context, c kubernetes.Interface, s Selection) ([]corev1.Node, error) {
 	if s.empty() {
-		return nil, fmt.Errorf("no node named\nfix: name nodes, or pass --pool POOL or --zone ZONE")
+		return nil, problem.New("no node named", "name nodes, or pass --pool POOL or --zone ZONE")
 	}
 	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool})
 	if err != nil {
@@ -62,16 +63,16 @@ func Select(ctx context.Context, c kubernetes.Interface, s Selection) ([]corev1.
 	}
 	for _, name := range s.Names {
 		if !byName[name] {
-			return nil, fmt.Errorf("node %q is not a node of this cluster's pools\nfix: `kubectl get nodes` lists them", name)
+			return nil, problem.Errorf("`kubectl get nodes` lists them", "node %q is not a node of this cluster's pools", name)
 		}
 	}
 	switch {
 	case s.Pool != "" && !poolSet[s.Pool]:
-		return nil, fmt.Errorf("no node belongs to pool %q\nfix: use one of %s", s.Pool, keys(poolSet))
+		return nil, problem.Errorf(fmt.Sprintf("use one of %s", keys(poolSet)), "no node belongs to pool %q", s.Pool)
 	case s.Zone != "" && !zones[s.Zone]:
-		return nil, fmt.Errorf("no node is in zone %q\nfix: use one of %s", s.Zone, keys(zones))
+		return nil, problem.Errorf(fmt.Sprintf("use one of %s", keys(zones)), "no node is in zone %q", s.Zone)
 	case len(out) == 0:
-		return nil, fmt.Errorf("no node matches every condition given (names %v, pool %q, zone %q)\nfix: give fewer conditions", s.Names, s.Pool, s.Zone)
+		return nil, problem.Errorf("give fewer conditions", "no node matches every condition given (names %v, pool %q, zone %q)", s.Names, s.Pool, s.Zone)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out, nil

@@ -26,6 +26,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // The ConfigMap the load lives in, and its key.
@@ -114,14 +115,14 @@ func (p *Profile) Length() time.Duration {
 func ParseProfile(data []byte) (*Profile, error) {
 	var p Profile
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
-		return nil, fmt.Errorf("not a load profile: %w\nfix: a profile is `steps:`, each with `at:` (a duration such as 90s or 2h), and `workloads:` (namespace, kind, name, rps, gpuWork, cpuWork) and/or `queues:` (NAME: depth)", err)
+		return nil, problem.Errorf("a profile is `steps:`, each with `at:` (a duration such as 90s or 2h), and `workloads:` (namespace, kind, name, rps, gpuWork, cpuWork) and/or `queues:` (NAME: depth)", "not a load profile: %w", err)
 	}
 	if len(p.Steps) == 0 {
-		return nil, fmt.Errorf("the profile has no steps\nfix: add `steps:`, each with `at:` and the loads it sets")
+		return nil, problem.New("the profile has no steps", "add `steps:`, each with `at:` and the loads it sets")
 	}
 	for i, s := range p.Steps {
 		if i > 0 && s.At.Duration < p.Steps[i-1].At.Duration {
-			return nil, fmt.Errorf("steps[%d].at: %s comes before the step above it (%s)\nfix: list the steps in time order", i, s.At.Duration, p.Steps[i-1].At.Duration)
+			return nil, problem.Errorf("list the steps in time order", "steps[%d].at: %s comes before the step above it (%s)", i, s.At.Duration, p.Steps[i-1].At.Duration)
 		}
 		for j := range s.Workloads {
 			w := &p.Steps[i].Workloads[j]
@@ -129,7 +130,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 				w.Kind = "Deployment"
 			}
 			if w.Namespace == "" || w.Name == "" {
-				return nil, fmt.Errorf("steps[%d].workloads[%d]: namespace and name are required\nfix: name the workload, e.g. {namespace: team-a, name: recommender, rps: 40}", i, j)
+				return nil, problem.Errorf("name the workload, e.g. {namespace: team-a, name: recommender, rps: 40}", "steps[%d].workloads[%d]: namespace and name are required", i, j)
 			}
 			if w.Kind != "Deployment" && w.Kind != "StatefulSet" {
 				return nil, fmt.Errorf("steps[%d].workloads[%d].kind: %q is not Deployment or StatefulSet", i, j, w.Kind)
@@ -230,7 +231,7 @@ func DecodeLoad(cm *corev1.ConfigMap) (*Load, error) {
 		return l, nil
 	}
 	if err := yaml.Unmarshal([]byte(cm.Data[loadKey]), l); err != nil {
-		return nil, fmt.Errorf("%s/%s: key %s is not a load: %w\nfix: `berth load clear` starts again from no load", LoadNamespace, LoadConfigMap, loadKey, err)
+		return nil, problem.Errorf("`berth load clear` starts again from no load", "%s/%s: key %s is not a load: %w", LoadNamespace, LoadConfigMap, loadKey, err)
 	}
 	return l, nil
 }

@@ -8,6 +8,7 @@ import (
 	"sort"
 
 	"berth.io/berth/internal/model/store"
+	"berth.io/berth/internal/problem"
 )
 
 // ConflictError is a promotion that lost: another move of the alias was
@@ -44,7 +45,7 @@ func (r *Registry) Alias(ctx context.Context, name, alias string) (*Move, error)
 			}
 			have = fmt.Sprintf("its aliases are %v", names)
 		}
-		return nil, fmt.Errorf("%s@%s: no such alias; %s\nfix: promote a version to it with `berth model promote %s VERSION --alias %s`", name, alias, have, name, alias)
+		return nil, problem.Errorf(fmt.Sprintf("promote a version to it with `berth model promote %s VERSION --alias %s`", name, alias), "%s@%s: no such alias; %s", name, alias, have)
 	}
 	var m Move
 	if err := l.get(ctx, n, &m); err != nil {
@@ -155,7 +156,7 @@ func (r *Registry) Rollback(ctx context.Context, name, alias, reason string) (*M
 		return nil, err
 	}
 	if len(moves) == 0 {
-		return nil, fmt.Errorf("%s@%s has never been moved, so there is nothing to roll back\nfix: promote a version with `berth model promote %s VERSION --alias %s`", name, alias, name, alias)
+		return nil, problem.Errorf(fmt.Sprintf("promote a version with `berth model promote %s VERSION --alias %s`", name, alias), "%s@%s has never been moved, so there is nothing to roll back", name, alias)
 	}
 	undone := map[int]bool{}
 	var target *Move
@@ -171,7 +172,7 @@ func (r *Registry) Rollback(ctx context.Context, name, alias, reason string) (*M
 		}
 	}
 	if target == nil || target.From == 0 {
-		return nil, fmt.Errorf("%s@%s has no earlier version to roll back to: its first move pointed it at %d\nfix: promote the version you want with `berth model promote %s VERSION --alias %s`", name, alias, moves[0].To, name, alias)
+		return nil, problem.Errorf(fmt.Sprintf("promote the version you want with `berth model promote %s VERSION --alias %s`", name, alias), "%s@%s has no earlier version to roll back to: its first move pointed it at %d", name, alias, moves[0].To)
 	}
 	if _, err := r.Version(ctx, name, target.From); err != nil {
 		return nil, fmt.Errorf("rolling %s@%s back to %d: %w", name, alias, target.From, err)

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"berth.io/berth/internal/problem"
 )
 
 // GCOptions bound what gc deletes.
@@ -39,7 +41,7 @@ type GCResult struct {
 // any model references any more.
 func (r *Registry) GC(ctx context.Context, name string, o GCOptions) (*GCResult, error) {
 	if o.Keep < 1 {
-		return nil, fmt.Errorf("gc --keep %d: keep at least the newest version\nfix: pass --keep 1 or more", o.Keep)
+		return nil, problem.Errorf("pass --keep 1 or more", "gc --keep %d: keep at least the newest version", o.Keep)
 	}
 	if o.Window <= 0 {
 		o.Window = o.Keep
@@ -49,7 +51,7 @@ func (r *Registry) GC(ctx context.Context, name string, o GCOptions) (*GCResult,
 		return nil, err
 	}
 	if len(versions) == 0 {
-		return nil, fmt.Errorf("model %s has no versions in %s\nfix: check the name with `berth model list`, or --store", name, r.Store)
+		return nil, problem.Errorf("check the name with `berth model list`, or --store", "model %s has no versions in %s", name, r.Store)
 	}
 	protect := map[int]string{}
 	aliases, err := r.Store.Children(ctx, "models/"+name+"/aliases/")

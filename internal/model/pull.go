@@ -17,6 +17,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"berth.io/berth/internal/problem"
 )
 
 // The puller's directory:
@@ -95,7 +97,7 @@ func (r *Registry) PullVersion(ctx context.Context, v *Version, dir string, o Pu
 func (r *Registry) fetch(ctx context.Context, v *Version, dir string, o PullOptions, res *PullResult) error {
 	partial := filepath.Join(dir, ".partial", strconv.Itoa(v.Version))
 	if err := os.MkdirAll(partial, 0o755); err != nil {
-		return fmt.Errorf("pull target %s: %w\nfix: give --to a directory you can write to", dir, err)
+		return problem.Errorf("give --to a directory you can write to", "pull target %s: %w", dir, err)
 	}
 	if o.Meter != nil {
 		o.Meter.Total.Store(v.Size)

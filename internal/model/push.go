@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 
 	"berth.io/berth/internal/model/store"
+	"berth.io/berth/internal/problem"
 )
 
 // BlobKey is where a file with digest sha256:<hex> is stored.
@@ -167,7 +168,7 @@ type localFile struct {
 func scan(path string) ([]localFile, error) {
 	fi, err := os.Stat(path)
 	if err != nil {
-		return nil, fmt.Errorf("model path: %w\nfix: give the model's file or directory", err)
+		return nil, problem.Errorf("give the model's file or directory", "model path: %w", err)
 	}
 	if !fi.IsDir() {
 		return []localFile{{abs: path, rel: filepath.Base(path), size: fi.Size()}}, nil
@@ -195,7 +196,7 @@ func scan(path string) ([]localFile, error) {
 		return nil, fmt.Errorf("reading model directory %s: %w", path, err)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("model directory %s holds no files\nfix: point at the directory with the model's weights and config", path)
+		return nil, problem.Errorf("point at the directory with the model's weights and config", "model directory %s holds no files", path)
 	}
 	return out, nil
 }

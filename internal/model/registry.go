@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"berth.io/berth/internal/model/store"
+	"berth.io/berth/internal/problem"
 )
 
 // File is one file of a version.
@@ -164,13 +165,13 @@ func (r *Registry) Version(ctx context.Context, name string, version int) (*Vers
 			return nil, err
 		}
 		if gone, _ := l.isGone(ctx, version); gone {
-			return nil, fmt.Errorf("%s:%d was deleted by berth model gc\nfix: push the model again, or use a version `berth model list %s` shows", name, version, name)
+			return nil, problem.Errorf(fmt.Sprintf("push the model again, or use a version `berth model list %s` shows", name), "%s:%d was deleted by berth model gc", name, version)
 		}
 		head, herr := l.head(ctx)
 		if herr == nil && head == 0 {
-			return nil, fmt.Errorf("model %s has no versions in %s\nfix: push one with `berth model push %s PATH`, or check --store", name, r.Store, name)
+			return nil, problem.Errorf(fmt.Sprintf("push one with `berth model push %s PATH`, or check --store", name), "model %s has no versions in %s", name, r.Store)
 		}
-		return nil, fmt.Errorf("%s:%d does not exist in %s (the latest is %d)\nfix: use a version `berth model list %s` shows", name, version, r.Store, head, name)
+		return nil, problem.Errorf(fmt.Sprintf("use a version `berth model list %s` shows", name), "%s:%d does not exist in %s (the latest is %d)", name, version, r.Store, head)
 	}
 	return &v, nil
 }
@@ -212,7 +213,7 @@ func ParseRef(s string) (Ref, error) {
 		ref.Name, v, _ = strings.Cut(s, ":")
 		n, err := strconv.Atoi(strings.TrimPrefix(v, "v"))
 		if err != nil || n < 1 {
-			return ref, fmt.Errorf("model reference %q: version %q is not a positive number\nfix: write NAME:VERSION (reco:3), NAME@ALIAS (reco@production) or NAME", s, v)
+			return ref, problem.Errorf("write NAME:VERSION (reco:3), NAME@ALIAS (reco@production) or NAME", "model reference %q: version %q is not a positive number", s, v)
 		}
 		ref.Version = n
 	default:
@@ -240,7 +241,7 @@ func (r *Registry) Resolve(ctx context.Context, ref Ref) (*Version, error) {
 			return nil, err
 		}
 		if latest == 0 {
-			return nil, fmt.Errorf("model %s has no versions in %s\nfix: push one with `berth model push %s PATH`, or check --store", ref.Name, r.Store, ref.Name)
+			return nil, problem.Errorf(fmt.Sprintf("push one with `berth model push %s PATH`, or check --store", ref.Name), "model %s has no versions in %s", ref.Name, r.Store)
 		}
 		n = latest
 	}

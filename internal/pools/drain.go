@@ -18,6 +18,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // Drainer empties nodes as `kubectl drain` does: cordon, then evict every
@@ -206,7 +207,7 @@ func (d *Drainer) WaitMoved(ctx context.Context, evicted []*corev1.Pod) error {
 			return ready >= want, nil
 		})
 		if err != nil {
-			return fmt.Errorf("waiting for %s %s/%s to run again after the drain (%s): %w\nfix: see why its pods are not ready with `kubectl -n %s get pods`", o.kind, o.ns, o.name, last, err, o.ns)
+			return problem.Errorf(fmt.Sprintf("see why its pods are not ready with `kubectl -n %s get pods`", o.ns), "waiting for %s %s/%s to run again after the drain (%s): %w", o.kind, o.ns, o.name, last, err)
 		}
 	}
 	return nil

@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // Options say how Execute works.
@@ -109,7 +110,7 @@ func drainStopped(ch *Change, err error) error {
 	if len(ch.add) > 0 {
 		state = "the new nodes are Ready; the old ones are cordoned and keep the pods they still have"
 	}
-	return fmt.Errorf("pool %s: %w\nThe cluster is still serving: %s.\nfix: let the budget allow an eviction (add replicas, or relax the budget), then run `berth apply` again: it picks up where it stopped", ch.Pool, err, state)
+	return problem.Errorf("let the budget allow an eviction (add replicas, or relax the budget), then run `berth apply` again: it picks up where it stopped", "pool %s: %w\nThe cluster is still serving: %s.", ch.Pool, err, state)
 }
 
 func createNodes(ctx context.Context, c kubernetes.Interface, nodes []*corev1.Node, dryRun []string) error {
@@ -140,7 +141,7 @@ func waitReady(ctx context.Context, c kubernetes.Interface, names []string, time
 		return len(notReady) == 0, nil
 	})
 	if err != nil {
-		return fmt.Errorf("new nodes %v not Ready after %s: %w\nfix: check that the berth local cluster is running (`berth status`); its log is in its state directory", notReady, timeout, err)
+		return problem.Errorf("check that the berth local cluster is running (`berth status`); its log is in its state directory", "new nodes %v not Ready after %s: %w", notReady, timeout, err)
 	}
 	return nil
 }
@@ -154,7 +155,7 @@ func verifyVersion(ctx context.Context, c kubernetes.Interface, names []string, 
 			return fmt.Errorf("verifying node %s: %w", name, err)
 		}
 		if got := n.Status.NodeInfo.KubeletVersion; got != v {
-			return fmt.Errorf("new node %s reports kubelet %s, not %s; nothing was moved to it\nfix: delete the new nodes (`kubectl delete node %s`) and run `berth apply` again", name, got, v, name)
+			return problem.Errorf(fmt.Sprintf("delete the new nodes (`kubectl delete node %s`) and run `berth apply` again", name), "new node %s reports kubelet %s, not %s; nothing was moved to it", name, got, v)
 		}
 	}
 	return nil

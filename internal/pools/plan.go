@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // LocalClusterConfigMap, in kube-system, marks a berth local cluster: the
@@ -193,7 +194,7 @@ func planPool(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, live []*corev1.Node, tak
 	}
 	for _, want := range nextNodes(bp, p, gen, keep, size-len(keep)) {
 		if owner, ok := taken[want.Name]; ok {
-			return nil, fmt.Errorf("pool %s needs a node named %s, but that node belongs to %s\nfix: rename one of the pools", p.Name, want.Name, owner)
+			return nil, problem.Errorf("rename one of the pools", "pool %s needs a node named %s, but that node belongs to %s", p.Name, want.Name, owner)
 		}
 		ch.add = append(ch.add, want)
 	}

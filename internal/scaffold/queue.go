@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // queueURLForms is the fix for a --queue URL berth cannot read.
@@ -32,11 +33,11 @@ type workQueue struct {
 func resolveQueue(class *v1alpha1.Class, o Options) (*workQueue, error) {
 	if s := class.Scaling; s != nil && s.Queue != nil {
 		if o.Queue != "" {
-			return nil, fmt.Errorf("--queue %s: class %s drains its own %s queue (%s), set in the blueprint's scaling.queue\nfix: drop --queue, or pass a --class without a queue", o.Queue, class.Name, s.Queue.Type, queueName(s.Queue))
+			return nil, problem.Errorf("drop --queue, or pass a --class without a queue", "--queue %s: class %s drains its own %s queue (%s), set in the blueprint's scaling.queue", o.Queue, class.Name, s.Queue.Type, queueName(s.Queue))
 		}
 		q := &workQueue{Queue: s.Queue, name: queueName(s.Queue), fromClass: true}
 		if errs := validation.IsValidLabelValue(q.name); len(errs) > 0 && o.Scaler != ScalerKEDA {
-			return nil, fmt.Errorf("class %s's queue %q cannot be a label value, as its depth metric's selector (%s=NAME) needs: %s\nfix: scale it with --scaler keda, which reads the queue by name", class.Name, q.name, v1alpha1.MetricQueueLabel, strings.Join(errs, "; "))
+			return nil, problem.Errorf("scale it with --scaler keda, which reads the queue by name", "class %s's queue %q cannot be a label value, as its depth metric's selector (%s=NAME) needs: %s", class.Name, q.name, v1alpha1.MetricQueueLabel, strings.Join(errs, "; "))
 		}
 		return q, nil
 	}
@@ -48,7 +49,7 @@ func resolveQueue(class *v1alpha1.Class, o Options) (*workQueue, error) {
 		return nil, err
 	}
 	if errs := validation.IsValidLabelValue(q.name); len(errs) > 0 && o.Scaler != ScalerKEDA {
-		return nil, fmt.Errorf("--queue %s: queue name %q cannot be a label value, as its depth metric's selector (%s=NAME) needs: %s\nfix: name the queue with at most 63 letters, digits, '-', '_' and '.'", o.Queue, q.name, v1alpha1.MetricQueueLabel, strings.Join(errs, "; "))
+		return nil, problem.Errorf("name the queue with at most 63 letters, digits, '-', '_' and '.'", "--queue %s: queue name %q cannot be a label value, as its depth metric's selector (%s=NAME) needs: %s", o.Queue, q.name, v1alpha1.MetricQueueLabel, strings.Join(errs, "; "))
 	}
 	return q, nil
 }
@@ -75,7 +76,7 @@ func queueName(q *v1alpha1.Queue) string {
 // A rabbitmq queue's host is read by KEDA from Secret WORKER-rabbitmq.
 func parseQueueURL(raw, worker string) (*workQueue, error) {
 	fail := func(why string) error {
-		return fmt.Errorf("--queue %s: %s\nfix: %s", raw, why, queueURLForms)
+		return problem.Errorf(queueURLForms, "--queue %s: %s", raw, why)
 	}
 	u, err := url.Parse(raw)
 	if err != nil {

@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // Kind is what a scaffold runs.
@@ -88,45 +89,45 @@ var ckptGrace = v1alpha1.DefaultSpotNotice
 // New builds the scaffold o asks for from bp.
 func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	if !slices.Contains(Kinds, o.Kind) {
-		return nil, fmt.Errorf("unknown kind %q\nfix: use one of inference, training, batch", o.Kind)
+		return nil, problem.Errorf("use one of inference, training, batch", "unknown kind %q", o.Kind)
 	}
 	if errs := validation.IsDNS1123Label(o.Name); len(errs) > 0 {
-		return nil, fmt.Errorf("name %q: %s\nfix: use lower-case letters, digits and '-', at most 63 characters", o.Name, strings.Join(errs, "; "))
+		return nil, problem.Errorf("use lower-case letters, digits and '-', at most 63 characters", "name %q: %s", o.Name, strings.Join(errs, "; "))
 	}
 	if o.GPUs < 0 {
-		return nil, fmt.Errorf("--gpus %d: a count of GPUs cannot be negative\nfix: pass 0 or more", o.GPUs)
+		return nil, problem.Errorf("pass 0 or more", "--gpus %d: a count of GPUs cannot be negative", o.GPUs)
 	}
 	if o.Model != "" {
 		if o.Kind != Inference {
-			return nil, fmt.Errorf("--model is for inference: the berth.io/model wiring adds the puller to Deployments and StatefulSets\nfix: drop --model, or scaffold inference")
+			return nil, problem.New("--model is for inference: the berth.io/model wiring adds the puller to Deployments and StatefulSets", "drop --model, or scaffold inference")
 		}
 		if !validModel(o.Model) {
-			return nil, fmt.Errorf("--model %q: want NAME@ALIAS or NAME:VERSION\nfix: e.g. --model reco@production or --model reco:4", o.Model)
+			return nil, problem.Errorf("e.g. --model reco@production or --model reco:4", "--model %q: want NAME@ALIAS or NAME:VERSION", o.Model)
 		}
 	}
 	if o.Queue != "" && o.Kind != Batch {
-		return nil, fmt.Errorf("--queue is for batch workers\nfix: drop --queue, or scaffold batch")
+		return nil, problem.New("--queue is for batch workers", "drop --queue, or scaffold batch")
 	}
 	switch o.Scaler {
 	case "":
 		o.Scaler = ScalerHPA
 	case ScalerHPA, ScalerKEDA:
 	default:
-		return nil, fmt.Errorf("--scaler %q: want hpa or keda\nfix: pass --scaler hpa (an HPA on the queue's depth, the default) or --scaler keda (a KEDA ScaledObject)", o.Scaler)
+		return nil, problem.Errorf("pass --scaler hpa (an HPA on the queue's depth, the default) or --scaler keda (a KEDA ScaledObject)", "--scaler %q: want hpa or keda", o.Scaler)
 	}
 	if o.Scaler == ScalerKEDA && o.Kind != Batch {
-		return nil, fmt.Errorf("--scaler keda is for batch workers, which KEDA scales on their queue\nfix: drop --scaler, or scaffold batch with --queue URL")
+		return nil, problem.New("--scaler keda is for batch workers, which KEDA scales on their queue", "drop --scaler, or scaffold batch with --queue URL")
 	}
 	team := findTeam(bp, o.Team)
 	if team == nil {
-		return nil, fmt.Errorf("no team %q in the blueprint; its teams are %s\nfix: pass --team with one of them, or add the team to spec.teams", o.Team, teamNames(bp))
+		return nil, problem.Errorf("pass --team with one of them, or add the team to spec.teams", "no team %q in the blueprint; its teams are %s", o.Team, teamNames(bp))
 	}
 	class, err := pickClass(bp, team, o)
 	if err != nil {
 		return nil, err
 	}
 	if o.GPUs > 0 && len(classPools(bp, class, true)) == 0 {
-		return nil, fmt.Errorf("class %s has no GPU pool (its pools: %s), so a pod asking for GPUs would never be placed\nfix: drop --gpus, or add a GPU pool to class %s's pools", class.Name, strings.Join(class.Pools, ", "), class.Name)
+		return nil, problem.Errorf(fmt.Sprintf("drop --gpus, or add a GPU pool to class %s's pools", class.Name), "class %s has no GPU pool (its pools: %s), so a pod asking for GPUs would never be placed", class.Name, strings.Join(class.Pools, ", "))
 	}
 	// A pod without GPUs gets only the class's pools without GPUs on
 	// admission: on a GPU-only class, none.
@@ -141,7 +142,7 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 		}
 	}
 	if o.Scaler == ScalerKEDA && queue == nil {
-		return nil, fmt.Errorf("--scaler keda scales a worker on its queue, and class %s has none and no --queue was given\nfix: pass --queue URL, or a --class with a queue, or drop --scaler keda", class.Name)
+		return nil, problem.Errorf("pass --queue URL, or a --class with a queue, or drop --scaler keda", "--scaler keda scales a worker on its queue, and class %s has none and no --queue was given", class.Name)
 	}
 	ns := team.Name
 	if len(team.Namespaces) > 0 {
@@ -207,10 +208,10 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 				continue
 			}
 			if !mayUse(team, c.Name) {
-				return nil, fmt.Errorf("team %s may not use class %s (its classes: %s)\nfix: pass --class with one of the team's classes, or add %s to the team's classes in the blueprint", team.Name, c.Name, strings.Join(team.Classes, ", "), c.Name)
+				return nil, problem.Errorf(fmt.Sprintf("pass --class with one of the team's classes, or add %s to the team's classes in the blueprint", c.Name), "team %s may not use class %s (its classes: %s)", team.Name, c.Name, strings.Join(team.Classes, ", "))
 			}
 			if c.EffectiveRole() != role {
-				return nil, fmt.Errorf("class %s has role %s; %s wants a %s class\nfix: pass a %s class to --class, or leave --class out", c.Name, c.EffectiveRole(), o.Kind, role, role)
+				return nil, problem.Errorf(fmt.Sprintf("pass a %s class to --class, or leave --class out", role), "class %s has role %s; %s wants a %s class", c.Name, c.EffectiveRole(), o.Kind, role)
 			}
 			return c, nil
 		}
@@ -224,12 +225,12 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 		forbidden = append(forbidden, c.Name)
 	}
 	if o.Class != "" {
-		return nil, fmt.Errorf("no class %q in the blueprint\nfix: pass --class with one of the blueprint's classes, or leave it out", o.Class)
+		return nil, problem.Errorf("pass --class with one of the blueprint's classes, or leave it out", "no class %q in the blueprint", o.Class)
 	}
 	if len(ofRole) == 0 {
-		return nil, fmt.Errorf("the blueprint has no %s class (%s: %s), so %s has nowhere to run\nfix: add one to spec.classes, e.g. %s", role, o.Kind, roleRule(role), o.Kind, roleExample(o.Kind))
+		return nil, problem.Errorf(fmt.Sprintf("add one to spec.classes, e.g. %s", roleExample(o.Kind)), "the blueprint has no %s class (%s: %s), so %s has nowhere to run", role, o.Kind, roleRule(role), o.Kind)
 	}
-	return nil, fmt.Errorf("team %s may not use a %s class: %s %s, and the team's classes are %s\nfix: add one of them to team %s's classes in the blueprint (then berth apply)", team.Name, role, strings.Join(forbidden, ", "), plural(len(forbidden), "is", "are"), strings.Join(team.Classes, ", "), team.Name)
+	return nil, problem.Errorf(fmt.Sprintf("add one of them to team %s's classes in the blueprint (then berth apply)", team.Name), "team %s may not use a %s class: %s %s, and the team's classes are %s", team.Name, role, strings.Join(forbidden, ", "), plural(len(forbidden), "is", "are"), strings.Join(team.Classes, ", "))
 }
 
 func plural(n int, one, many string) string {

@@ -23,6 +23,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 )
 
 const (
@@ -35,7 +36,7 @@ const (
 func Interrupt(ctx context.Context, c kubernetes.Interface, nodes []corev1.Node, notice time.Duration, now time.Time) error {
 	for _, n := range nodes {
 		if n.Labels[v1alpha1.LabelCapacity] != "spot" {
-			return fmt.Errorf("node %s is %s capacity: only spot capacity is taken away\nfix: interrupt a node of a pool with capacity: Spot", n.Name, orUnknown(n.Labels[v1alpha1.LabelCapacity]))
+			return problem.Errorf("interrupt a node of a pool with capacity: Spot", "node %s is %s capacity: only spot capacity is taken away", n.Name, orUnknown(n.Labels[v1alpha1.LabelCapacity]))
 		}
 	}
 	for _, n := range nodes {

@@ -27,6 +27,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"berth.io/berth/internal/problem"
 )
 
 // ProxyClientCN is the aggregator's identity when it proxies a request to
@@ -72,7 +74,7 @@ func (d Dir) Ensure(serviceIP string) error {
 	if _, err := os.Stat(d.CACert()); err == nil {
 		for _, f := range []string{d.CAKey(), d.ServingCert(), d.ServingKey(), d.AdminCert(), d.AdminKey(), d.ServiceAccountKey()} {
 			if _, err := os.Stat(f); err != nil {
-				return fmt.Errorf("state is incomplete: %s is missing while %s exists; the state directory was damaged\nfix: remove it with `berth down --purge` and start again", f, d.CACert())
+				return problem.Errorf("remove it with `berth down --purge` and start again", "state is incomplete: %s is missing while %s exists; the state directory was damaged", f, d.CACert())
 			}
 		}
 		return nil

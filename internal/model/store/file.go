@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"berth.io/berth/internal/problem"
 )
 
 // File is a store in a local directory: key a/b/c is the file DIR/a/b/c.
@@ -32,7 +34,7 @@ const (
 // NewFile opens (creating) a directory store.
 func NewFile(dir string) (*File, error) {
 	if dir == "" {
-		return nil, fmt.Errorf("model store file://: no directory\nfix: name one, as file:///var/lib/models")
+		return nil, problem.New("model store file://: no directory", "name one, as file:///var/lib/models")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {
@@ -40,7 +42,7 @@ func NewFile(dir string) (*File, error) {
 	}
 	for _, d := range []string{abs, filepath.Join(abs, fileTmp), filepath.Join(abs, fileLocks)} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
-			return nil, fmt.Errorf("model store file://%s: %w\nfix: choose a directory you can write to", abs, err)
+			return nil, problem.Errorf("choose a directory you can write to", "model store file://%s: %w", abs, err)
 		}
 	}
 	return &File{dir: abs}, nil

@@ -14,6 +14,8 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+
+	"berth.io/berth/internal/problem"
 )
 
 // S3Config is how to reach an S3 API: AWS S3, Cloudflare R2, MinIO,
@@ -54,7 +56,7 @@ func S3ConfigFromEnv(storeURL string) (S3Config, error) {
 	rest := strings.TrimPrefix(storeURL, "s3://")
 	bucket, prefix, _ := strings.Cut(rest, "/")
 	if bucket == "" {
-		return S3Config{}, fmt.Errorf("model store %q names no bucket\nfix: write it as s3://BUCKET/PREFIX", storeURL)
+		return S3Config{}, problem.Errorf("write it as s3://BUCKET/PREFIX", "model store %q names no bucket", storeURL)
 	}
 	if prefix != "" && !strings.HasSuffix(prefix, "/") {
 		prefix += "/"
@@ -76,7 +78,7 @@ func S3ConfigFromEnv(storeURL string) (S3Config, error) {
 	if strings.Contains(endpoint, "://") {
 		u, err := url.Parse(endpoint)
 		if err != nil || u.Host == "" {
-			return S3Config{}, fmt.Errorf("S3 endpoint %q is not a URL or host:port\nfix: set S3_ENDPOINT to host:port or http(s)://host:port", endpoint)
+			return S3Config{}, problem.Errorf("set S3_ENDPOINT to host:port or http(s)://host:port", "S3 endpoint %q is not a URL or host:port", endpoint)
 		}
 		endpoint, cfg.Insecure = u.Host, u.Scheme == "http"
 	}
@@ -128,14 +130,14 @@ func NewS3(cfg S3Config) (*S3, error) {
 		if cfg.CABundle != "" {
 			pem, err := os.ReadFile(cfg.CABundle)
 			if err != nil {
-				return nil, fmt.Errorf("AWS_CA_BUNDLE: %w\nfix: point it at a readable PEM file", err)
+				return nil, problem.Errorf("point it at a readable PEM file", "AWS_CA_BUNDLE: %w", err)
 			}
 			pool, _ := x509.SystemCertPool()
 			if pool == nil {
 				pool = x509.NewCertPool()
 			}
 			if !pool.AppendCertsFromPEM(pem) {
-				return nil, fmt.Errorf("AWS_CA_BUNDLE %s holds no PEM certificate\nfix: point it at the CA's PEM file", cfg.CABundle)
+				return nil, problem.Errorf("point it at the CA's PEM file", "AWS_CA_BUNDLE %s holds no PEM certificate", cfg.CABundle)
 			}
 			tr.TLSClientConfig.RootCAs = pool
 		}
@@ -143,7 +145,7 @@ func NewS3(cfg S3Config) (*S3, error) {
 	}
 	core, err := minio.NewCore(endpoint, opts)
 	if err != nil {
-		return nil, fmt.Errorf("model store s3://%s: %w\nfix: check S3_ENDPOINT (host:port)", cfg.Bucket, err)
+		return nil, problem.Errorf("check S3_ENDPOINT (host:port)", "model store s3://%s: %w", cfg.Bucket, err)
 	}
 	return &S3{cfg: cfg, core: core}, nil
 }
@@ -161,9 +163,9 @@ func (s *S3) s3Err(op, key string, err error) error {
 	case r.Code == "NoSuchKey" || r.StatusCode == http.StatusNotFound && r.Code != "NoSuchBucket":
 		return fmt.Errorf("%w: %s", ErrNotExist, key)
 	case r.Code == "NoSuchBucket":
-		return fmt.Errorf("model store %s: bucket %s does not exist\nfix: create it (aws s3 mb s3://%s) or correct the store URL", s, s.cfg.Bucket, s.cfg.Bucket)
+		return problem.Errorf(fmt.Sprintf("create it (aws s3 mb s3://%s) or correct the store URL", s.cfg.Bucket), "model store %s: bucket %s does not exist", s, s.cfg.Bucket)
 	case r.Code == "AccessDenied" || r.Code == "InvalidAccessKeyId" || r.Code == "SignatureDoesNotMatch":
-		return fmt.Errorf("model store %s: %s %s: %s (%s)\nfix: check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and that they may read and write the bucket", s, op, key, r.Message, r.Code)
+		return problem.Errorf("check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and that they may read and write the bucket", "model store %s: %s %s: %s (%s)", s, op, key, r.Message, r.Code)
 	}
 	return fmt.Errorf("model store %s: %s %s: %w", s, op, key, err)
 }
@@ -227,7 +229,7 @@ func (s *S3) putIf(ctx context.Context, key string, data []byte, set func(*minio
 			return "", conflict
 		}
 		if r.StatusCode == http.StatusNotImplemented {
-			return "", fmt.Errorf("model store %s does not support conditional writes (If-Match / If-None-Match): %w\nfix: use an S3 API that does (AWS S3, R2, MinIO, versitygw 1.8); without them two promotions could overwrite each other", s, err)
+			return "", problem.Errorf("use an S3 API that does (AWS S3, R2, MinIO, versitygw 1.8); without them two promotions could overwrite each other", "model store %s does not support conditional writes (If-Match / If-None-Match): %w", s, err)
 		}
 		return "", s.s3Err("writing", key, err)
 	}

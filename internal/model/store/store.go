@@ -8,10 +8,11 @@ package store
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"berth.io/berth/internal/problem"
 )
 
 // Errors a Store returns, matched with errors.Is.
@@ -81,7 +82,7 @@ func Open(url string) (Store, error) {
 	case strings.HasPrefix(url, "file://"):
 		return NewFile(strings.TrimPrefix(url, "file://"))
 	case strings.Contains(url, "://"):
-		return nil, fmt.Errorf("model store %q: berth reads file://DIR and s3://BUCKET/PREFIX stores\nfix: use one of those (Cloudflare R2, MinIO and Google Cloud Storage's XML API are s3:// stores with S3_ENDPOINT set)", url)
+		return nil, problem.Errorf("use one of those (Cloudflare R2, MinIO and Google Cloud Storage's XML API are s3:// stores with S3_ENDPOINT set)", "model store %q: berth reads file://DIR and s3://BUCKET/PREFIX stores", url)
 	default:
 		return NewFile(url)
 	}
