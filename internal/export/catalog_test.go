@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 func pool(cpu, mem string, gpus int32, product string) *v1alpha1.Pool {
@@ -68,33 +69,33 @@ func TestCatalogProblems(t *testing.T) {
 		name  string
 		pool  *v1alpha1.Pool
 		cloud cloud
-		want  Problem
+		want  problem.Problem
 	}{{
 		name:  "unknown GPU",
 		pool:  pool("32", "256Gi", 1, "AMD-MI300X"),
 		cloud: aws,
-		want: Problem{Pool: "p", Field: "spec.pools[3].machine.instanceTypes.eks",
+		want: problem.Problem{Object: problem.Object{Kind: "Pool", Name: "p"}, Field: "spec.pools[3].machine.instanceTypes.eks",
 			Message: `berth does not recognise GPU product "AMD-MI300X", so its catalog cannot choose an EC2 instance type`,
 			Fix:     "set spec.pools[3].machine.instanceTypes.eks to an EC2 instance type with 32 CPU, 256Gi memory and 1x AMD-MI300X"},
 	}, {
 		name:  "bigger than every machine",
 		pool:  pool("512", "64Gi", 0, ""),
 		cloud: gcp,
-		want: Problem{Pool: "p", Field: "spec.pools[3].machine.instanceTypes.gke",
+		want: problem.Problem{Object: problem.Object{Kind: "Pool", Name: "p"}, Field: "spec.pools[3].machine.instanceTypes.gke",
 			Message: "no Compute Engine machine type in berth's catalog has 512 CPU and 64Gi memory",
 			Fix:     "set spec.pools[3].machine.instanceTypes.gke to a Compute Engine machine type with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)"},
 	}, {
 		name:  "a GPU the cloud does not sell",
 		pool:  pool("8", "32Gi", 1, "NVIDIA-A10G"),
 		cloud: azure,
-		want: Problem{Pool: "p", Field: "spec.pools[3].machine.instanceTypes.aks",
+		want: problem.Problem{Object: problem.Object{Kind: "Pool", Name: "p"}, Field: "spec.pools[3].machine.instanceTypes.aks",
 			Message: "no Azure VM size in berth's catalog has 8 CPU, 32Gi memory and 1x NVIDIA-A10G",
 			Fix:     "set spec.pools[3].machine.instanceTypes.aks to an Azure VM size with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)"},
 	}, {
 		name:  "a GPU count no machine has",
 		pool:  pool("8", "32Gi", 3, "NVIDIA-L4"),
 		cloud: aws,
-		want: Problem{Pool: "p", Field: "spec.pools[3].machine.instanceTypes.eks",
+		want: problem.Problem{Object: problem.Object{Kind: "Pool", Name: "p"}, Field: "spec.pools[3].machine.instanceTypes.eks",
 			Message: "no EC2 instance type in berth's catalog has 8 CPU, 32Gi memory and 3x NVIDIA-L4",
 			Fix:     "set spec.pools[3].machine.instanceTypes.eks to an EC2 instance type with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)"},
 	}}

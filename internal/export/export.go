@@ -11,7 +11,7 @@
 // AKS's cluster autoscaler profile, Cluster Autoscaler's arguments and
 // priority ConfigMap on EKS, GKE's autoscaling profile, Karpenter's
 // disruption and weights. Whatever a target cannot express is never
-// dropped silently: it is either refused with a Problem that names the
+// dropped silently: it is either refused with a problem that names the
 // pool, the field and the fix, or explained in a comment in the output.
 // The output depends only on the blueprint: the same blueprint always
 // gives the same bytes.
@@ -97,40 +97,13 @@ func Export(w io.Writer, bp *v1alpha1.Blueprint, target Target) error {
 	return nil
 }
 
-// Problem is one thing in a blueprint that a target cannot express.
-type Problem struct {
-	// Pool names the pool concerned; empty for the blueprint as a whole.
-	Pool string
-	// Field is the blueprint field path, e.g. spec.pools[2].machine.
-	Field string
-	// Message says what is wrong; Fix says what to change.
-	Message string
-	Fix     string
-}
-
-// String renders the problem as `pool NAME: FIELD: MESSAGE` with the fix
-// on a line of its own, the way blueprint problems are rendered.
-func (p Problem) String() string {
-	var b strings.Builder
-	if p.Pool != "" {
-		b.WriteString("pool " + p.Pool + ": ")
-	}
-	if p.Field != "" {
-		b.WriteString(p.Field + ": ")
-	}
-	b.WriteString(p.Message)
-	if p.Fix != "" {
-		b.WriteString("\n    fix: " + p.Fix)
-	}
-	return b.String()
-}
-
 // Error is returned when a target cannot express a blueprint. It carries
-// every problem found, in pool order.
+// every problem found, in pool order: each names its pool (an Object of
+// kind Pool; none for the blueprint as a whole), its field and its fix.
 type Error struct {
 	Blueprint string
 	Target    Target
-	Problems  []Problem
+	Problems  problem.List
 }
 
 func (e *Error) Error() string {
@@ -138,22 +111,28 @@ func (e *Error) Error() string {
 	if len(e.Problems) == 1 {
 		noun = "problem"
 	}
-	lines := make([]string, 0, len(e.Problems))
-	for _, p := range e.Problems {
-		lines = append(lines, p.String())
-	}
-	return fmt.Sprintf("cannot export blueprint %s to %s, %d %s:\n%s", e.Blueprint, e.Target, len(e.Problems), noun, strings.Join(lines, "\n"))
+	return fmt.Sprintf("cannot export blueprint %s to %s, %d %s:\n%s", e.Blueprint, e.Target, len(e.Problems), noun, e.Problems.Error())
 }
 
 // problems collects a target's problems as it walks the pools.
 type problems struct {
 	bp     *v1alpha1.Blueprint
 	target Target
-	list   []Problem
+	list   problem.List
 }
 
 func (ps *problems) add(pool, field, message, fix string) {
-	ps.list = append(ps.list, Problem{Pool: pool, Field: field, Message: message, Fix: fix})
+	ps.list = append(ps.list, poolProblem(pool, field, message, fix))
+}
+
+// poolProblem is a problem with a field of the pool named pool, or of the
+// blueprint as a whole when pool is empty.
+func poolProblem(pool, field, message, fix string) problem.Problem {
+	p := problem.Problem{Field: field, Message: message, Fix: fix}
+	if pool != "" {
+		p.Object = problem.Object{Kind: "Pool", Name: pool}
+	}
+	return p
 }
 
 // err is nil when nothing was added.

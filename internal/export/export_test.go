@@ -13,6 +13,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/problem"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -165,7 +166,7 @@ func TestExportWritesNothingOnError(t *testing.T) {
 	if buf.Len() > 0 {
 		t.Errorf("Export wrote %d bytes before failing", buf.Len())
 	}
-	want := "cannot export blueprint t to aks, 1 problem:\npool much-too-long-for-aks: spec.pools[1].name: "
+	want := "cannot export blueprint t to aks, 1 problem:\nPool/much-too-long-for-aks: spec.pools[1].name: "
 	if !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "\n    fix: rename the pool") {
 		t.Errorf("error =\n%v\nwant it to start %q and carry a fix", err, want)
 	}
@@ -202,7 +203,7 @@ func loadBlueprint(t *testing.T, doc string) *v1alpha1.Blueprint {
 
 // problemsOf exports bp and returns the problems, failing the test when
 // the export succeeds.
-func problemsOf(t *testing.T, bp *v1alpha1.Blueprint, target Target) []Problem {
+func problemsOf(t *testing.T, bp *v1alpha1.Blueprint, target Target) problem.List {
 	t.Helper()
 	err := Export(&bytes.Buffer{}, bp, target)
 	var e *Error
@@ -218,11 +219,14 @@ type wantProblem struct {
 	Pool, Field, Message, Fix string
 }
 
-func checkProblems(t *testing.T, got []Problem, want []wantProblem) {
+func checkProblems(t *testing.T, got problem.List, want []wantProblem) {
 	t.Helper()
 	norm := make([]wantProblem, len(got))
 	for i, p := range got {
-		norm[i] = wantProblem{p.Pool, p.Field, p.Message, p.Fix}
+		if p.Object.Kind != "" && p.Object.Kind != "Pool" {
+			t.Errorf("problem %q names a %s, want a Pool or nothing", p, p.Object.Kind)
+		}
+		norm[i] = wantProblem{p.Object.Name, p.Field, p.Message, p.Fix}
 		if i < len(want) {
 			if strings.Contains(p.Message, want[i].Message) {
 				norm[i].Message = want[i].Message

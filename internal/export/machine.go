@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // machine is the instance type a pool gets on a cloud.
@@ -37,7 +38,7 @@ func an(noun string) string {
 
 // resolveMachine picks pool i's instance type on c: the one named in
 // machine.instanceTypes, else the catalog's smallest fit.
-func resolveMachine(i int, p *v1alpha1.Pool, c cloud) (machine, *Problem) {
+func resolveMachine(i int, p *v1alpha1.Pool, c cloud) (machine, *problem.Problem) {
 	field := fmt.Sprintf("spec.pools[%d].machine.instanceTypes.%s", i, c)
 	noun := cloudNouns[c]
 	gpus := int32(0)
@@ -59,9 +60,10 @@ func resolveMachine(i int, p *v1alpha1.Pool, c cloud) (machine, *Problem) {
 	if g := p.Machine.GPU; g != nil {
 		want = parseGPUProduct(g.Product)
 		if want.Family == "" {
-			return machine{}, &Problem{Pool: p.Name, Field: field,
-				Message: fmt.Sprintf("berth does not recognise GPU product %q, so its catalog cannot choose %s", g.Product, an(noun)),
-				Fix:     fmt.Sprintf("set %s to %s with %s", field, an(noun), shape(p))}
+			prob := poolProblem(p.Name, field,
+				fmt.Sprintf("berth does not recognise GPU product %q, so its catalog cannot choose %s", g.Product, an(noun)),
+				fmt.Sprintf("set %s to %s with %s", field, an(noun), shape(p)))
+			return machine{}, &prob
 		}
 	}
 	t, ok := smallestFit(c, p, gpus, want)
@@ -74,9 +76,10 @@ func resolveMachine(i int, p *v1alpha1.Pool, c cloud) (machine, *Problem) {
 		}
 	}
 	if !ok {
-		return machine{}, &Problem{Pool: p.Name, Field: field,
-			Message: fmt.Sprintf("no %s in berth's catalog has %s", noun, shape(p)),
-			Fix:     fmt.Sprintf("set %s to %s with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)", field, an(noun))}
+		prob := poolProblem(p.Name, field,
+			fmt.Sprintf("no %s in berth's catalog has %s", noun, shape(p)),
+			fmt.Sprintf("set %s to %s with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)", field, an(noun)))
+		return machine{}, &prob
 	}
 	return machine{Type: t.Name, Known: &t, Notes: shapeNotes(t, p, false)}, nil
 }
