@@ -16,6 +16,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 )
 
 // ExecOptions say how a plan is executed.
@@ -42,7 +43,7 @@ func Execute(ctx context.Context, cl Client, plan *Plan, o ExecOptions) error {
 		out = io.Discard
 	}
 	if problems := plan.Problems(); len(problems) > 0 && !(o.ForceConflicts && onlyConflicts(plan)) {
-		return fmt.Errorf("apply stopped before changing anything:\n  %s", strings.Join(problems, "\n  "))
+		return fmt.Errorf("apply stopped before changing anything:\n  %s", indent(problems.Error(), "  "))
 	}
 	opts := metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: o.ForceConflicts}
 	var dryRun []string
@@ -77,7 +78,7 @@ func Execute(ctx context.Context, cl Client, plan *Plan, o ExecOptions) error {
 				}
 				if _, err := res.Apply(gctx, ch.Name, ch.desired, opts); err != nil {
 					if isConflict(err) {
-						return fmt.Errorf("%s: %s", ch.Ref(), conflictNote(err))
+						return &problem.Problem{Object: ch.object(), Message: conflictNote(err), Fix: conflictFix, Err: err}
 					}
 					return fmt.Errorf("applying %s: %w", ch.Ref(), err)
 				}

@@ -56,6 +56,11 @@ type ObjectChange struct {
 	uid     string // of the live object, for replace and delete
 }
 
+// object names the object in problems.
+func (c *ObjectChange) object() problem.Object {
+	return problem.Object{Kind: c.Kind.Kind, Namespace: c.Namespace, Name: c.Name}
+}
+
 // Ref is how the object is named in output: Kind namespace/name.
 func (c *ObjectChange) Ref() string {
 	if c.Namespace == "" {
@@ -110,17 +115,19 @@ type Options struct {
 // Empty reports whether applying the plan would change nothing.
 func (p *Plan) Empty() bool { return len(p.Objects) == 0 && len(p.Pools) == 0 && len(p.Record) == 0 }
 
-// Problems are what would stop apply: conflicts and pool blockers.
-func (p *Plan) Problems() []string {
-	var out []string
-	for _, c := range p.Objects {
-		if c.Action == Conflict {
-			out = append(out, c.Ref()+": "+c.Note)
+// Problems are what would stop apply: conflicts and pool blockers, each
+// with the object or pool it concerns.
+func (p *Plan) Problems() problem.List {
+	var out problem.List
+	for i := range p.Objects {
+		if c := &p.Objects[i]; c.Action == Conflict {
+			out = append(out, problem.Problem{Object: c.object(), Message: c.Note, Fix: conflictFix})
 		}
 	}
-	for _, c := range p.Pools {
-		for _, b := range c.Blockers {
-			out = append(out, "pool "+c.Pool+": "+b)
+	for i := range p.Pools {
+		for _, b := range p.Pools[i].Blockers {
+			b.Object = p.Pools[i].Object()
+			out = append(out, b)
 		}
 	}
 	return out
@@ -232,10 +239,10 @@ func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u
 	}
 	ch.uid = string(live.GetUID())
 	if live.GetDeletionTimestamp() != nil {
-		return nil, problem.Errorf("wait until it is gone (a namespace empties itself first), then apply again", "%s is being deleted, so it cannot be applied yet", ch.Ref())
+		return nil, &problem.Problem{Object: ch.object(), Message: "is being deleted, so it cannot be applied yet", Fix: "wait until it is gone (a namespace empties itself first), then apply again"}
 	}
 	if other := live.GetLabels()[v1alpha1.LabelBlueprint]; other != "" && other != blueprint && isBerths(live) {
-		return nil, problem.Errorf("give one of the blueprints other team, namespace or class names; two blueprints cannot share an object", "%s belongs to blueprint %q, not %q", ch.Ref(), other, blueprint)
+		return nil, &problem.Problem{Object: ch.object(), Message: fmt.Sprintf("belongs to blueprint %q, not %q", other, blueprint), Fix: "give one of the blueprints other team, namespace or class names; two blueprints cannot share an object"}
 	}
 	if unchanged(live, u) {
 		return nil, nil
@@ -375,6 +382,7 @@ func isConflict(err error) bool {
 	return apierrors.IsConflict(err) && strings.Contains(err.Error(), "conflict")
 }
 
+// conflictNote says whose fields conflict, for ObjectChange.Note.
 func conflictNote(err error) string {
 	var causes []string
 	var status apierrors.APIStatus
@@ -386,8 +394,11 @@ func conflictNote(err error) string {
 	if len(causes) == 0 {
 		causes = []string{err.Error()}
 	}
-	return strings.Join(causes, "; ") + "; berth will not overwrite another manager's fields\nfix: change the value back, or hand the field to berth with `berth apply --force-conflicts`"
+	return strings.Join(causes, "; ") + "; berth will not overwrite another manager's fields"
 }
+
+// conflictFix is what to do about a conflict.
+const conflictFix = "change the value back, or hand the field to berth with `berth apply --force-conflicts`"
 
 // isImmutable reports whether a dry-run update was refused only because it
 // changes fields that cannot change.

@@ -7,6 +7,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 )
 
 var symbols = map[Action]string{Create: "+", Update: "~", Replace: "±", Delete: "-", Conflict: "!"}
@@ -23,7 +24,11 @@ func (p *Plan) Render(w io.Writer) {
 		counts[ch.Action]++
 		fmt.Fprintf(w, "  %s %s %s\n", symbols[ch.Action], ch.Action, ch.Ref())
 		if ch.Note != "" {
-			fmt.Fprintf(w, "      (%s)\n", indent(ch.Note, "       "))
+			note := problem.Problem{Message: ch.Note}
+			if ch.Action == Conflict {
+				note.Fix = conflictFix
+			}
+			fmt.Fprintf(w, "      (%s)\n", indent(note.String(), "       "))
 		}
 		for _, f := range ch.Fields {
 			if ch.Action == Create && strings.HasPrefix(f.Path, "metadata.labels") {
@@ -137,7 +142,7 @@ func renderPool(w io.Writer, ch *pools.Change) {
 		}
 	}
 	for _, b := range ch.Blockers {
-		fmt.Fprintf(w, "      ! blocked: %s\n", indent(b, "        "))
+		fmt.Fprintf(w, "      ! blocked: %s\n", indent(b.String(), "        "))
 	}
 }
 

@@ -12,6 +12,7 @@ import (
 
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files")
@@ -60,7 +61,7 @@ func TestRenderGolden(t *testing.T) {
 			Blueprint:    "retail-analytics",
 			PoolsManaged: true,
 			Pools: []pools.Change{{Pool: "cpu", Action: pools.Update, From: 4, To: 4, Fields: []string{"label tier: (none) → general"},
-				Blockers: []string{"pod ns/debug on cpu-3 has no controller, so nothing would recreate it after eviction\nfix: delete it"}},
+				Blockers: problem.List{{Message: "pod ns/debug on cpu-3 has no controller, so nothing would recreate it after eviction", Fix: "delete it"}}},
 				// Adds and removes are the planner's; a version change
 				// alone shows the control plane's step.
 				{Pool: "web", Action: pools.Replace, From: 2, To: 2, Fields: []string{"kubernetes version: v1.35.0 → v1.36.3"}, FromVersion: "v1.35.0", ToVersion: "v1.36.3"}},

@@ -39,7 +39,9 @@ func Execute(ctx context.Context, c kubernetes.Interface, ch *Change, o Options)
 		out = io.Discard
 	}
 	if len(ch.Blockers) > 0 {
-		return fmt.Errorf("pool %s: %s", ch.Pool, ch.Blockers[0])
+		p := ch.Blockers[0]
+		p.Object = ch.Object()
+		return &p
 	}
 	d := &Drainer{Client: c, Progress: out, Timeout: o.DrainTimeout}
 	var dryRun []string

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"berth.io/berth/internal/problem"
 )
 
 // Fit answers, for a plan, "would the pods on the nodes it removes find
@@ -70,7 +72,10 @@ func block(ctx context.Context, changes []Change, nodes []corev1.Node, podsOn ma
 				}
 				owner := metav1.GetControllerOf(pod)
 				if owner == nil {
-					ch.Blockers = append(ch.Blockers, fmt.Sprintf("pod %s/%s on %s has no controller, so nothing would recreate it after eviction\nfix: delete it, or run it under a Deployment, StatefulSet or Job, then apply again", pod.Namespace, pod.Name, node))
+					ch.Blockers = append(ch.Blockers, problem.Problem{
+						Message: fmt.Sprintf("pod %s/%s on %s has no controller, so nothing would recreate it after eviction", pod.Namespace, pod.Name, node),
+						Fix:     "delete it, or run it under a Deployment, StatefulSet or Job, then apply again",
+					})
 					continue
 				}
 				reasons, ok := stuckWhy[pod.UID]
@@ -88,7 +93,10 @@ func block(ctx context.Context, changes []Change, nodes []corev1.Node, podsOn ma
 		}
 		sort.Strings(keys)
 		for _, k := range keys {
-			ch.Blockers = append(ch.Blockers, fmt.Sprintf("%s: %d pod(s) would have nowhere to run after the change%s\nfix: let the workload run on the new nodes (tolerations, node selector), or make room for it, then apply again", k, len(stuck[k]), why[k]))
+			ch.Blockers = append(ch.Blockers, problem.Problem{
+				Message: fmt.Sprintf("%s: %d pod(s) would have nowhere to run after the change%s", k, len(stuck[k]), why[k]),
+				Fix:     "let the workload run on the new nodes (tolerations, node selector), or make room for it, then apply again",
+			})
 		}
 	}
 	return nil

@@ -48,9 +48,9 @@ type Change struct {
 	From, To int
 	// Fields say what changes, as "what: old → new".
 	Fields []string
-	// Blockers are why apply would stop part-way; apply refuses to start
-	// a change that has any.
-	Blockers []string
+	// Blockers are why apply would stop part-way, each with its fix;
+	// apply refuses to start a change that has any.
+	Blockers problem.List
 	// FromVersion and ToVersion, set when a Replace changes the pool's
 	// Kubernetes version, are the old nodes' kubelet version and the new
 	// ones' ("v1.35.0", "v1.36.3").
@@ -61,6 +61,9 @@ type Change struct {
 	// remove are nodes to cordon, drain and delete, in that order.
 	remove []string
 }
+
+// Object names the pool in problems, as a Pool.
+func (c *Change) Object() problem.Object { return problem.Object{Kind: "Pool", Name: c.Pool} }
 
 // Adds, Updates and Removes name the nodes the change creates, changes
 // in place, and drains and deletes.

@@ -191,7 +191,7 @@ func TestBlockers(t *testing.T) {
 	if err := block(context.Background(), changes, nodes, map[string][]*corev1.Pod{"gpu-0": {&owned, &bare}}, fit); err != nil {
 		t.Fatal(err)
 	}
-	got := strings.Join(changes[0].Blockers, "\n")
+	got := changes[0].Blockers.Error()
 	for _, want := range []string{"pod ns/debug on gpu-0 has no controller", "ReplicaSet ns/web: 1 pod(s) would have nowhere to run", "does not tolerate the taint gpu=new:NoSchedule"} {
 		if !strings.Contains(got, want) {
 			t.Errorf("blockers %q do not say %q", got, want)

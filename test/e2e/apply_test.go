@@ -281,7 +281,7 @@ func TestConflictIsReportedNotForced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	problems := strings.Join(plan.Problems(), "\n")
+	problems := plan.Problems().Error()
 	if !strings.Contains(problems, "ResourceQuota team-a/team-quota") || !strings.Contains(problems, `managed by "kubectl-edit"`) {
 		t.Fatalf("plan problems = %q, want the quota's conflict with kubectl-edit", problems)
 	}
