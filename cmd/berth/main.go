@@ -5,8 +5,6 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"os"
 
 	"berth.io/berth/internal/cli"
@@ -14,15 +12,5 @@ import (
 
 func main() {
 	cmd := cli.NewRootCommand(context.Background(), cli.StdStreams())
-	if err := cmd.Execute(); err != nil {
-		var exit *cli.ExitError
-		if errors.As(err, &exit) {
-			if exit.Err != nil {
-				fmt.Fprintln(os.Stderr, "error:", exit.Err)
-			}
-			os.Exit(exit.Code)
-		}
-		fmt.Fprintln(os.Stderr, "error:", err)
-		os.Exit(1)
-	}
+	os.Exit(cli.Exit(os.Stderr, cmd.Execute()))
 }

@@ -5,6 +5,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,6 +42,25 @@ func (e *ExitError) Error() string {
 }
 
 func (e *ExitError) Unwrap() error { return e.Err }
+
+// Exit renders a command's error once, on w, and returns the process's
+// exit status: 0 for no error, an ExitError's Code (printing its Err, if
+// any), else 1. A problem renders itself, its fix included; nothing is
+// added to it but the "error: " in front.
+func Exit(w io.Writer, err error) int {
+	if err == nil {
+		return 0
+	}
+	code := 1
+	var exit *ExitError
+	if errors.As(err, &exit) {
+		code, err = exit.Code, exit.Err
+	}
+	if err != nil {
+		fmt.Fprintln(w, "error:", err)
+	}
+	return code
+}
 
 // kubeFlags are kubectl's --kubeconfig and --context, with kubectl's
 // meaning and precedence.

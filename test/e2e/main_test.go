@@ -55,20 +55,10 @@ func applyBlueprint(ctx context.Context, b *v1alpha1.Blueprint, o apply.Options)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(cliEnv) == "1" {
+		// As cmd/berth does.
 		root := cli.NewRootCommand(context.Background(), cli.StdStreams())
 		root.SetArgs(os.Args[1:])
-		if err := root.Execute(); err != nil {
-			// As cmd/berth does: an exit code alone prints nothing.
-			exit, ok := err.(*cli.ExitError)
-			if !ok || exit.Err != nil {
-				fmt.Fprintln(os.Stderr, "error:", err)
-			}
-			if ok {
-				os.Exit(exit.Code)
-			}
-			os.Exit(1)
-		}
-		os.Exit(0)
+		os.Exit(cli.Exit(os.Stderr, root.Execute()))
 	}
 	os.Exit(run(m))
 }
