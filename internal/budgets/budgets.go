@@ -37,6 +37,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
+	"berth.io/berth/internal/problem"
 )
 
 // Workload is what a budget is derived from.
@@ -62,7 +63,12 @@ func Desired(ns *corev1.Namespace, workloads []Workload) ([]*policyac.PodDisrupt
 	}
 	var classes compile.Budgets
 	if err := json.Unmarshal([]byte(raw), &classes); err != nil {
-		return nil, fmt.Errorf("namespace %s: annotation %s is not a class-to-budget map (%v); fix: run berth apply to rewrite it", ns.Name, v1alpha1.AnnotationBudgets, err)
+		return nil, &problem.Problem{
+			Object:  problem.Object{Kind: "Namespace", Name: ns.Name},
+			Message: fmt.Sprintf("annotation %s is not a class-to-budget map (%v)", v1alpha1.AnnotationBudgets, err),
+			Fix:     "run berth apply to rewrite it",
+			Err:     err,
+		}
 	}
 	var out []*policyac.PodDisruptionBudgetApplyConfiguration
 	for _, w := range workloads {

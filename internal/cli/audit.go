@@ -133,7 +133,11 @@ func (o *auditOptions) Run(ctx context.Context) error {
 		return err
 	}
 	if len(report.Unread) > 0 {
-		fmt.Fprintf(o.ErrOut, "warning: not checked, because the cluster would not let audit list them: %s\nfix: grant list on them (the view ClusterRole, plus nodes and priorityclasses cluster-wide), or audit with -n only the namespaces you can read\n", strings.Join(report.Unread, ", "))
+		fmt.Fprintln(o.ErrOut, problem.Problem{
+			Message: "not checked, because the cluster would not let audit list them: " + strings.Join(report.Unread, ", "),
+			Fix:     "grant list on them (the view ClusterRole, plus nodes and priorityclasses cluster-wide), or audit with -n only the namespaces you can read",
+			Warning: true,
+		})
 	}
 	if report.Errors() > 0 || (o.failOn == string(audit.Warning) && len(report.Findings) > 0) {
 		return &ExitError{Code: 1}

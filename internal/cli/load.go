@@ -255,6 +255,10 @@ func (o *loadOptions) play(ctx context.Context, file string) error {
 		return err
 	}
 	p, err := metricsapi.ParseProfile(data)
+	if bad, ok := problem.As(err); ok {
+		bad.File = file
+		return bad
+	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", file, err)
 	}

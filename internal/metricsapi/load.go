@@ -111,7 +111,8 @@ func (p *Profile) Length() time.Duration {
 }
 
 // ParseProfile reads a profile file, checking that its steps are in order
-// and name their workloads.
+// and name their workloads. Its error is a *problem.Problem, with the
+// field at fault where there is one; the caller names the file.
 func ParseProfile(data []byte) (*Profile, error) {
 	var p Profile
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
@@ -122,7 +123,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 	}
 	for i, s := range p.Steps {
 		if i > 0 && s.At.Duration < p.Steps[i-1].At.Duration {
-			return nil, problem.Errorf("list the steps in time order", "steps[%d].at: %s comes before the step above it (%s)", i, s.At.Duration, p.Steps[i-1].At.Duration)
+			return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].at", i), Message: fmt.Sprintf("%s comes before the step above it (%s)", s.At.Duration, p.Steps[i-1].At.Duration), Fix: "list the steps in time order"}
 		}
 		for j := range s.Workloads {
 			w := &p.Steps[i].Workloads[j]
@@ -130,23 +131,23 @@ func ParseProfile(data []byte) (*Profile, error) {
 				w.Kind = "Deployment"
 			}
 			if w.Namespace == "" || w.Name == "" {
-				return nil, problem.Errorf("name the workload, e.g. {namespace: team-a, name: recommender, rps: 40}", "steps[%d].workloads[%d]: namespace and name are required", i, j)
+				return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d]", i, j), Message: "namespace and name are required", Fix: "name the workload, e.g. {namespace: team-a, name: recommender, rps: 40}"}
 			}
 			if w.Kind != "Deployment" && w.Kind != "StatefulSet" {
-				return nil, fmt.Errorf("steps[%d].workloads[%d].kind: %q is not Deployment or StatefulSet", i, j, w.Kind)
+				return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d].kind", i, j), Message: fmt.Sprintf("%q is not Deployment or StatefulSet", w.Kind), Fix: "write one of them, or leave kind out for Deployment"}
 			}
 			for _, f := range []struct {
 				name string
 				v    *float64
 			}{{"rps", w.RPS}, {"gpuWork", w.GPUWork}, {"cpuWork", w.CPUWork}} {
 				if f.v != nil && *f.v < 0 {
-					return nil, fmt.Errorf("steps[%d].workloads[%d].%s: %g: a load may not be negative", i, j, f.name, *f.v)
+					return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d].%s", i, j, f.name), Message: fmt.Sprintf("%g: a load may not be negative", *f.v)}
 				}
 			}
 		}
 		for q, d := range s.Queues {
 			if d < 0 {
-				return nil, fmt.Errorf("steps[%d].queues.%s: a depth may not be negative", i, q)
+				return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].queues.%s", i, q), Message: "a depth may not be negative"}
 			}
 		}
 	}

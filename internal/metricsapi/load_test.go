@@ -9,6 +9,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
+
+	"berth.io/berth/internal/problem"
 )
 
 func TestParseProfile(t *testing.T) {
@@ -216,5 +218,22 @@ func TestDecodeLoad(t *testing.T) {
 				t.Errorf("error %q does not name %q", err, w)
 			}
 		}
+	}
+}
+
+// A profile's problems name the field at fault as Field, so that the
+// CLI, which knows the file, renders them as FILE: FIELD: message.
+func TestParseProfileErrorsNameTheField(t *testing.T) {
+	_, err := ParseProfile([]byte("steps:\n- at: 2m\n- at: 1m\n"))
+	p, ok := problem.As(err)
+	if !ok {
+		t.Fatalf("ParseProfile error %v is not a problem", err)
+	}
+	if p.Field != "steps[1].at" {
+		t.Errorf("problem %q has field %q, want steps[1].at", p, p.Field)
+	}
+	p.File = "load.yaml"
+	if want := "load.yaml: steps[1].at: 1m0s comes before the step above it (2m0s)\n    fix: list the steps in time order"; p.String() != want {
+		t.Errorf("problem = %q, want %q", p, want)
 	}
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // ConflictError is a promotion that lost: another move of the alias was
-// committed first. Winner is that move.
+// committed first. Winner is that move. It comes as the Err of a
+// problem whose fix says how to carry on.
 type ConflictError struct {
 	Wanted Move
 	Winner Move
@@ -24,8 +25,8 @@ func (e *ConflictError) Error() string {
 	if w.Reason != "" {
 		reason = fmt.Sprintf(" (%q)", w.Reason)
 	}
-	return fmt.Sprintf("%s@%s was moved by %s at %s to version %d%s while you were moving it to %d; your move was not applied\nfix: check `berth model history %s --alias %s`, then promote again if you still want version %d",
-		w.Model, w.Alias, w.By, w.At.Format("2006-01-02 15:04:05Z"), w.To, reason, e.Wanted.To, w.Model, w.Alias, e.Wanted.To)
+	return fmt.Sprintf("%s@%s was moved by %s at %s to version %d%s while you were moving it to %d; your move was not applied",
+		w.Model, w.Alias, w.By, w.At.Format("2006-01-02 15:04:05Z"), w.To, reason, e.Wanted.To)
 }
 
 // Alias is the alias's last move: where it points now.
@@ -139,7 +140,8 @@ func (r *Registry) commit(ctx context.Context, l *seqLog, m Move) (*Move, error)
 		if gerr := l.get(ctx, m.Seq, &winner); gerr != nil {
 			return nil, fmt.Errorf("%s@%s was moved by someone else at the same moment; your move was not applied (reading theirs: %v)", m.Model, m.Alias, gerr)
 		}
-		return nil, &ConflictError{Wanted: m, Winner: winner}
+		fix := fmt.Sprintf("check `berth model history %s --alias %s`, then promote again if you still want version %d", m.Model, m.Alias, m.To)
+		return nil, problem.Errorf(fix, "%w", &ConflictError{Wanted: m, Winner: winner})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("moving %s@%s: %w", m.Model, m.Alias, err)

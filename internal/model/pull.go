@@ -152,13 +152,14 @@ func (r *Registry) fetch(ctx context.Context, v *Version, dir string, o PullOpti
 	return syncDir(filepath.Join(dir, "versions"))
 }
 
-// CorruptError is a file whose content does not match its digest.
+// CorruptError is a file whose content does not match its digest. It
+// comes as the Err of a problem whose fix says what to do.
 type CorruptError struct {
 	Path, Want, Got string
 }
 
 func (e *CorruptError) Error() string {
-	return fmt.Sprintf("content has digest sha256:%s, the manifest says %s: the stored object is corrupt or was replaced; nothing was made current\nfix: push the model again from its source, or pull another version", e.Got, e.Want)
+	return fmt.Sprintf("content has digest sha256:%s, the manifest says %s: the stored object is corrupt or was replaced; nothing was made current", e.Got, e.Want)
 }
 
 // fetchFile downloads one file to dst, resuming from what dst already
@@ -214,7 +215,7 @@ func (r *Registry) fetchFile(ctx context.Context, f File, dst string, retries in
 	if got := hex.EncodeToString(h.Sum(nil)); "sha256:"+got != f.Digest || have != f.Size {
 		out.Close()
 		os.Remove(dst)
-		return fetched, had, &CorruptError{Path: f.Path, Want: f.Digest, Got: got}
+		return fetched, had, problem.Errorf("push the model again from its source, or pull another version", "%w", &CorruptError{Path: f.Path, Want: f.Digest, Got: got})
 	}
 	return fetched, had, out.Sync()
 }

@@ -22,6 +22,7 @@ import (
 
 	"berth.io/berth/internal/model"
 	"berth.io/berth/internal/model/store"
+	"berth.io/berth/internal/problem"
 )
 
 // RunRegistry runs the registry and puller tests on the store.
@@ -103,6 +104,9 @@ func RunRegistry(t *testing.T, c Config) {
 				wins++
 			case errors.As(err, &conflict):
 				losses++
+				if p, ok := problem.As(err); !ok || !strings.Contains(p.Fix, "berth model history reco --alias production") {
+					t.Errorf("the loser's error %q does not say how to carry on", err)
+				}
 			default:
 				t.Fatalf("promotion failed otherwise: %v", err)
 			}
@@ -253,6 +257,9 @@ func RunRegistry(t *testing.T, c Config) {
 		var corrupt *model.CorruptError
 		if !errors.As(err, &corrupt) {
 			t.Fatalf("pulling a corrupt object: %v, want a CorruptError", err)
+		}
+		if p, ok := problem.As(err); !ok || !strings.Contains(p.Fix, "push the model again") {
+			t.Errorf("pulling a corrupt object: %q, want a problem whose fix is to push again", err)
 		}
 		if model.Current(to) != 1 {
 			t.Errorf("current is %d after a corrupt pull, want 1 untouched", model.Current(to))
