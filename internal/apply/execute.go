@@ -17,6 +17,7 @@ import (
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/recorded"
 )
 
 // ExecOptions say how a plan is executed.
@@ -104,7 +105,7 @@ func Execute(ctx context.Context, cl Client, plan *Plan, o ExecOptions) error {
 	// The local cluster's autoscaler takes pools' bounds and its profile
 	// from the recorded blueprint: record it before the pools change.
 	if plan.blueprint != nil && !o.DryRun {
-		if err := pools.StoreBlueprint(ctx, cl.Kube, plan.blueprint); err != nil {
+		if err := recorded.Write(ctx, cl.Kube, plan.blueprint); err != nil {
 			return err
 		}
 	}

@@ -78,7 +78,7 @@ type Plan struct {
 	Pools        []pools.Change
 	PoolsManaged bool
 	// Record lists what changes in the blueprint a local cluster records
-	// for its controllers (pools.StoreBlueprint): autoscaler settings and
+	// for its controllers (recorded.Write): autoscaler settings and
 	// pool bounds, which reach the cluster as no object.
 	Record []string
 	// blueprint is recorded when the plan is executed.

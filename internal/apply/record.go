@@ -11,16 +11,16 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/recorded"
 )
 
 // recordChanges lists what differs between bp and the blueprint a local
-// cluster has recorded (pools.StoreBlueprint), which its controllers (the
+// cluster has recorded (recorded.Write), which its controllers (the
 // node autoscaler) act on: each changed autoscaler setting and pool bound
 // as "field: old → new", or one line for a new record. The other fields
 // of the blueprint reach the cluster as objects, and are planned as such.
 func recordChanges(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) ([]string, error) {
-	name := pools.BlueprintConfigMapPrefix + bp.Metadata.Name
+	name := recorded.ConfigMapName(bp.Metadata.Name)
 	cm, err := c.CoreV1().ConfigMaps(metav1.NamespaceSystem).Get(ctx, name, metav1.GetOptions{})
 	if apierrors.IsNotFound(err) {
 		return []string{"record the blueprint for the local cluster's autoscaler"}, nil
@@ -28,7 +28,7 @@ func recordChanges(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blu
 	if err != nil {
 		return nil, fmt.Errorf("reading kube-system/%s: %w", name, err)
 	}
-	old, err := pools.BlueprintFrom(cm)
+	old, err := recorded.Decode(cm)
 	if err != nil {
 		return []string{"rewrite the unreadable record: " + err.Error()}, nil
 	}

@@ -8,6 +8,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/recorded"
 )
 
 var symbols = map[Action]string{Create: "+", Update: "~", Replace: "±", Delete: "-", Conflict: "!"}
@@ -50,7 +51,7 @@ func (p *Plan) Render(w io.Writer) {
 		renderPool(w, ch)
 	}
 	if len(p.Record) > 0 {
-		fmt.Fprintf(w, "Autoscaler (kube-system/%s%s, read by the local cluster's autoscaler at its next scan):\n", pools.BlueprintConfigMapPrefix, p.Blueprint)
+		fmt.Fprintf(w, "Autoscaler (kube-system/%s, read by the local cluster's autoscaler at its next scan):\n", recorded.ConfigMapName(p.Blueprint))
 		for _, r := range p.Record {
 			fmt.Fprintf(w, "  ~ %s\n", r)
 		}

@@ -2,10 +2,10 @@ package autoscaler
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -23,7 +23,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
 )
 
@@ -34,8 +34,9 @@ type Options struct {
 	// recorded in the cluster are scaled with it. Empty means the first
 	// recorded blueprint by name.
 	Profile string
-	// Tune, when set, adjusts each recorded blueprint before a scan:
-	// `berth up`'s flags that compress a rehearsal's timings.
+	// Tune, when set, adjusts each recorded blueprint: `berth up`'s flags
+	// that compress a rehearsal's timings. It works on the autoscaler's
+	// own copy, made once per change of the record.
 	Tune func(*v1alpha1.Blueprint)
 	// Seed seeds the random expander, so that a test can pin its picks.
 	// Zero seeds it from the clock.
@@ -47,6 +48,10 @@ type Options struct {
 	// is decoded and cached once; its owner starts and shuts it down. Nil
 	// makes one of the autoscaler's own.
 	Informers informers.SharedInformerFactory
+	// Blueprints are the blueprints recorded in the cluster, shared with
+	// berth's other controllers; its owner starts it and shuts it down.
+	// Nil makes a store of the autoscaler's own.
+	Blueprints *recorded.Store
 }
 
 // Controller is the node autoscaler. Its state (nodes being provisioned,
@@ -62,12 +67,12 @@ type Controller struct {
 
 	factory    informers.SharedInformerFactory
 	ownFactory bool
-	system     informers.SharedInformerFactory
+	store      *recorded.Store
+	ownStore   bool
 	nodes      cache.SharedIndexInformer
 	pods       cache.SharedIndexInformer
 	budgets    cache.SharedIndexInformer
 	daemonSets cache.SharedIndexInformer
-	configMaps cache.SharedIndexInformer
 	claims     cache.SharedIndexInformer
 	namespaces cache.SharedIndexInformer
 
@@ -88,6 +93,10 @@ type Controller struct {
 	blocked map[string]string
 	// last is the outcome of the last scan, for the status ConfigMap.
 	last scanResult
+	// tuned are the recorded blueprints with Options.Tune applied, keyed
+	// by the store's blueprint, which stays the same until its record
+	// changes.
+	tuned map[*v1alpha1.Blueprint]*v1alpha1.Blueprint
 }
 
 type notice struct {
@@ -114,17 +123,20 @@ func NewController(client kubernetes.Interface, opts Options) *Controller {
 		unneeded: map[string]time.Time{},
 		notified: map[types.UID]notice{},
 		blocked:  map[string]string{},
+		tuned:    map[*v1alpha1.Blueprint]*v1alpha1.Blueprint{},
 	}
 	c.factory = opts.Informers
 	if c.factory == nil {
 		c.factory, c.ownFactory = slim.Informers(client, 10*time.Minute), true
 	}
-	c.system = informers.NewSharedInformerFactoryWithOptions(client, 10*time.Minute, informers.WithNamespace("kube-system"))
+	c.store = opts.Blueprints
+	if c.store == nil {
+		c.store, c.ownStore = recorded.NewStore(client), true
+	}
 	c.nodes = c.factory.Core().V1().Nodes().Informer()
 	c.pods = c.factory.Core().V1().Pods().Informer()
 	c.budgets = c.factory.Policy().V1().PodDisruptionBudgets().Informer()
 	c.daemonSets = c.factory.Apps().V1().DaemonSets().Informer()
-	c.configMaps = c.system.Core().V1().ConfigMaps().Informer()
 	c.claims = c.factory.Core().V1().PersistentVolumeClaims().Informer()
 	c.namespaces = c.factory.Core().V1().Namespaces().Informer()
 	return c
@@ -137,13 +149,15 @@ func (c *Controller) Run(ctx context.Context) error {
 	defer c.broadcaster.Shutdown()
 	c.recorder = c.broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "cluster-autoscaler"})
 
-	c.factory.Start(ctx.Done())
-	c.system.Start(ctx.Done())
 	if c.ownFactory {
+		c.factory.Start(ctx.Done())
 		defer c.factory.Shutdown()
 	}
-	defer c.system.Shutdown()
-	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.configMaps.HasSynced, c.claims.HasSynced, c.namespaces.HasSynced) {
+	if c.ownStore {
+		c.store.Start(ctx.Done())
+		defer c.store.Shutdown()
+	}
+	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.store.HasSynced, c.claims.HasSynced, c.namespaces.HasSynced) {
 		return ctx.Err()
 	}
 	for {
@@ -252,25 +266,40 @@ func (c *Controller) view() (*view, error) {
 	return v, nil
 }
 
-// blueprints are the blueprints recorded in the cluster, by name.
+// blueprints are the blueprints recorded in the cluster, by name, as
+// Options.Tune adjusts them.
 func (c *Controller) blueprints() ([]*v1alpha1.Blueprint, error) {
-	var out []*v1alpha1.Blueprint
-	for _, obj := range c.configMaps.GetStore().List() {
-		cm := obj.(*corev1.ConfigMap)
-		if _, ok := cm.Labels[v1alpha1.LabelBlueprint]; !ok || !strings.HasPrefix(cm.Name, pools.BlueprintConfigMapPrefix) {
-			continue
-		}
-		bp, err := pools.BlueprintFrom(cm)
-		if err != nil {
-			return nil, err
-		}
-		if c.opts.Tune != nil {
-			c.opts.Tune(bp)
-		}
-		out = append(out, bp)
+	bps, err := c.store.Blueprints()
+	if err != nil || c.opts.Tune == nil {
+		return bps, err
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Metadata.Name < out[j].Metadata.Name })
-	return out, nil
+	tuned := make(map[*v1alpha1.Blueprint]*v1alpha1.Blueprint, len(bps))
+	for i, bp := range bps {
+		t := c.tuned[bp]
+		if t == nil {
+			if t, err = tunedCopy(bp, c.opts.Tune); err != nil {
+				return nil, err
+			}
+		}
+		tuned[bp], bps[i] = t, t
+	}
+	c.tuned = tuned
+	return bps, nil
+}
+
+// tunedCopy is bp, copied, as tune adjusts it: the store's blueprints
+// are shared with berth's other controllers.
+func tunedCopy(bp *v1alpha1.Blueprint, tune func(*v1alpha1.Blueprint)) (*v1alpha1.Blueprint, error) {
+	raw, err := json.Marshal(bp)
+	if err != nil {
+		return nil, err
+	}
+	var out v1alpha1.Blueprint
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, err
+	}
+	tune(&out)
+	return &out, nil
 }
 
 // expire gives up on nodes that did not register within

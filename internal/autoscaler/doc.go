@@ -24,6 +24,6 @@
 //     cluster-autoscaler's formats (package castatus).
 //
 // The pools and the profile come from the blueprints recorded in the
-// cluster (pools.StoreBlueprint), so an apply that changes a pool's
+// cluster (package recorded), so an apply that changes a pool's
 // bounds or the profile takes effect at the next scan.
 package autoscaler

@@ -38,6 +38,7 @@ import (
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/recorded"
 	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
 )
 
@@ -258,7 +259,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := markLocal(waitCtx, client, m.Name); err != nil {
 		return nil, err
 	}
-	if err := pools.StoreBlueprint(waitCtx, client, opts.Blueprint); err != nil {
+	if err := recorded.Write(waitCtx, client, opts.Blueprint); err != nil {
 		return nil, err
 	}
 	if err := c.startControllers(runCtx, client, &opts); err != nil {

@@ -11,6 +11,7 @@ import (
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/metricsapi"
+	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
 	"berth.io/berth/internal/spot"
 )
@@ -26,9 +27,9 @@ type controller struct {
 // the kubelet that a local cluster plays, in the order they start. A new
 // one is a package with NewController(...) and Run(ctx) error, and a line
 // here.
-func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, opts *Options) []controller {
+func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, opts *Options) []controller {
 	scaler := opts.autoscalerOptions()
-	scaler.Informers = shared
+	scaler.Informers, scaler.Blueprints = shared, blueprints
 	return []controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin runs (kubelet.go).
@@ -39,7 +40,7 @@ func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Inte
 		// A PodDisruptionBudget per workload of a class with a budget.
 		{"budgets", budgets.NewController(client).Run},
 		// Spot interruptions: the notice carried out (internal/spot).
-		{"spot", spot.NewController(client, shared).Run},
+		{"spot", spot.NewController(client, shared, blueprints).Run},
 		// The node autoscaler, with cluster-autoscaler's semantics.
 		{"autoscaler", autoscaler.NewController(client, scaler).Run},
 		// The metrics APIs an HPA reads, from the simulated load
@@ -69,13 +70,18 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	// their informers as they are made, start the factory as they run,
 	// and it stops with the cluster.
 	shared := slim.Informers(client, 10*time.Minute)
-	for _, ctl := range berthControllers(client, kubelets, agg, c.metrics, shared, opts) {
+	// The blueprints recorded in the cluster, decoded once per change
+	// for every controller that reads them.
+	blueprints := recorded.NewStore(client)
+	for _, ctl := range berthControllers(client, kubelets, agg, c.metrics, shared, blueprints, opts) {
 		c.run(ctx, ctl.name, ctl.run)
 	}
 	c.run(ctx, "informers", func(ctx context.Context) error {
 		shared.Start(ctx.Done())
+		blueprints.Start(ctx.Done())
 		<-ctx.Done()
 		shared.Shutdown()
+		blueprints.Shutdown()
 		return nil
 	})
 	return nil

@@ -20,6 +20,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
 )
 
@@ -34,6 +35,7 @@ type Controller struct {
 	ownFactory bool
 	nodes      cache.SharedIndexInformer
 	pods       cache.SharedIndexInformer
+	blueprints *recorded.Store
 	// err is a failure to set the informers up, returned by Run.
 	err error
 	// seen are the nodes whose interruption is recorded already.
@@ -43,13 +45,15 @@ type Controller struct {
 // NewController returns a controller that works through client and takes
 // its cluster-wide informers from factory, shared with berth's other
 // controllers; nil makes a factory of its own. A shared factory's owner
-// starts it and shuts it down.
-func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory) *Controller {
+// starts it and shuts it down, as the owner of blueprints, the recorded
+// blueprints, does.
+func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory, blueprints *recorded.Store) *Controller {
 	c := &Controller{
-		client:  client,
-		queue:   workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
-		seen:    map[string]bool{},
-		factory: factory,
+		client:     client,
+		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		seen:       map[string]bool{},
+		factory:    factory,
+		blueprints: blueprints,
 	}
 	if c.factory == nil {
 		c.factory, c.ownFactory = slim.Informers(client, 10*time.Minute), true
@@ -87,14 +91,10 @@ func (c *Controller) Run(ctx context.Context) error {
 	if _, err := c.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }}); err != nil {
 		return err
 	}
-	system := informers.NewSharedInformerFactoryWithOptions(c.client, 10*time.Minute, informers.WithNamespace(metav1.NamespaceSystem))
-	blueprints := system.Core().V1().ConfigMaps().Informer()
 	factory.Start(ctx.Done())
-	system.Start(ctx.Done())
 	factory.WaitForCacheSync(ctx.Done())
-	system.WaitForCacheSync(ctx.Done())
-	defer system.Shutdown()
-	go c.rehearse(ctx, blueprints)
+	cache.WaitForCacheSync(ctx.Done(), c.blueprints.HasSynced)
+	go c.rehearse(ctx)
 	go func() {
 		<-ctx.Done()
 		c.queue.ShutDown()

@@ -4,15 +4,12 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/pools"
 )
 
 // randomPool is the schedule of one pool's random interruptions.
@@ -26,7 +23,7 @@ type randomPool struct {
 // random interruptions (pools[].spot.meanTimeBetweenInterruptions): one
 // node of the pool at a time, at exponentially distributed intervals of
 // that mean, with the pool's notice.
-func (c *Controller) rehearse(ctx context.Context, blueprints cache.SharedIndexInformer) {
+func (c *Controller) rehearse(ctx context.Context) {
 	schedules := map[string]*randomPool{}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
@@ -35,21 +32,15 @@ func (c *Controller) rehearse(ctx context.Context, blueprints cache.SharedIndexI
 		case <-ctx.Done():
 			return
 		case now := <-tick.C:
-			c.rehearseOnce(ctx, blueprints, schedules, now)
+			c.rehearseOnce(ctx, schedules, now)
 		}
 	}
 }
 
-func (c *Controller) rehearseOnce(ctx context.Context, blueprints cache.SharedIndexInformer, schedules map[string]*randomPool, now time.Time) {
-	for _, obj := range blueprints.GetStore().List() {
-		cm := obj.(*corev1.ConfigMap)
-		if !strings.HasPrefix(cm.Name, pools.BlueprintConfigMapPrefix) {
-			continue
-		}
-		bp, err := pools.BlueprintFrom(cm)
-		if err != nil {
-			continue
-		}
+func (c *Controller) rehearseOnce(ctx context.Context, schedules map[string]*randomPool, now time.Time) {
+	// A record that does not decode is skipped; the autoscaler reports it.
+	bps, _ := c.blueprints.Blueprints()
+	for _, bp := range bps {
 		for i := range bp.Spec.Pools {
 			p := &bp.Spec.Pools[i]
 			key := bp.Metadata.Name + "/" + p.Name

@@ -22,8 +22,8 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/recorded"
 )
 
 const (
@@ -116,16 +116,12 @@ func orUnknown(s string) string {
 // each pool (pools[].spot.notice), keyed "BLUEPRINT/POOL"; a pool not
 // there takes DefaultNotice.
 func PoolNotices(ctx context.Context, c kubernetes.Interface) (map[string]time.Duration, error) {
-	list, err := c.CoreV1().ConfigMaps(metav1.NamespaceSystem).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelBlueprint})
+	bps, err := recorded.List(ctx, c)
 	if err != nil {
-		return nil, fmt.Errorf("reading the recorded blueprints: %w", err)
+		return nil, err
 	}
 	out := map[string]time.Duration{}
-	for i := range list.Items {
-		bp, err := pools.BlueprintFrom(&list.Items[i])
-		if err != nil {
-			continue
-		}
+	for _, bp := range bps {
 		for j := range bp.Spec.Pools {
 			p := &bp.Spec.Pools[j]
 			out[bp.Metadata.Name+"/"+p.Name] = p.SpotNotice()
