@@ -127,7 +127,7 @@ func (c *Controller) options(ctx context.Context, v *view, sim *simulate.Simulat
 			case m.Verdict.Fits() && g.autoscaled():
 				why[m.Pod.UID] = append(why[m.Pod.UID], castatus.NotTriggered{Pool: g.name(), Reason: fmt.Sprintf("%s (%d)", castatus.MaxSizeReached, g.max())})
 			case m.Verdict.Fits():
-				why[m.Pod.UID] = append(why[m.Pod.UID], castatus.NotTriggered{Pool: g.name(), Reason: fmt.Sprintf("%s (a fixed pool of %d)", castatus.NotAutoscaled, len(g.nodes))})
+				why[m.Pod.UID] = append(why[m.Pod.UID], castatus.NotTriggered{Pool: g.name(), Reason: fmt.Sprintf("%s (a fixed pool of %d)", castatus.NotAutoscaled, g.max())})
 			case g.autoscaled():
 				why[m.Pod.UID] = append(why[m.Pod.UID], castatus.NotTriggered{Pool: g.name(), Reason: strings.Join(m.Verdict.Reasons, ", ")})
 			}

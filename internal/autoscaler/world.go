@@ -83,20 +83,10 @@ type upcoming struct {
 func (g *group) name() string     { return g.pool.Name }
 func (g *group) autoscaled() bool { return g.pool.Autoscale != nil }
 
-// min and max bound an autoscaled pool; a fixed pool is its own bound.
-func (g *group) min() int {
-	if g.autoscaled() {
-		return int(g.pool.Autoscale.Min)
-	}
-	return len(g.nodes)
-}
-
-func (g *group) max() int {
-	if g.autoscaled() {
-		return int(g.pool.Autoscale.Max)
-	}
-	return len(g.nodes)
-}
+// min and max bound the pool: autoscale's bounds, or a fixed pool's
+// count (which the autoscaler never changes, whatever its nodes).
+func (g *group) min() int { return int(g.pool.MinSize()) }
+func (g *group) max() int { return int(g.pool.MaxSize()) }
 
 // target is cluster-autoscaler's target size: registered nodes not
 // being removed, plus upcoming ones.

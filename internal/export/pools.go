@@ -94,7 +94,7 @@ type size struct {
 }
 
 func poolSize(p *v1alpha1.Pool) size {
-	return size{Min: min(p.InitialSize(), p.MaxSize()), Max: p.MaxSize(), Initial: p.InitialSize(), Autoscaled: p.Autoscale != nil}
+	return size{Min: p.MinSize(), Max: p.MaxSize(), Initial: p.InitialSize(), Autoscaled: p.Autoscale != nil}
 }
 
 // Zone names that look like a cloud's own. Anything else (berth's

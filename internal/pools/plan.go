@@ -221,17 +221,10 @@ func planPool(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, live []*corev1.Node, tak
 	return ch, nil
 }
 
-// desiredSize is Count, or the current size kept within Autoscale's
-// bounds.
+// desiredSize is the current size kept within the pool's bounds: a fixed
+// pool's size, or Autoscale's.
 func desiredSize(p *v1alpha1.Pool, current int) int {
-	switch {
-	case p.Count != nil:
-		return int(*p.Count)
-	case p.Autoscale != nil:
-		return min(max(current, int(p.Autoscale.Min)), int(p.Autoscale.Max))
-	default:
-		return int(p.InitialSize())
-	}
+	return min(max(current, int(p.MinSize())), int(p.MaxSize()))
 }
 
 // splitGenerations returns the nodes of the newest generation and the

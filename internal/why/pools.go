@@ -148,7 +148,7 @@ func (p *poolResult) size() string {
 	case p.spec == nil:
 		return ""
 	case p.spec.Autoscale != nil:
-		return fmt.Sprintf("%d-%d", p.spec.Autoscale.Min, p.spec.Autoscale.Max)
+		return fmt.Sprintf("%d-%d", p.spec.MinSize(), p.spec.MaxSize())
 	default:
 		return fmt.Sprint(p.spec.MaxSize())
 	}
