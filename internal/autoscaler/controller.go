@@ -23,6 +23,7 @@ import (
 	"k8s.io/utils/clock"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/controller"
 	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
 )
@@ -140,6 +141,14 @@ func NewController(client kubernetes.Interface, opts Options) *Controller {
 	c.claims = c.factory.Core().V1().PersistentVolumeClaims().Informer()
 	c.namespaces = c.factory.Core().V1().Namespaces().Informer()
 	return c
+}
+
+// Register runs the autoscaler's scans. They keep a loop of their own,
+// not a queue of keys: a scan looks at the whole cluster at once, every
+// scanInterval of the profile, on the autoscaler's clock.
+func (c *Controller) Register(m *controller.Manager) error {
+	m.Add("autoscaler", c.Run)
+	return nil
 }
 
 // Run scans every scanInterval until ctx ends.

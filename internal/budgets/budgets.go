@@ -12,9 +12,10 @@
 // is owned by the workload (garbage-collected with it), and is written by
 // the field manager berth-budgets, so berth apply --prune leaves it alone.
 //
-// Reconcile does one namespace once (berth apply runs it on any
-// cluster); Controller keeps every namespace reconciled (berth up runs it
-// on the local cluster).
+// Reconcile does one namespace once, reading through a Reader: berth
+// apply runs it on any cluster, reading the API (FromAPI); Controller
+// keeps every namespace reconciled on the local cluster, reading its
+// informers' caches.
 package budgets
 
 import (
@@ -29,7 +30,6 @@ import (
 	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
 	metaac "k8s.io/client-go/applyconfigurations/meta/v1"
 	policyac "k8s.io/client-go/applyconfigurations/policy/v1"
@@ -110,9 +110,10 @@ func selector(s *metav1.LabelSelector) *metaac.LabelSelectorApplyConfiguration {
 // classes ask for: it applies each workload's budget, deletes the budgets
 // it made for workloads that no longer need one, and deletes a budget
 // berth apply made over a whole class, which the per-workload ones
-// replace (a pod under two budgets cannot be evicted at all).
-func Reconcile(ctx context.Context, c kubernetes.Interface, namespace string) error {
-	ns, err := c.CoreV1().Namespaces().Get(ctx, namespace, metav1.GetOptions{})
+// replace (a pod under two budgets cannot be evicted at all). It reads
+// the namespace from r and writes through c.
+func Reconcile(ctx context.Context, c kubernetes.Interface, r Reader, namespace string) error {
+	ns, err := r.Namespace(ctx, namespace)
 	if apierrors.IsNotFound(err) {
 		return nil
 	}
@@ -120,18 +121,18 @@ func Reconcile(ctx context.Context, c kubernetes.Interface, namespace string) er
 		return fmt.Errorf("reading namespace %s: %w", namespace, err)
 	}
 	var workloads []Workload
-	deps, err := c.AppsV1().Deployments(namespace).List(ctx, metav1.ListOptions{})
+	deps, err := r.Deployments(ctx, namespace)
 	if err != nil {
-		return fmt.Errorf("listing Deployments in %s: %w", namespace, err)
+		return err
 	}
-	for _, d := range deps.Items {
+	for _, d := range deps {
 		workloads = append(workloads, Workload{"Deployment", d.Name, string(d.UID), d.Spec.Selector, d.Spec.Template.Labels[v1alpha1.LabelClass]})
 	}
-	sets, err := c.AppsV1().StatefulSets(namespace).List(ctx, metav1.ListOptions{})
+	sets, err := r.StatefulSets(ctx, namespace)
 	if err != nil {
-		return fmt.Errorf("listing StatefulSets in %s: %w", namespace, err)
+		return err
 	}
-	for _, s := range sets.Items {
+	for _, s := range sets {
 		workloads = append(workloads, Workload{"StatefulSet", s.Name, string(s.UID), s.Spec.Selector, s.Spec.Template.Labels[v1alpha1.LabelClass]})
 	}
 	want, err := Desired(ns, workloads)
@@ -145,15 +146,13 @@ func Reconcile(ctx context.Context, c kubernetes.Interface, namespace string) er
 			return fmt.Errorf("applying budget %s/%s: %w", namespace, *b.Name, err)
 		}
 	}
-	have, err := c.PolicyV1().PodDisruptionBudgets(namespace).List(ctx, metav1.ListOptions{
-		LabelSelector: labels.Set{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy}.String(),
-	})
+	have, err := r.Budgets(ctx, namespace)
 	if err != nil {
-		return fmt.Errorf("listing budgets in %s: %w", namespace, err)
+		return err
 	}
-	for _, b := range have.Items {
+	for _, b := range have {
 		_, mine := b.Labels[v1alpha1.LabelBudgetFor]
-		if (mine && !keep[b.Name]) || (len(want) > 0 && classWide(&b)) {
+		if (mine && !keep[b.Name]) || (len(want) > 0 && classWide(b)) {
 			err := c.PolicyV1().PodDisruptionBudgets(namespace).Delete(ctx, b.Name, metav1.DeleteOptions{})
 			if err != nil && !apierrors.IsNotFound(err) {
 				return fmt.Errorf("deleting budget %s/%s: %w", namespace, b.Name, err)

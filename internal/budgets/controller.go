@@ -2,7 +2,6 @@ package budgets
 
 import (
 	"context"
-	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -10,96 +9,74 @@ import (
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/controller"
 )
 
 // Controller reconciles a namespace's budgets whenever one of its
 // Deployments or StatefulSets is created, deleted or changes its pod
 // template or selector, and whenever the namespace's classes change.
 type Controller struct {
-	client kubernetes.Interface
-	queue  workqueue.TypedRateLimitingInterface[string]
+	client       kubernetes.Interface
+	read         listers
+	deployments  cache.SharedIndexInformer
+	statefulSets cache.SharedIndexInformer
+	namespaces   cache.SharedIndexInformer
+	budgets      cache.SharedIndexInformer
 }
 
-// NewController returns a controller that writes budgets through client.
-func NewController(client kubernetes.Interface) *Controller {
+// NewController returns a controller that writes budgets through client
+// and reads workloads, namespaces and budgets from factory's caches,
+// shared with berth's other controllers; the factory's owner starts it.
+func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory) *Controller {
 	return &Controller{
-		client: client,
-		queue:  workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
+		client:       client,
+		read:         listersOf(factory),
+		deployments:  factory.Apps().V1().Deployments().Informer(),
+		statefulSets: factory.Apps().V1().StatefulSets().Informer(),
+		namespaces:   factory.Core().V1().Namespaces().Informer(),
+		budgets:      factory.Policy().V1().PodDisruptionBudgets().Informer(),
 	}
 }
 
-// Run watches until ctx ends.
-func (c *Controller) Run(ctx context.Context) error {
-	defer c.queue.ShutDown()
-	factory := informers.NewSharedInformerFactory(c.client, 10*time.Minute)
-	// Status updates change neither the template nor the selector: only
-	// a new generation (or a new or deleted object) can change a budget.
-	onChange := cache.ResourceEventHandlerFuncs{
-		AddFunc: c.enqueue,
-		UpdateFunc: func(old, cur any) {
-			o, _ := meta.Accessor(old)
-			n, _ := meta.Accessor(cur)
-			if o == nil || n == nil || o.GetGeneration() != n.GetGeneration() || o.GetAnnotations()[v1alpha1.AnnotationBudgets] != n.GetAnnotations()[v1alpha1.AnnotationBudgets] {
-				c.enqueue(cur)
-			}
-		},
-		DeleteFunc: c.enqueue,
-	}
-	for _, inf := range []cache.SharedIndexInformer{
-		factory.Apps().V1().Deployments().Informer(),
-		factory.Apps().V1().StatefulSets().Informer(),
-		factory.Core().V1().Namespaces().Informer(),
-	} {
-		if _, err := inf.AddEventHandler(onChange); err != nil {
-			return err
-		}
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-	}()
-	for c.next(ctx) {
-	}
-	factory.Shutdown()
-	return nil
+// Register reconciles the namespace of each workload that changes, and
+// each namespace whose classes' budgets change.
+func (c *Controller) Register(m *controller.Manager) error {
+	return m.Controller("budgets").
+		WatchesChanges(c.deployments, changed, namespaceOf).
+		WatchesChanges(c.statefulSets, changed, namespaceOf).
+		WatchesChanges(c.namespaces, changed, namespaceOf).
+		Reads(c.budgets).
+		Complete(c)
 }
 
-func (c *Controller) next(ctx context.Context) bool {
-	ns, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(ns)
-	if err := Reconcile(ctx, c.client, ns); err != nil {
-		if ctx.Err() == nil {
-			klog.ErrorS(err, "reconciling disruption budgets", "namespace", ns)
-			c.queue.AddRateLimited(ns)
-		}
-		return true
-	}
-	c.queue.Forget(ns)
-	return true
+// Reconcile makes the namespace's budgets what its workloads need.
+func (c *Controller) Reconcile(ctx context.Context, namespace string) (controller.Result, error) {
+	return controller.Result{}, Reconcile(ctx, c.client, c.read, namespace)
 }
 
-// enqueue queues the namespace of a workload, or the namespace itself.
-func (c *Controller) enqueue(obj any) {
-	if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-		obj = d.Obj
-	}
+// changed is true of an update that can change a budget: a new
+// generation (status updates change neither the template nor the
+// selector), or new budgets for the namespace's classes.
+func changed(old, cur any) bool {
+	o, _ := meta.Accessor(old)
+	n, _ := meta.Accessor(cur)
+	return o == nil || n == nil || o.GetGeneration() != n.GetGeneration() || o.GetAnnotations()[v1alpha1.AnnotationBudgets] != n.GetAnnotations()[v1alpha1.AnnotationBudgets]
+}
+
+// namespaceOf is the namespace of a workload, or a namespace whose
+// classes have budgets.
+func namespaceOf(obj any) []string {
 	switch o := obj.(type) {
 	case *corev1.Namespace:
 		if o.Annotations[v1alpha1.AnnotationBudgets] != "" {
-			c.queue.Add(o.Name)
+			return []string{o.Name}
 		}
 	case *appsv1.Deployment:
-		c.queue.Add(o.Namespace)
+		return []string{o.Namespace}
 	case *appsv1.StatefulSet:
-		c.queue.Add(o.Namespace)
+		return []string{o.Namespace}
 	}
+	return nil
 }

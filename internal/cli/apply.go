@@ -121,7 +121,7 @@ func (o *applyOptions) budgets(ctx context.Context, c kubernetes.Interface, bp *
 	}
 	for _, t := range bp.Spec.Teams {
 		for _, ns := range t.Namespaces {
-			if err := budgets.Reconcile(ctx, c, ns); err != nil {
+			if err := budgets.Reconcile(ctx, c, budgets.FromAPI(c), ns); err != nil {
 				return err
 			}
 		}

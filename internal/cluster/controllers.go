@@ -10,46 +10,56 @@ import (
 
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/budgets"
+	"berth.io/berth/internal/controller"
 	"berth.io/berth/internal/metricsapi"
 	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
 	"berth.io/berth/internal/spot"
 )
 
-// controller is one of berth's in-process controllers: it watches the
-// cluster through shared informers until ctx ends.
-type controller struct {
+// berthControllers lists berth's own controllers, the parts of a cloud and
+// of the kubelet that a local cluster plays, in the order they register.
+// A new one is a package with NewController(...), Reconcile(ctx, key) and
+// Register(*controller.Manager) (or a loop of its own that Register adds),
+// and a line here. Each takes the cluster-wide informers it watches from
+// shared, and the recorded blueprints from blueprints, in NewController:
+// both start once every controller has registered.
+func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, opts *Options) []controller.Controller {
+	scaler := opts.autoscalerOptions()
+	scaler.Informers, scaler.Blueprints = shared, blueprints
+	return []controller.Controller{
+		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
+		// the device plugin runs (kubelet.go).
+		loop{"kubelet", func(ctx context.Context) error { return runKubelet(ctx, kubelets, opts.Blueprint.Spec.DevicePlugin) }},
+		// The kubelets' node leases, renewed unless `berth node stop`
+		// stopped the kubelet (leases.go).
+		loop{"leases", func(ctx context.Context) error { return runLeases(ctx, kubelets) }},
+		// A PodDisruptionBudget per workload of a class with a budget.
+		budgets.NewController(client, shared),
+		// Spot interruptions: the notice carried out, and random ones
+		// where a pool asks (internal/spot).
+		spot.NewController(client, shared, blueprints),
+		// The node autoscaler, with cluster-autoscaler's semantics.
+		autoscaler.NewController(client, scaler),
+		// The metrics APIs an HPA reads, from the simulated load
+		// (internal/metricsapi).
+		metricsapi.NewController(client, agg, metrics.server, metrics.caBundle, shared),
+	}
+}
+
+// loop is a controller that is only a loop.
+type loop struct {
 	name string
 	run  func(context.Context) error
 }
 
-// berthControllers lists berth's own controllers, the parts of a cloud and of
-// the kubelet that a local cluster plays, in the order they start. A new
-// one is a package with NewController(...) and Run(ctx) error, and a line
-// here.
-func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, opts *Options) []controller {
-	scaler := opts.autoscalerOptions()
-	scaler.Informers, scaler.Blueprints = shared, blueprints
-	return []controller{
-		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
-		// the device plugin runs (kubelet.go).
-		{"kubelet", func(ctx context.Context) error { return runKubelet(ctx, kubelets, opts.Blueprint.Spec.DevicePlugin) }},
-		// The kubelets' node leases, renewed unless `berth node stop`
-		// stopped the kubelet (leases.go).
-		{"leases", func(ctx context.Context) error { return runLeases(ctx, kubelets) }},
-		// A PodDisruptionBudget per workload of a class with a budget.
-		{"budgets", budgets.NewController(client).Run},
-		// Spot interruptions: the notice carried out (internal/spot).
-		{"spot", spot.NewController(client, shared, blueprints).Run},
-		// The node autoscaler, with cluster-autoscaler's semantics.
-		{"autoscaler", autoscaler.NewController(client, scaler).Run},
-		// The metrics APIs an HPA reads, from the simulated load
-		// (internal/metricsapi).
-		{"metrics", metricsapi.NewController(client, agg, metrics.server, metrics.caBundle, shared).Run},
-	}
+func (l loop) Register(m *controller.Manager) error {
+	m.Add(l.name, l.run)
+	return nil
 }
 
-// startControllers starts berth's controllers.
+// startControllers registers berth's controllers, runs each as a
+// component of the cluster, and starts the informers they share.
 func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interface, opts *Options) error {
 	agg, err := aggregator.NewForConfig(c.Config)
 	if err != nil {
@@ -64,24 +74,26 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	if err != nil {
 		return err
 	}
-	// The cluster-wide pods and nodes that the spot, autoscaler and
-	// metrics controllers cache, decoded and held once for all three:
-	// each informer is a copy of every pod. The controllers register
-	// their informers as they are made, start the factory as they run,
-	// and it stops with the cluster.
+	// The cluster-wide informers the controllers share, decoded and held
+	// once for all of them: each pod informer is a copy of every pod.
 	shared := slim.Informers(client, 10*time.Minute)
 	// The blueprints recorded in the cluster, decoded once per change
 	// for every controller that reads them.
 	blueprints := recorded.NewStore(client)
+	m := controller.NewManager(client)
 	for _, ctl := range berthControllers(client, kubelets, agg, c.metrics, shared, blueprints, opts) {
-		c.run(ctx, ctl.name, ctl.run)
+		if err := ctl.Register(m); err != nil {
+			return err
+		}
 	}
+	m.Each(func(name string, run func(context.Context) error) { c.run(ctx, name, run) })
 	c.run(ctx, "informers", func(ctx context.Context) error {
 		shared.Start(ctx.Done())
 		blueprints.Start(ctx.Done())
 		<-ctx.Done()
 		shared.Shutdown()
 		blueprints.Shutdown()
+		m.Shutdown()
 		return nil
 	})
 	return nil

@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/controller"
 	"berth.io/berth/internal/slim"
 )
 
@@ -56,6 +57,13 @@ func NewController(client kubernetes.Interface, agg aggregator.Interface, server
 	c.factory.Apps().V1().Deployments().Informer()
 	c.factory.Apps().V1().StatefulSets().Informer()
 	return c
+}
+
+// Register runs the controller: it serves from its caches, and
+// reconciles nothing but its APIServices, once.
+func (c *Controller) Register(m *controller.Manager) error {
+	m.Add("metrics", c.Run)
+	return nil
 }
 
 // Run syncs the server's caches, registers the APIs and keeps the caches

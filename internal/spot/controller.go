@@ -12,14 +12,11 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/kubernetes/scheme"
-	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/controller"
 	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
 )
@@ -29,102 +26,62 @@ import (
 // deletes it.
 type Controller struct {
 	client     kubernetes.Interface
-	queue      workqueue.TypedRateLimitingInterface[string]
 	recorder   record.EventRecorder
-	factory    informers.SharedInformerFactory
-	ownFactory bool
 	nodes      cache.SharedIndexInformer
 	pods       cache.SharedIndexInformer
 	blueprints *recorded.Store
-	// err is a failure to set the informers up, returned by Run.
+	// err is a failure to set the informers up, returned by Register.
 	err error
-	// seen are the nodes whose interruption is recorded already.
+	// seen are the nodes whose interruption is recorded already. Only
+	// Reconcile, one key at a time, touches it.
 	seen map[string]bool
 }
 
-// NewController returns a controller that works through client and takes
-// its cluster-wide informers from factory, shared with berth's other
-// controllers; nil makes a factory of its own. A shared factory's owner
-// starts it and shuts it down, as the owner of blueprints, the recorded
-// blueprints, does.
+// NewController returns a controller that works through client. It
+// takes the cluster's nodes and pods from factory and the recorded
+// blueprints from blueprints, both shared with berth's other controllers,
+// whose owner starts them once every controller is registered.
 func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory, blueprints *recorded.Store) *Controller {
 	c := &Controller{
 		client:     client,
-		queue:      workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[string]()),
 		seen:       map[string]bool{},
-		factory:    factory,
 		blueprints: blueprints,
+		nodes:      factory.Core().V1().Nodes().Informer(),
+		pods:       factory.Core().V1().Pods().Informer(),
 	}
-	if c.factory == nil {
-		c.factory, c.ownFactory = slim.Informers(client, 10*time.Minute), true
-	}
-	// The index is added before the factory starts: an informer takes
-	// no new indexers once it runs.
-	c.nodes = c.factory.Core().V1().Nodes().Informer()
-	c.pods = c.factory.Core().V1().Pods().Informer()
-	c.err = c.pods.AddIndexers(cache.Indexers{byNode: func(obj any) ([]string, error) {
-		return []string{obj.(*corev1.Pod).Spec.NodeName}, nil
-	}})
+	c.err = slim.IndexPodsByNode(c.pods)
 	return c
 }
 
-const byNode = "spec.nodeName"
-
-// Run watches nodes until ctx ends.
-func (c *Controller) Run(ctx context.Context) error {
-	defer c.queue.ShutDown()
-	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
-	broadcaster.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: c.client.CoreV1().Events("")})
-	defer broadcaster.Shutdown()
-	c.recorder = broadcaster.NewRecorder(scheme.Scheme, corev1.EventSource{Component: "spot-interruption"})
+// Register reconciles each interrupted node, and runs the random
+// interruptions the recorded blueprints ask for.
+func (c *Controller) Register(m *controller.Manager) error {
 	if c.err != nil {
 		return c.err
 	}
-	factory := c.factory
-	enqueue := func(obj any) {
-		if n, ok := obj.(*corev1.Node); ok {
-			if _, _, interrupted := Deadline(n); interrupted {
-				c.queue.Add(n.Name)
-			}
+	c.recorder = m.Recorder("spot-interruption")
+	m.Add("spot-random", c.rehearse)
+	return m.Controller("spot").Watches(c.nodes, interrupted).Complete(c)
+}
+
+// interrupted is the key of a node with an interruption notice.
+func interrupted(obj any) []string {
+	if n, ok := obj.(*corev1.Node); ok {
+		if _, _, ok := Deadline(n); ok {
+			return []string{n.Name}
 		}
-	}
-	if _, err := c.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: enqueue, UpdateFunc: func(_, obj any) { enqueue(obj) }}); err != nil {
-		return err
-	}
-	factory.Start(ctx.Done())
-	factory.WaitForCacheSync(ctx.Done())
-	cache.WaitForCacheSync(ctx.Done(), c.blueprints.HasSynced)
-	go c.rehearse(ctx)
-	go func() {
-		<-ctx.Done()
-		c.queue.ShutDown()
-	}()
-	for c.next(ctx) {
-	}
-	if c.ownFactory {
-		factory.Shutdown()
 	}
 	return nil
 }
 
-func (c *Controller) next(ctx context.Context) bool {
-	name, quit := c.queue.Get()
-	if quit {
-		return false
-	}
-	defer c.queue.Done(name)
+// Reconcile moves the interrupted node name along, and looks at it again
+// when its next pod or the node itself is due.
+func (c *Controller) Reconcile(ctx context.Context, name string) (controller.Result, error) {
 	after, err := c.reconcile(ctx, name, time.Now())
-	switch {
-	case err != nil && ctx.Err() == nil:
-		klog.FromContext(ctx).Error(err, "carrying out a spot interruption", "node", name)
-		c.queue.AddRateLimited(name)
-	case after > 0:
-		c.queue.Forget(name)
-		c.queue.AddAfter(name, after)
-	default:
-		c.queue.Forget(name)
+	if err != nil {
+		return controller.Result{}, fmt.Errorf("carrying out the spot interruption of node %s: %w", name, err)
 	}
-	return true
+	return controller.Result{RequeueAfter: after}, nil
 }
 
 // reconcile moves one interrupted node along and returns when to look
@@ -132,6 +89,7 @@ func (c *Controller) next(ctx context.Context) bool {
 func (c *Controller) reconcile(ctx context.Context, name string, now time.Time) (time.Duration, error) {
 	obj, ok, err := c.nodes.GetStore().GetByKey(name)
 	if err != nil || !ok {
+		delete(c.seen, name)
 		return 0, err
 	}
 	node := obj.(*corev1.Node)
@@ -140,7 +98,7 @@ func (c *Controller) reconcile(ctx context.Context, name string, now time.Time) 
 		return 0, nil
 	}
 	start := end.Add(-notice)
-	pods, err := c.pods.GetIndexer().ByIndex(byNode, name)
+	pods, err := c.pods.GetIndexer().ByIndex(slim.PodsByNode, name)
 	if err != nil {
 		return 0, err
 	}

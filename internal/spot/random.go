@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
@@ -23,14 +24,17 @@ type randomPool struct {
 // random interruptions (pools[].spot.meanTimeBetweenInterruptions): one
 // node of the pool at a time, at exponentially distributed intervals of
 // that mean, with the pool's notice.
-func (c *Controller) rehearse(ctx context.Context) {
+func (c *Controller) rehearse(ctx context.Context) error {
+	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.blueprints.HasSynced) {
+		return nil // stopped first
+	}
 	schedules := map[string]*randomPool{}
 	tick := time.NewTicker(time.Second)
 	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return
+			return nil
 		case now := <-tick.C:
 			c.rehearseOnce(ctx, schedules, now)
 		}
