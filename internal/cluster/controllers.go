@@ -11,6 +11,7 @@ import (
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/controller"
+	"berth.io/berth/internal/kubelets"
 	"berth.io/berth/internal/metricsapi"
 	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
@@ -24,16 +25,16 @@ import (
 // and a line here. Each takes the cluster-wide informers it watches from
 // shared, and the recorded blueprints from blueprints, in NewController:
 // both start once every controller has registered.
-func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, opts *Options) []controller.Controller {
+func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, opts *Options) []controller.Controller {
 	scaler := opts.autoscalerOptions()
 	scaler.Informers, scaler.Blueprints = shared, blueprints
 	return []controller.Controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
-		// the device plugin runs (kubelet.go).
-		loop{"kubelet", func(ctx context.Context) error { return runKubelet(ctx, kubelets, opts.Blueprint.Spec.DevicePlugin) }},
+		// the device plugin runs (internal/kubelets).
+		kubelets.NewController(kubeletClient, shared, opts.Blueprint.Spec.DevicePlugin),
 		// The kubelets' node leases, renewed unless `berth node stop`
-		// stopped the kubelet (leases.go).
-		loop{"leases", func(ctx context.Context) error { return runLeases(ctx, kubelets) }},
+		// stopped the kubelet (internal/kubelets).
+		kubelets.NewLeaseController(kubeletClient, shared),
 		// A PodDisruptionBudget per workload of a class with a budget.
 		budgets.NewController(client, shared),
 		// Spot interruptions: the notice carried out, and random ones
@@ -45,17 +46,6 @@ func berthControllers(client, kubelets kubernetes.Interface, agg aggregator.Inte
 		// (internal/metricsapi).
 		metricsapi.NewController(client, agg, metrics.server, metrics.caBundle, shared),
 	}
-}
-
-// loop is a controller that is only a loop.
-type loop struct {
-	name string
-	run  func(context.Context) error
-}
-
-func (l loop) Register(m *controller.Manager) error {
-	m.Add(l.name, l.run)
-	return nil
 }
 
 // startControllers registers berth's controllers, runs each as a
@@ -70,7 +60,7 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	// 500 leases a second, the whole of a shared client's 500 QPS.
 	unthrottled := protobuf(c.Config)
 	unthrottled.QPS, unthrottled.Burst = -1, 0
-	kubelets, err := kubernetes.NewForConfig(unthrottled)
+	kubeletClient, err := kubernetes.NewForConfig(unthrottled)
 	if err != nil {
 		return err
 	}
@@ -81,7 +71,7 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	// for every controller that reads them.
 	blueprints := recorded.NewStore(client)
 	m := controller.NewManager(client)
-	for _, ctl := range berthControllers(client, kubelets, agg, c.metrics, shared, blueprints, opts) {
+	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, opts) {
 		if err := ctl.Register(m); err != nil {
 			return err
 		}

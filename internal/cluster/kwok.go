@@ -39,9 +39,6 @@ var kwokStages = []string{
 	podfast.DefaultPodDelete,
 }
 
-// nodeLeaseSeconds matches the kubelet's default lease duration.
-const nodeLeaseSeconds = 40
-
 // runKWOK runs KWOK's node and pod controllers for every node annotated
 // KubeletAnnotation=fake.
 func runKWOK(ctx context.Context, kubeconfig string) error {
@@ -100,7 +97,7 @@ func runKWOK(ctx context.Context, kubeconfig string) error {
 		LocalStages:                       stages,
 		NodePlayStageParallelism:          8,
 		PodPlayStageParallelism:           16,
-		// berth renews the leases itself (leases.go), so that a stopped
+		// berth renews the leases itself (internal/kubelets), so that a stopped
 		// kubelet's lease expires.
 		NodeLeaseDurationSeconds:  0,
 		PodsOnNodeSyncParallelism: 4,

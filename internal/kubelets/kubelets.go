@@ -1,8 +1,11 @@
-// Package kubelets stops and starts the simulated kubelets of a berth
-// local cluster (`berth node stop|start`): a stopped kubelet renews no
-// lease and posts no status, so the real node lifecycle controller marks
-// its node Unknown and taints it, and the taint manager evicts its pods
-// after their tolerationSeconds, as with a dead kubelet.
+// Package kubelets plays the simulated kubelets of a berth local
+// cluster where KWOK does not: their device manager and allocatable
+// (Controller) and their node leases (LeaseController), run inside
+// `berth up`; and it stops and starts them (`berth node stop|start`): a
+// stopped kubelet renews no lease and posts no status, so the real node
+// lifecycle controller marks its node Unknown and taints it, and the
+// taint manager evicts its pods after their tolerationSeconds, as with a
+// dead kubelet.
 package kubelets
 
 import (
