@@ -30,8 +30,9 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 	scaler.Informers, scaler.Blueprints = shared, blueprints
 	return []controller.Controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
-		// the device plugin runs (internal/kubelets).
-		kubelets.NewController(kubeletClient, shared, opts.Blueprint.Spec.DevicePlugin),
+		// the device plugin the recorded blueprint names runs
+		// (internal/kubelets).
+		kubelets.NewController(kubeletClient, shared, blueprints),
 		// The kubelets' node leases, renewed unless `berth node stop`
 		// stopped the kubelet (internal/kubelets).
 		kubelets.NewLeaseController(kubeletClient, shared),

@@ -17,6 +17,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/controller"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
 )
 
@@ -31,46 +32,45 @@ import (
 //     client changes a node's capacity, as a device plugin does when it
 //     advertises GPUs, allocatable follows, and the scheduler sees it.
 //
-// It reconciles one node at a time, when the node or a pod of the plugin
-// on it changes.
+// The device plugin is the one the node's blueprint names as the cluster
+// last recorded it (package recorded), so a `berth apply` that names
+// another reaches running nodes. It reconciles one node at a time, when
+// the node, a DaemonSet's pod on it, or its blueprint's record changes.
 type Controller struct {
-	client kubernetes.Interface
-	plugin v1alpha1.DevicePlugin
-	nodes  cache.SharedIndexInformer
-	pods   cache.SharedIndexInformer
+	client     kubernetes.Interface
+	nodes      cache.SharedIndexInformer
+	pods       cache.SharedIndexInformer
+	blueprints *recorded.Store
 	// err is a failure to set the informers up, returned by Register.
 	err error
 }
 
 // NewController returns the kubelets' controller. It writes node status
 // through client (a real fleet has a client per kubelet: give it one
-// that is not rate-limited), and takes the cluster's nodes and pods from
-// factory, shared with berth's other controllers and started by its
-// owner. plugin names the device plugin's DaemonSet; nil means the
-// defaults.
-func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory, plugin *v1alpha1.DevicePlugin) *Controller {
+// that is not rate-limited). It takes the cluster's nodes and pods from
+// factory and the recorded blueprints from blueprints, both shared with
+// berth's other controllers and started by their owner.
+func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory, blueprints *recorded.Store) *Controller {
 	c := &Controller{
-		client: client,
-		plugin: v1alpha1.DevicePlugin{Namespace: v1alpha1.DefaultDevicePluginNamespace, Name: v1alpha1.DefaultDevicePluginName},
-		nodes:  factory.Core().V1().Nodes().Informer(),
-		pods:   factory.Core().V1().Pods().Informer(),
-	}
-	if plugin != nil && plugin.Name != "" {
-		c.plugin = *plugin
+		client:     client,
+		nodes:      factory.Core().V1().Nodes().Informer(),
+		pods:       factory.Core().V1().Pods().Informer(),
+		blueprints: blueprints,
 	}
 	c.err = slim.IndexPodsByNode(c.pods)
 	return c
 }
 
-// Register reconciles each pool node when it changes, and when a pod of
-// the device plugin on it does.
+// Register reconciles each pool node when it changes, when a DaemonSet's
+// pod on it does, and when its blueprint's record does.
 func (c *Controller) Register(m *controller.Manager) error {
 	if c.err != nil {
 		return c.err
 	}
 	return m.Controller("kubelet").
 		Watches(c.nodes, poolNode).
-		Watches(c.pods, c.pluginNode).
+		Watches(c.pods, daemonNode).
+		Watches(c.blueprints.Informer(), c.devicesOf).
 		Complete(c)
 }
 
@@ -84,28 +84,57 @@ func poolNode(obj any) []string {
 	return nil
 }
 
-// pluginNode is the node of a plugin pod that appeared, changed or went.
-func (c *Controller) pluginNode(obj any) []string {
-	if p, ok := obj.(*corev1.Pod); ok && c.isPlugin(p) && p.Spec.NodeName != "" {
-		return []string{p.Spec.NodeName}
+// daemonNode is the node of a DaemonSet's pod that appeared, changed or
+// went. Whether that DaemonSet is the device plugin depends on the node's
+// blueprint, which Reconcile reads.
+func daemonNode(obj any) []string {
+	if p, ok := obj.(*corev1.Pod); ok && p.Spec.NodeName != "" {
+		if ref := metav1.GetControllerOf(p); ref != nil && ref.Kind == "DaemonSet" {
+			return []string{p.Spec.NodeName}
+		}
 	}
 	return nil
 }
 
-// isPlugin reports whether the DaemonSet controller made p for the
-// device plugin.
-func (c *Controller) isPlugin(p *corev1.Pod) bool {
-	ref := metav1.GetControllerOf(p)
-	return ref != nil && ref.Kind == "DaemonSet" && ref.Name == c.plugin.Name && p.Namespace == c.plugin.Namespace
+// devicesOf are the pool nodes with devices of the blueprint a record
+// holds: its device plugin may have changed.
+func (c *Controller) devicesOf(obj any) []string {
+	cm, ok := obj.(*corev1.ConfigMap)
+	if !ok || !recorded.IsRecord(cm) {
+		return nil
+	}
+	var out []string
+	for _, o := range c.nodes.GetStore().List() {
+		n := o.(*corev1.Node)
+		if n.Labels[v1alpha1.LabelBlueprint] == cm.Labels[v1alpha1.LabelBlueprint] && n.Annotations[v1alpha1.AnnotationDevices] != "" {
+			out = append(out, poolNode(n)...)
+		}
+	}
+	return out
 }
 
-// pluginRunning reports whether a Running plugin pod, not being deleted,
-// is on the node.
-func (c *Controller) pluginRunning(node string) bool {
+// plugin is the device plugin of the node's blueprint, as last recorded;
+// the defaults for a node of no recorded blueprint.
+func (c *Controller) plugin(n *corev1.Node) (v1alpha1.DevicePlugin, error) {
+	bp, err := c.blueprints.Blueprint(n.Labels[v1alpha1.LabelBlueprint])
+	switch {
+	case err != nil:
+		return v1alpha1.DevicePlugin{}, err
+	case bp != nil && bp.Spec.DevicePlugin != nil:
+		return *bp.Spec.DevicePlugin, nil // defaulted: named
+	}
+	return v1alpha1.DevicePlugin{Namespace: v1alpha1.DefaultDevicePluginNamespace, Name: v1alpha1.DefaultDevicePluginName}, nil
+}
+
+// pluginRunning reports whether a Running pod of plugin, not being
+// deleted, is on the node.
+func (c *Controller) pluginRunning(node string, plugin v1alpha1.DevicePlugin) bool {
 	objs, _ := c.pods.GetIndexer().ByIndex(slim.PodsByNode, node)
 	for _, obj := range objs {
 		p := obj.(*corev1.Pod)
-		if c.isPlugin(p) && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
+		ref := metav1.GetControllerOf(p)
+		if ref != nil && ref.Kind == "DaemonSet" && ref.Name == plugin.Name && p.Namespace == plugin.Namespace &&
+			p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil {
 			return true
 		}
 	}
@@ -138,7 +167,14 @@ func (c *Controller) sync(ctx context.Context, name string) error {
 	if capacity == nil {
 		capacity = corev1.ResourceList{}
 	}
-	running := len(devices) > 0 && c.pluginRunning(n.Name)
+	running := false
+	if len(devices) > 0 {
+		plugin, err := c.plugin(n)
+		if err != nil {
+			return err
+		}
+		running = c.pluginRunning(n.Name, plugin)
+	}
 	for r, q := range devices {
 		_, advertised := capacity[r]
 		switch {

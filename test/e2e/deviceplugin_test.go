@@ -11,11 +11,13 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/audit"
 )
 
@@ -141,6 +143,74 @@ func TestDevicePluginToleration(t *testing.T) {
 		p, err := client.CoreV1().Pods(gpuLab).Get(ctx, pod.Name, metav1.GetOptions{})
 		return err == nil && p.Status.Phase == corev1.PodRunning && strings.HasPrefix(p.Spec.NodeName, "gpu-x4"), err
 	})
+}
+
+// The simulated kubelets take the device plugin from the blueprint the
+// cluster last recorded, not from the one it started with: a `berth
+// apply` that names another plugin reaches the running GPU nodes. Their
+// GPUs go, as the old plugin's pods no longer count, and come back when
+// the new plugin's pods run.
+//
+// The test moves every GPU node of the blueprint to another plugin, so
+// it does not run in parallel (see TestDevicePluginToleration). The
+// cleanup applies the e2e blueprint again, deletes the new plugin and
+// waits until every GPU node advertises its GPUs.
+func TestDevicePluginFollowsApply(t *testing.T) {
+	ctx := context.Background()
+	plugin := bp.Spec.DevicePlugin
+	allGPUsAdvertised(t)
+	installed, err := client.AppsV1().DaemonSets(plugin.Namespace).Get(ctx, plugin.Name, metav1.GetOptions{})
+	if err != nil {
+		t.Fatalf("berth up installed no device plugin: %v", err)
+	}
+	const next = "gpu-plugin-next"
+	raw, err := json.Marshal(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var moved v1alpha1.Blueprint
+	if err := json.Unmarshal(raw, &moved); err != nil {
+		t.Fatal(err)
+	}
+	moved.Spec.DevicePlugin.Name = next
+	t.Cleanup(func() {
+		if err := applyBlueprint(ctx, bp, apply.Options{}); err != nil {
+			t.Errorf("applying the e2e blueprint again: %v", err)
+		}
+		if err := client.AppsV1().DaemonSets(plugin.Namespace).Delete(ctx, next, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			t.Errorf("deleting the new plugin: %v", err)
+		}
+		allGPUsAdvertised(t)
+	})
+
+	if err := applyBlueprint(ctx, &moved, apply.Options{}); err != nil {
+		t.Fatalf("applying the blueprint with devicePlugin.name %s: %v", next, err)
+	}
+	eventually(t, 2*time.Minute, "the GPU nodes to advertise 0 GPUs (the old plugin's pods no longer count)", func() (bool, error) {
+		list, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelGPUCount})
+		if err != nil {
+			return false, err
+		}
+		for _, n := range list.Items {
+			if gpus := n.Status.Allocatable[v1alpha1.DefaultGPUResource]; !gpus.IsZero() {
+				return false, nil
+			}
+		}
+		return len(list.Items) > 0, nil
+	})
+
+	// The new plugin, as whoever installs it would: the installed one's
+	// DaemonSet under the new name.
+	ds := &appsv1.DaemonSet{
+		ObjectMeta: metav1.ObjectMeta{Namespace: plugin.Namespace, Name: next, Labels: installed.Labels},
+		Spec:       *installed.Spec.DeepCopy(),
+	}
+	ds.Spec.Selector = &metav1.LabelSelector{MatchLabels: map[string]string{"name": next}}
+	ds.Spec.Template.Labels = map[string]string{"name": next}
+	if _, err := client.AppsV1().DaemonSets(plugin.Namespace).Create(ctx, ds, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	allGPUsAdvertised(t)
 }
 
 // allGPUsAdvertised waits until every GPU node advertises all its GPUs.
