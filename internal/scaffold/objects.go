@@ -48,14 +48,31 @@ func (b builder) selector() *metav1.LabelSelector {
 	return &metav1.LabelSelector{MatchLabels: map[string]string{v1alpha1.LabelAppName: b.o.Name}}
 }
 
-// resources are the container's requests, the same limits, and its GPU
-// limit: only a GPU limit is honoured, and the request follows it.
-func (b builder) resources(cpu, memory string) corev1.ResourceRequirements {
+// requests are the CPU and memory New asks for per pod, by kind: a
+// starting point for the user to size.
+var requests = map[Kind][2]string{
+	Inference: {"1", "4Gi"},
+	Training:  {"4", "16Gi"},
+	Batch:     {"500m", "1Gi"},
+}
+
+// Requests are the CPU and memory New writes as the requests (and the
+// limits) of each pod of a workload of kind k.
+func Requests(k Kind) (cpu, memory resource.Quantity) {
+	r := requests[k]
+	return resource.MustParse(r[0]), resource.MustParse(r[1])
+}
+
+// resources are the container's requests for kind k, the same limits,
+// and its GPU limit: only a GPU limit is honoured, and the request
+// follows it.
+func (b builder) resources(k Kind) corev1.ResourceRequirements {
+	cpu, memory := Requests(k)
 	r := corev1.ResourceRequirements{
-		Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)},
+		Requests: corev1.ResourceList{corev1.ResourceCPU: cpu, corev1.ResourceMemory: memory},
 		// Limits written out: the team's LimitRange would otherwise
 		// default them, and a request above its default limit is refused.
-		Limits: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(cpu), corev1.ResourceMemory: resource.MustParse(memory)},
+		Limits: corev1.ResourceList{corev1.ResourceCPU: cpu.DeepCopy(), corev1.ResourceMemory: memory.DeepCopy()},
 	}
 	if b.o.GPUs > 0 {
 		r.Limits[corev1.ResourceName(b.gpuResource())] = *resource.NewQuantity(int64(b.o.GPUs), resource.DecimalSI)
@@ -64,7 +81,7 @@ func (b builder) resources(cpu, memory string) corev1.ResourceRequirements {
 }
 
 func (b builder) gpuResource() string {
-	if p := classPools(b.bp, b.class, true); len(p) > 0 {
+	if p := ClassPools(b.bp, b.class, true); len(p) > 0 {
 		return p[0].GPUResource()
 	}
 	return v1alpha1.DefaultGPUResource
@@ -129,7 +146,7 @@ func (b builder) inference() []Object {
 				ObjectMeta: metav1.ObjectMeta{Labels: b.labels(Inference)},
 				Spec: b.podSpec(corev1.Container{
 					Ports:     []corev1.ContainerPort{{Name: "http", ContainerPort: 8080}},
-					Resources: b.resources("1", "4Gi"),
+					Resources: b.resources(Inference),
 				}),
 			},
 		},
@@ -187,11 +204,11 @@ func (b builder) training() []Object {
 		Env: []corev1.EnvVar{
 			{Name: "CHECKPOINT_DIR", Value: CheckpointDir},
 		},
-		Resources:    b.resources("4", "16Gi"),
+		Resources:    b.resources(Training),
 		VolumeMounts: []corev1.VolumeMount{{Name: "checkpoints", MountPath: CheckpointDir}},
 	})
 	spec.RestartPolicy = corev1.RestartPolicyNever
-	spec.TerminationGracePeriodSeconds = ptr.To(grace(classPools(b.bp, b.class, b.o.GPUs > 0)))
+	spec.TerminationGracePeriodSeconds = ptr.To(grace(ClassPools(b.bp, b.class, b.o.GPUs > 0)))
 	spec.Volumes = []corev1.Volume{{Name: "checkpoints", VolumeSource: corev1.VolumeSource{
 		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: claim},
 	}}}
@@ -229,7 +246,7 @@ func (b builder) globalDefault() bool {
 
 func (b builder) batch() []Object {
 	name, q := b.o.Name, b.queue
-	c := corev1.Container{Resources: b.resources("500m", "1Gi")}
+	c := corev1.Container{Resources: b.resources(Batch)}
 	switch {
 	case b.o.Queue != "":
 		c.Env = []corev1.EnvVar{{Name: "QUEUE_URL", Value: b.o.Queue}}

@@ -31,8 +31,9 @@ const (
 // Kinds lists the kinds, in the order the CLI shows them.
 var Kinds = []Kind{Inference, Training, Batch}
 
-// role is the class role a kind runs under.
-func (k Kind) role() v1alpha1.ClassRole {
+// Role is the class role a workload of kind k runs under: Serving for
+// inference, Training for training, General for batch.
+func (k Kind) Role() v1alpha1.ClassRole {
 	switch k {
 	case Inference:
 		return v1alpha1.RoleServing
@@ -126,12 +127,12 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.GPUs > 0 && len(classPools(bp, class, true)) == 0 {
+	if o.GPUs > 0 && len(ClassPools(bp, class, true)) == 0 {
 		return nil, problem.Errorf(fmt.Sprintf("drop --gpus, or add a GPU pool to class %s's pools", class.Name), "class %s has no GPU pool (its pools: %s), so a pod asking for GPUs would never be placed", class.Name, strings.Join(class.Pools, ", "))
 	}
 	// A pod without GPUs gets only the class's pools without GPUs on
 	// admission: on a GPU-only class, none.
-	gpuDefault := o.GPUs == 0 && len(classPools(bp, class, true)) > 0 && len(classPools(bp, class, false)) == 0
+	gpuDefault := o.GPUs == 0 && len(ClassPools(bp, class, true)) > 0 && len(ClassPools(bp, class, false)) == 0
 	if gpuDefault {
 		o.GPUs = 1
 	}
@@ -192,14 +193,22 @@ func teamNames(bp *v1alpha1.Blueprint) string {
 	return strings.Join(names, ", ")
 }
 
-func mayUse(t *v1alpha1.Team, class string) bool {
+// MayUse reports whether team t may use the class named class: a team
+// that lists no classes may use every one.
+func MayUse(t *v1alpha1.Team, class string) bool {
 	return len(t.Classes) == 0 || slices.Contains(t.Classes, class)
+}
+
+// DefaultClass is the class New picks for a workload of kind k of team
+// when no class is given. Its error says why there is none, with the fix.
+func DefaultClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, k Kind) (*v1alpha1.Class, error) {
+	return pickClass(bp, team, Options{Kind: k})
 }
 
 // pickClass chooses the class: o.Class when given, else the first of the
 // kind's role that the team may use.
 func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha1.Class, error) {
-	role := o.Kind.role()
+	role := o.Kind.Role()
 	var ofRole, forbidden []string
 	for i := range bp.Spec.Classes {
 		c := &bp.Spec.Classes[i]
@@ -207,7 +216,7 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 			if c.Name != o.Class {
 				continue
 			}
-			if !mayUse(team, c.Name) {
+			if !MayUse(team, c.Name) {
 				return nil, problem.Errorf(fmt.Sprintf("pass --class with one of the team's classes, or add %s to the team's classes in the blueprint", c.Name), "team %s may not use class %s (its classes: %s)", team.Name, c.Name, strings.Join(team.Classes, ", "))
 			}
 			if c.EffectiveRole() != role {
@@ -218,7 +227,7 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 		if c.EffectiveRole() != role {
 			continue
 		}
-		if mayUse(team, c.Name) {
+		if MayUse(team, c.Name) {
 			return c, nil
 		}
 		ofRole = append(ofRole, c.Name)
@@ -260,8 +269,9 @@ func roleExample(k Kind) string {
 	return "{name: batch, pools: [cpu]}"
 }
 
-// classPools are the class's pools with GPUs (gpu true) or without.
-func classPools(bp *v1alpha1.Blueprint, c *v1alpha1.Class, gpu bool) []*v1alpha1.Pool {
+// ClassPools are the class's pools with GPUs (gpu true) or without, in
+// the class's order: the pools a pod with GPUs, or without, is given.
+func ClassPools(bp *v1alpha1.Blueprint, c *v1alpha1.Class, gpu bool) []*v1alpha1.Pool {
 	var out []*v1alpha1.Pool
 	for _, name := range c.Pools {
 		for i := range bp.Spec.Pools {

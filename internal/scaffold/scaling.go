@@ -83,7 +83,7 @@ func (b builder) classWindow() (int32, bool) {
 	if sc.ScaleDownWindow != nil {
 		return int32(sc.ScaleDownWindow.Duration / time.Second), true
 	}
-	if len(classPools(b.bp, b.class, true)) > 0 {
+	if len(ClassPools(b.bp, b.class, true)) > 0 {
 		return defaultGPUWindow, true
 	}
 	return defaultWindow, true
