@@ -22,7 +22,7 @@ import (
 // decoding goes on so that every problem is found in one pass. It records
 // the line of every field path so later validation errors can point at it.
 type decoder struct {
-	lines    map[string]int
+	lines    Lines
 	problems problem.List
 	// values are values of the right type that do not parse, such as a
 	// taint without an effect. The rest of the blueprint is sound, so it
@@ -31,6 +31,38 @@ type decoder struct {
 }
 
 var jsonUnmarshaler = reflect.TypeFor[json.Unmarshaler]()
+
+// DecodeNode fills v, a pointer to a struct with JSON tags, from the YAML
+// node n as Parse fills a blueprint: strictly (an unknown field, a
+// duplicate key or a value of the wrong type is a problem; quantities and
+// durations read as Kubernetes reads them), every problem found in one
+// pass, each with its field path and line. It is for berth's other YAML
+// files, which name the file in the problems. Lines finds the line of a
+// problem found after decoding.
+func DecodeNode(n *yaml.Node, v any) (Lines, problem.List) {
+	d := &decoder{lines: Lines{}}
+	d.decode(n, reflect.ValueOf(v).Elem(), nil)
+	return d.lines, append(d.problems, d.values...)
+}
+
+// Lines are the lines a YAML document spells out each field path on
+// ("spec.pools[2].taints[0]").
+type Lines map[string]int
+
+// Of is the line of path, or of the nearest path above it that the
+// document spells out; 0 when there is none.
+func (l Lines) Of(path string) int {
+	for {
+		if n, ok := l[path]; ok {
+			return n
+		}
+		i := strings.LastIndexAny(path, ".[")
+		if i < 0 {
+			return 0
+		}
+		path = path[:i]
+	}
+}
 
 // fail records a problem at path, read from line: what is wrong, and the
 // fix.

@@ -1,6 +1,12 @@
 package blueprint
 
-import "testing"
+import (
+	"maps"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+	"k8s.io/apimachinery/pkg/api/resource"
+)
 
 // Files that are not YAML, not one document, or not shaped like a
 // blueprint are refused before validation, with the line at fault.
@@ -129,4 +135,39 @@ func TestParseReportsDecodingProblems(t *testing.T) {
 			},
 		},
 	})
+}
+
+// DecodeNode reads another file kind as strictly as a blueprint: every
+// problem in one pass, each with its field and line, and the lines of the
+// fields for problems found later.
+func TestDecodeNode(t *testing.T) {
+	var doc yaml.Node
+	src := "spec:\n  items:\n  - size: 4Gi\n    colour: red\n  - size: big\n"
+	if err := yaml.Unmarshal([]byte(src), &doc); err != nil {
+		t.Fatal(err)
+	}
+	var v struct {
+		Spec struct {
+			Items []struct {
+				Size resource.Quantity `json:"size"`
+			} `json:"items"`
+		} `json:"spec"`
+	}
+	lines, problems := DecodeNode(doc.Content[0], &v)
+	got := map[string]int{}
+	for _, p := range problems {
+		got[p.Field] = p.Line
+	}
+	if want := map[string]int{"spec.items[0].colour": 4, "spec.items[1].size": 5}; !maps.Equal(got, want) {
+		t.Errorf("problems at %v, want %v: %v", got, want, problems)
+	}
+	if len(v.Spec.Items) != 2 || v.Spec.Items[0].Size.String() != "4Gi" {
+		t.Errorf("decoded %+v, want the first size 4Gi", v)
+	}
+	if l := lines.Of("spec.items[1].size.unit"); l != 5 {
+		t.Errorf("Lines.Of a path below spec.items[1].size = %d, want its line 5", l)
+	}
+	if l := lines.Of("status"); l != 0 {
+		t.Errorf("Lines.Of a path the document lacks = %d, want 0", l)
+	}
 }

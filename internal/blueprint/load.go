@@ -56,10 +56,10 @@ func Load(path string) (*v1alpha1.Blueprint, problem.List, error) {
 func Parse(file string, data []byte) (*v1alpha1.Blueprint, problem.List, error) {
 	root, err := parseYAML(data)
 	if err != nil {
-		return nil, nil, &Error{Problems: problem.List{syntaxProblem(file, err)}}
+		return nil, nil, &Error{Problems: problem.List{SyntaxProblem(file, err)}}
 	}
 	bp := &v1alpha1.Blueprint{}
-	d := &decoder{lines: map[string]int{}}
+	d := &decoder{lines: Lines{}}
 	d.decode(root, reflect.ValueOf(bp).Elem(), nil)
 	if len(d.problems) > 0 {
 		return nil, nil, &Error{Problems: inFile(file, append(d.problems, d.values...))}
@@ -113,10 +113,11 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 // emptyFile is parseYAML's problem with a file that holds no document.
 var emptyFile = problem.New("the file is empty", "run `berth init` for a starting blueprint")
 
-// syntaxProblem is what parseYAML's error says of file: its own problem
-// (an empty file, a second document), or yaml.v3's syntax error with the
-// line it names.
-func syntaxProblem(file string, err error) problem.Problem {
+// SyntaxProblem is what a YAML parse error says of file: parseYAML's own
+// problem (an empty file, a second document), or yaml.v3's syntax error
+// with the line it names. Readers of berth's other YAML files use it for
+// yaml.v3's errors.
+func SyntaxProblem(file string, err error) problem.Problem {
 	if own, ok := problem.As(err); ok {
 		p := *own
 		p.File = file
@@ -148,9 +149,9 @@ func syntaxProblem(file string, err error) problem.Problem {
 
 // locate gives each problem the line of the nearest field path the file
 // spells out.
-func locate(lines map[string]int, ps problem.List) {
+func locate(lines Lines, ps problem.List) {
 	for i := range ps {
-		ps[i].Line = lineOf(lines, ps[i].Field)
+		ps[i].Line = lines.Of(ps[i].Field)
 	}
 }
 
@@ -160,18 +161,4 @@ func inFile(file string, ps problem.List) problem.List {
 		ps[i].File = file
 	}
 	return ps
-}
-
-func lineOf(lines map[string]int, path string) int {
-	for {
-		if l, ok := lines[path]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return 0
 }
