@@ -118,12 +118,23 @@ func ParseProfile(data []byte) (*Profile, error) {
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
 		return nil, problem.Errorf("a profile is `steps:`, each with `at:` (a duration such as 90s or 2h), and `workloads:` (namespace, kind, name, rps, gpuWork, cpuWork) and/or `queues:` (NAME: depth)", "not a load profile: %w", err)
 	}
+	if err := CheckProfile(&p); err != nil {
+		return nil, err
+	}
+	return &p, nil
+}
+
+// CheckProfile checks a profile decoded elsewhere (a rehearsal's trace
+// holds one) as ParseProfile checks a profile file, filling in each
+// workload's kind (Deployment when left out). Its error is a
+// *problem.Problem whose field is a path within the profile.
+func CheckProfile(p *Profile) error {
 	if len(p.Steps) == 0 {
-		return nil, problem.New("the profile has no steps", "add `steps:`, each with `at:` and the loads it sets")
+		return problem.New("the profile has no steps", "add `steps:`, each with `at:` and the loads it sets")
 	}
 	for i, s := range p.Steps {
 		if i > 0 && s.At.Duration < p.Steps[i-1].At.Duration {
-			return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].at", i), Message: fmt.Sprintf("%s comes before the step above it (%s)", s.At.Duration, p.Steps[i-1].At.Duration), Fix: "list the steps in time order"}
+			return &problem.Problem{Field: fmt.Sprintf("steps[%d].at", i), Message: fmt.Sprintf("%s comes before the step above it (%s)", s.At.Duration, p.Steps[i-1].At.Duration), Fix: "list the steps in time order"}
 		}
 		for j := range s.Workloads {
 			w := &p.Steps[i].Workloads[j]
@@ -131,27 +142,27 @@ func ParseProfile(data []byte) (*Profile, error) {
 				w.Kind = "Deployment"
 			}
 			if w.Namespace == "" || w.Name == "" {
-				return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d]", i, j), Message: "namespace and name are required", Fix: "name the workload, e.g. {namespace: team-a, name: recommender, rps: 40}"}
+				return &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d]", i, j), Message: "namespace and name are required", Fix: "name the workload, e.g. {namespace: team-a, name: recommender, rps: 40}"}
 			}
 			if w.Kind != "Deployment" && w.Kind != "StatefulSet" {
-				return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d].kind", i, j), Message: fmt.Sprintf("%q is not Deployment or StatefulSet", w.Kind), Fix: "write one of them, or leave kind out for Deployment"}
+				return &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d].kind", i, j), Message: fmt.Sprintf("%q is not Deployment or StatefulSet", w.Kind), Fix: "write one of them, or leave kind out for Deployment"}
 			}
 			for _, f := range []struct {
 				name string
 				v    *float64
 			}{{"rps", w.RPS}, {"gpuWork", w.GPUWork}, {"cpuWork", w.CPUWork}} {
 				if f.v != nil && *f.v < 0 {
-					return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d].%s", i, j, f.name), Message: fmt.Sprintf("%g: a load may not be negative", *f.v)}
+					return &problem.Problem{Field: fmt.Sprintf("steps[%d].workloads[%d].%s", i, j, f.name), Message: fmt.Sprintf("%g: a load may not be negative", *f.v)}
 				}
 			}
 		}
 		for q, d := range s.Queues {
 			if d < 0 {
-				return nil, &problem.Problem{Field: fmt.Sprintf("steps[%d].queues.%s", i, q), Message: "a depth may not be negative"}
+				return &problem.Problem{Field: fmt.Sprintf("steps[%d].queues.%s", i, q), Message: "a depth may not be negative"}
 			}
 		}
 	}
-	return &p, nil
+	return nil
 }
 
 // Set merges w into the load: the fields w sets replace the workload's.
