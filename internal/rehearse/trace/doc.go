@@ -1,0 +1,76 @@
+// Package trace is the workload `berth rehearse` replays: berth's own
+// trace format in its two forms (CSV and YAML), its reader and its CSV
+// writer. It is pure: no cluster, no command line.
+//
+// # The CSV form
+//
+// The header is exactly
+//
+//	submit,team,kind,name,pods,gpus,cpu,memory,duration,checkpoint,class,model
+//
+// and each row below it is a job:
+//
+//   - submit: when the job is submitted, as an offset from the trace's
+//     start (a Go duration: 0s, 90s, 2h30m) or as a time (RFC 3339:
+//     2026-01-05T09:00:00Z).
+//   - team: a team of the blueprint. The job runs in its first namespace.
+//   - kind: training, batch or inference. A training or batch row is a
+//     Job of `pods` pods that each run `duration` once started. An
+//     inference row is a service (a Deployment) of at least `pods`
+//     replicas, from submit for `duration`, or to the end of the trace
+//     when duration is empty.
+//   - name: a DNS-1123 label, unique among the team's rows.
+//   - pods: the parallelism, 1 or more.
+//   - gpus, cpu, memory: each pod's requests, as Kubernetes quantities.
+//     GPUs are whole (empty is none); an empty cpu or memory is what
+//     `berth new` asks for a pod of the kind.
+//   - duration: each pod's run time (a Go duration). Required for
+//     training and batch.
+//   - checkpoint: how often a training or batch pod saves its work, less
+//     than duration: an interruption loses the work since the last
+//     checkpoint. Empty for none, when an interruption loses it all.
+//   - class: the blueprint class. Empty for the class `berth new` picks
+//     for the kind and team.
+//   - model: NAME@ALIAS or NAME:VERSION, for an inference row that follows
+//     a model of the registry. Empty for none.
+//
+// Lines starting with # are comments. One says when the trace starts,
+// above the header: "# start: 2026-01-05T00:00:00Z".
+//
+// # The YAML form
+//
+// The same jobs, as a Kubernetes-style document that can also carry the
+// traffic and queues of a `berth load play` profile:
+//
+//	apiVersion: berth.io/v1alpha1
+//	kind: Trace
+//	spec:
+//	  start: 2026-01-05T00:00:00Z      # optional
+//	  jobs:
+//	  - {submit: 0s, team: ml, kind: inference, name: reco, pods: 2, gpus: 1}
+//	  - {submit: 1h, team: ml, kind: training, name: bert, pods: 4, gpus: 1, duration: 6h, checkpoint: 30m}
+//	  load:                            # a `berth load play` profile, its times offsets
+//	    steps:
+//	    - {at: 0s, workloads: [{namespace: ml, name: reco, rps: 40}]}
+//	    - {at: 2h, queues: {images: 100}}
+//	  queues:                          # how long a worker takes over an item
+//	  - {name: images, itemTime: 30s}
+//
+// Decoding is strict, as a blueprint's is: an unknown field, or one
+// written twice, is a problem at its line. The load's services must be
+// the trace's inference rows, in their teams' first namespaces; a queue
+// the load fills and spec.queues does not list never drains.
+//
+// # Offsets and times
+//
+// A trace that says its start (spec.start, or the # start: comment) may
+// write each submit as an offset from it or as a time at or after it. A
+// trace that does not must write every submit the same way: all offsets
+// (the trace then has no date), or all times (it starts at the first).
+//
+// # Problems
+//
+// Read and Parse report every problem of a file in one pass, as a
+// problem.List: each at FILE:LINE, with the column (or the YAML field
+// path) at fault and the fix.
+package trace
