@@ -1,6 +1,7 @@
 // Package trace is the workload `berth rehearse` replays: berth's own
-// trace format in its two forms (CSV and YAML), its reader and its CSV
-// writer. It is pure: no cluster, no command line.
+// trace format in its two forms (CSV and YAML), its reader, its check
+// against a blueprint and its CSV writer. It is pure: no cluster, no
+// command line.
 //
 // # The CSV form
 //
@@ -70,7 +71,7 @@
 //
 // # Problems
 //
-// Read and Parse report every problem of a file in one pass, as a
-// problem.List: each at FILE:LINE, with the column (or the YAML field
+// Read, Parse and Check report every problem of a file in one pass, as
+// a problem.List: each at FILE:LINE, with the column (or the YAML field
 // path) at fault and the fix.
 package trace
