@@ -1,7 +1,7 @@
 // Package trace is the workload `berth rehearse` replays: berth's own
 // trace format in its two forms (CSV and YAML), its reader, its check
-// against a blueprint and its CSV writer. It is pure: no cluster, no
-// command line.
+// against a blueprint, its CSV writer, and importers of two public GPU
+// cluster traces. It is pure: no cluster, no command line.
 //
 // # The CSV form
 //
@@ -71,7 +71,48 @@
 //
 // # Problems
 //
-// Read, Parse and Check report every problem of a file in one pass, as
-// a problem.List: each at FILE:LINE, with the column (or the YAML field
-// path) at fault and the fix.
+// Read, Parse, Check and the importers report every problem of a file in
+// one pass, as a problem.List: each at FILE:LINE, with the column (or
+// the YAML field path) at fault and the fix.
+//
+// # Alibaba's cluster-trace-gpu-v2020
+//
+// ImportAlibaba reads pai_job_table and pai_task_table as published
+// (CSV without a header row). Of pai_job_table it reads job_name, user
+// (the job's owner, mapped to a team by ImportOptions.TeamMap) and
+// start_time (the submission); of pai_task_table, job_name, task_name,
+// inst_num, start_time, end_time, plan_cpu, plan_mem and plan_gpu. Each
+// task becomes a job: named JOB-TASK, submitted when its job was, of
+// inst_num pods, that run from the task's start_time to its end_time.
+// plan_cpu is percent of a core (600 is 6 CPUs); plan_mem is GiB;
+// plan_gpu is percent of a GPU, rounded up to whole GPUs per pod because
+// Kubernetes gives GPUs whole: a pod that asked for half a GPU holds a
+// whole one, as it would on a cluster without GPU sharing (the report
+// counts them). Times are seconds, read as Unix time in UTC+8, where the
+// trace keeps their hour and weekday. Not read: inst_id, status (a task
+// that ran is replayed whether it ended Terminated or Failed), gpu_type,
+// and the other tables. Dropped: tasks of jobs pai_job_table lacks or
+// gives no submission time, and tasks without a start or an end (still
+// running or waiting when the trace was taken; a time of 0 is none).
+//
+// # Microsoft's Philly trace
+//
+// ImportPhilly reads cluster_job_log (a JSON list of jobs). Of each job
+// it reads jobid (the name, made a DNS-1123 label), vc (the virtual
+// cluster, mapped to a team by ImportOptions.TeamMap), submitted_time,
+// and attempts: the run time is the sum of the attempts' end_time less
+// start_time (a failed attempt used the GPUs too; the waits between
+// attempts are berth's to measure), and the pods and GPUs are the first
+// complete attempt's machines (detail): a pod per machine, the GPUs
+// spread evenly over them and rounded up. The log's times have no zone
+// and are read as UTC. Not read: status, user, ip. Dropped: jobs whose
+// last attempt has no end_time (running when the log was taken), whose
+// attempts all lack a start or an end, or that record no machine.
+//
+// Both importers drop jobs of owners TeamMap lacks (unless DefaultTeam
+// is given) and jobs submitted outside the From-To window, and count all
+// they drop in an ImportReport. What the sources do not record is left
+// empty: Philly's CPU and memory (what `berth new` asks), checkpoints
+// (none, unless ImportOptions.Checkpoint), classes (the one `berth new`
+// picks); every job is of ImportOptions.Kind, training unless told.
 package trace
