@@ -66,11 +66,15 @@ type shapeFigures struct {
 // benchAudit writes a synthetic cluster dump in every shape audit reads,
 // times `berth audit` on each through the real binary, and, with compare,
 // times kube-score and berth on smaller dumps.
-func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int, compare bool) error {
+func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int, compare bool, shapes string) error {
 	if runs < 1 {
 		return fmt.Errorf("-runs %d: time at least one run", runs)
 	}
-	berth, err := filepath.Abs(berth)
+	want, err := pickShapes(shapes)
+	if err != nil {
+		return err
+	}
+	berth, err = filepath.Abs(berth)
 	if err != nil {
 		return err
 	}
@@ -85,6 +89,9 @@ func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int, 
 	defer os.RemoveAll(tmp)
 	// One shape on disk at a time: together they are several gigabytes.
 	for _, sh := range corpus.Shapes {
+		if !want[sh.Name] {
+			continue
+		}
 		s := sh.Spec
 		s.Nodes, s.Pods = nodes, pods
 		d, err := writeDump(tmp, sh.Name, s)
@@ -138,13 +145,41 @@ func benchAudit(berth string, nodes, pods, compareNodes, comparePods, runs int, 
 	return nil
 }
 
+// pickShapes reads -shapes: the names of corpus.Shapes to time, every one
+// when empty.
+func pickShapes(list string) (map[string]bool, error) {
+	want := map[string]bool{}
+	for _, sh := range corpus.Shapes {
+		want[sh.Name] = list == ""
+	}
+	for _, name := range strings.Split(list, ",") {
+		if name == "" {
+			continue
+		}
+		if _, ok := want[name]; !ok {
+			return nil, fmt.Errorf("-shapes: no shape %q (the shapes: %s)", name, shapeNames())
+		}
+		want[name] = true
+	}
+	return want, nil
+}
+
+// shapeNames lists corpus.Shapes' names.
+func shapeNames() string {
+	var names []string
+	for _, sh := range corpus.Shapes {
+		names = append(names, sh.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
 func (f *auditFigures) print() {
 	fmt.Printf("berth audit on a synthetic cluster dump (internal/audit/corpus), %d timed runs each after one untimed\nmachine: %s\n\n", f.runs, machine())
 	fmt.Printf("%s nodes and %s pods in every shape (`berth audit DIR -o json`):\n", thousands(f.nodes), thousands(f.pods))
-	fmt.Printf("%-20s %9s %7s %9s %8s %8s %8s %10s\n", "shape", "MiB", "files", "objects", "min", "median", "max", "peak RSS*")
+	fmt.Printf("%-24s %6s %7s %9s %8s %8s %8s %10s\n", "shape", "MiB", "files", "objects", "min", "median", "max", "peak RSS*")
 	for _, s := range f.shapes {
 		t := summarize(s.m.secs)
-		fmt.Printf("%-20s %9.0f %7d %9s %7.2fs %7.2fs %7.2fs %6.0f MiB\n", s.name, s.dump.mib, len(s.dump.files), thousands(s.m.objects), t.min, t.median, t.max, s.m.peakMiB)
+		fmt.Printf("%-24s %6.0f %7d %9s %7.2fs %7.2fs %7.2fs %6.0f MiB\n", s.name, s.dump.mib, len(s.dump.files), thousands(s.m.objects), t.min, t.median, t.max, s.m.peakMiB)
 	}
 	floor := 0.0
 	for _, s := range f.shapes {

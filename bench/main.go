@@ -5,6 +5,7 @@
 //	go run ./bench up    [-runs 5]                      # start-up, cold and resumed; idle memory
 //	go run ./bench scale [-nodes 5000 -pods 50000]      # nodes Ready, pods/s, time until every pod Runs; peak memory
 //	go run ./bench audit [-nodes 5000 -pods 150000]     # audit time and peak memory per input shape; kube-score on the same files
+//	                     [-shapes yaml-stream-bare-flow]
 //	go run ./bench autoscale [-runs 5]                  # pending GPU pod -> new node Ready -> pod Running
 //	go run ./bench queue [-runs 3]                      # queue depth -> HPA from zero -> GPU nodes -> workers Running
 //
@@ -50,8 +51,9 @@ func main() {
 		comparePods := fs.Int("compare-pods", 15000, "pods in the corpus kube-score also reads")
 		runs := fs.Int("runs", 3, "timed runs of each tool on each corpus")
 		compare := fs.Bool("compare", true, "also time kube-score, and berth, on the compare corpus")
+		shapes := fs.String("shapes", "", "the input shapes to time, comma-separated (default every one: "+shapeNames()+")")
 		fs.Parse(os.Args[2:])
-		err = benchAudit(*berth, *nodes, *pods, *compareNodes, *comparePods, *runs, *compare)
+		err = benchAudit(*berth, *nodes, *pods, *compareNodes, *comparePods, *runs, *compare, *shapes)
 	case "autoscale":
 		runs := fs.Int("runs", 5, "pods timed, one at a time, the pool back at zero between them")
 		scan := fs.Duration("scan-interval", 10*time.Second, "the autoscaler's scanInterval")

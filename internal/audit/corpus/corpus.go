@@ -40,13 +40,19 @@ type Spec struct {
 	// namespace, labels and containers, and nothing the API server or
 	// kubelet would add (no status, node, tolerations or token volume).
 	Minimal bool
+	// Flow writes the pods of a YAML stream in flow style, as people
+	// write manifests by hand ({key: value}, [a, b], inline at any
+	// depth, alone or mixed with block style; see flowStyles). Nodes and
+	// policy stay as kubectl writes them.
+	Flow bool
 }
 
 // Shapes are the shapes of dump audit reads, each a Spec with no size:
 // JSON or YAML; Lists (as `kubectl get -A` writes them) or streams of
 // single objects (as rendered charts are); pods owned by the workloads
 // in the dump, or bare; and the bare pods of a YAML stream also as
-// minimal manifests, the shape of a rendered chart.
+// minimal manifests, the shape of a rendered chart, and as minimal
+// manifests in flow style, the shape of manifests written by hand.
 var Shapes = []struct {
 	Name string
 	Spec Spec
@@ -60,6 +66,7 @@ var Shapes = []struct {
 	{"yaml-stream-owned", Spec{YAML: true, Stream: true}},
 	{"yaml-stream-bare", Spec{YAML: true, Stream: true, Bare: true}},
 	{"yaml-stream-bare-minimal", Spec{YAML: true, Stream: true, Bare: true, Minimal: true}},
+	{"yaml-stream-bare-flow", Spec{YAML: true, Stream: true, Bare: true, Minimal: true, Flow: true}},
 }
 
 // podsPerFile keeps files the size a dump split per namespace would have.
@@ -80,7 +87,9 @@ func Write(dir string, s Spec) ([]string, error) {
 			path += ".json"
 		}
 		files = append(files, path)
-		return writeObjects(path, objs, s)
+		dump := s
+		dump.Flow = false
+		return writeObjects(path, objs, dump)
 	}
 	if err := write("nodes", g.nodes()); err != nil {
 		return nil, err
@@ -125,7 +134,7 @@ func writeObjects(path string, objs []any, s Spec) error {
 	}
 	defer f.Close()
 	if s.Stream {
-		return writeStream(f, objs, s.YAML)
+		return writeStream(f, objs, s.YAML, s.Flow)
 	}
 	if !s.YAML {
 		enc := json.NewEncoder(f)
@@ -160,17 +169,28 @@ func writeObjects(path string, objs []any, s Spec) error {
 	return f.Close()
 }
 
-// writeStream writes objs one document each: YAML after "---" lines, or
-// indented JSON objects one after another.
-func writeStream(f *os.File, objs []any, asYAML bool) error {
+// writeStream writes objs one document each: YAML after "---" lines (in
+// flow style, each in the next of flowStyles), or indented JSON objects
+// one after another.
+func writeStream(f *os.File, objs []any, asYAML, flow bool) error {
 	w := bufio.NewWriter(f)
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "    ")
-	for _, o := range objs {
+	var doc bytes.Buffer
+	for i, o := range objs {
 		if !asYAML {
 			if err := enc.Encode(o); err != nil {
 				return err
 			}
+			continue
+		}
+		if flow {
+			doc.Reset()
+			if err := writeFlow(&doc, o, flowStyle(i)%flowStyles); err != nil {
+				return err
+			}
+			w.WriteString("---\n")
+			w.Write(doc.Bytes())
 			continue
 		}
 		b, err := yaml.Marshal(o)
