@@ -12,10 +12,11 @@ import (
 )
 
 // yamlToJSON converts a YAML document to JSON: with blockToJSON when the
-// document is in the block style kubectl, Helm and kustomize write, else
-// with sigs.k8s.io/yaml, whose errors are the ones reported. Converting a
-// bare pod through a generic YAML parser costs ten times decoding it.
-// block says which of the two converted it.
+// document is in the block style kubectl, Helm and kustomize write, or in
+// the flow style people write by hand, else with sigs.k8s.io/yaml, whose
+// errors are the ones reported. Converting a bare pod through a generic
+// YAML parser costs ten times decoding it. block says which of the two
+// converted it.
 func yamlToJSON(data []byte) (js []byte, block bool, err error) {
 	if js, ok := blockToJSON(data); ok {
 		return js, true, nil
@@ -25,11 +26,11 @@ func yamlToJSON(data []byte) (js []byte, block bool, err error) {
 }
 
 // blockToJSON converts block-style YAML to the JSON yaml.YAMLToJSON
-// writes, keys aside: nested mappings and sequences, and scalars that are
-// quoted, plain strings, true, false, null or decimal integers. Anything
-// else (flow collections other than [] and {}, block scalars, anchors,
-// tags, numbers it would have to format, plain multi-line scalars, tabs)
-// makes it give up: ok is false.
+// writes, keys aside: nested mappings and sequences, flow collections in
+// them or alone (yamlflow.go), and scalars that are quoted, plain strings,
+// true, false, null or decimal integers. Anything else (block scalars,
+// anchors, tags, numbers it would have to format, plain multi-line
+// scalars, a key written twice, tabs) makes it give up: ok is false.
 func blockToJSON(data []byte) (js []byte, ok bool) {
 	c := blockConv{data: data, out: make([]byte, 0, len(data))}
 	if !c.convert() {
@@ -73,8 +74,12 @@ func (c *blockConv) convert() bool {
 	if bytes.HasPrefix(c.data[c.i:], []byte("- ")) || bytes.HasPrefix(c.data[c.i:], []byte("---")) {
 		return false
 	}
-	c.at = c.line // the root mapping's line: its first key's
-	if !c.mapping(0, false, 0) {
+	c.at = c.line // the root's line: its first key's, or its "{" or "["
+	if b := c.data[c.i]; b == '{' || b == '[' {
+		if !c.flowBlock(c.i, 0) {
+			return false
+		}
+	} else if !c.mapping(0, false, 0) {
 		return false
 	}
 	if c.done {
@@ -103,6 +108,26 @@ type blockConv struct {
 	// conversion skip what it checked then and end early once at is
 	// final (done); the output is then of no use.
 	stop, done bool
+
+	// keys are the keys of the mappings being read, innermost last.
+	keys []string
+}
+
+// newKey records key among those of the innermost mapping, c.keys[from:],
+// and reports false when it is there already: sigs.k8s.io/yaml keeps the
+// last value of a key written twice, where a JSON decoder merges two
+// objects and reports a wrong type in either.
+func (c *blockConv) newKey(from int, key string) bool {
+	if c.stop {
+		return true
+	}
+	for _, k := range c.keys[from:] {
+		if k == key {
+			return false
+		}
+	}
+	c.keys = append(c.keys, key)
+	return true
 }
 
 // skipBlank moves past blank and comment lines.
@@ -168,7 +193,7 @@ func (c *blockConv) indent() int {
 // many steps of the path lead to it, or -1 when it is off the path.
 func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 	c.out = append(c.out, '{')
-	first := true
+	first, keys := true, len(c.keys)
 	for !c.done {
 		start := c.i + indent
 		if inItem && first {
@@ -192,10 +217,9 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 		if colon <= 0 || colon > 1024 {
 			return false // no key, or longer than YAML allows an implicit one
 		}
-		raw := transient(line[:colon])
-		key, ok := plainOrQuoted(raw)
-		if !c.stop && (!ok || key == "" || strings.ContainsAny(raw, "# ") || (raw[0] != '"' && raw[0] != '\'' && !plainString(key))) {
-			return false // (a document read whole passed this already)
+		key, ok := mappingKey(transient(line[:colon]), c.stop)
+		if !ok || !c.newKey(keys, key) {
+			return false
 		}
 		if !first {
 			c.out = append(c.out, ',')
@@ -205,6 +229,12 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 		c.out = append(c.out, ':')
 		next := c.follow(on, func(step string) bool { return step == key })
 		value := bytes.TrimSpace(line[colon+1:])
+		if len(value) > 0 && (value[0] == '{' || value[0] == '[') {
+			if !c.flowBlock(start+colon+1+leadingSpaces(line[colon+1:]), next) {
+				return false
+			}
+			continue
+		}
 		c.nextLine(end)
 		if len(value) > 0 && value[0] != '#' {
 			if !c.scalar(transient(value)) {
@@ -213,12 +243,17 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 			continue
 		}
 		// The value is the block below: a mapping indented more, a
-		// sequence indented as much or more, or nothing (null).
+		// sequence indented as much or more, a flow collection indented
+		// more, or nothing (null).
 		c.skipBlank()
 		n := c.indent()
 		switch {
 		case n >= indent && c.isItem(n):
 			if !c.sequence(n, next) {
+				return false
+			}
+		case n > indent && (c.data[c.i+n] == '{' || c.data[c.i+n] == '['):
+			if !c.flowBlock(c.i+n, next) {
 				return false
 			}
 		case n > indent:
@@ -230,6 +265,7 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 		}
 	}
 	c.leave(on)
+	c.keys = c.keys[:keys]
 	c.out = append(c.out, '}')
 	return true
 }
@@ -260,6 +296,10 @@ func (c *blockConv) sequence(indent int, on int) bool {
 		switch {
 		case len(value) == 0 || value[0] == '#' || string(value) == "-" || bytes.HasPrefix(value, []byte("- ")):
 			return false // a nested block, or a sequence in a sequence
+		case value[0] == '{' || value[0] == '[':
+			if !c.flowBlock(c.i+indent+1+lead, next) {
+				return false
+			}
 		case isMappingLine(value):
 			// "- key: value": a mapping whose keys line up after "- ".
 			c.i += indent + 1 + lead
@@ -278,6 +318,21 @@ func (c *blockConv) sequence(indent int, on int) bool {
 	return true
 }
 
+// mappingKey reads a mapping's key, raw as written. Unless trusted (its
+// document was read whole before), it must be one sigs.k8s.io/yaml writes
+// as the same string: quoted or plain, surely a string, without spaces or
+// "#".
+func mappingKey(raw string, trusted bool) (string, bool) {
+	key, ok := plainOrQuoted(raw)
+	if trusted {
+		return key, true
+	}
+	if !ok || key == "" || strings.ContainsAny(raw, "# ") || (raw[0] != '"' && raw[0] != '\'' && !plainString(key)) {
+		return "", false
+	}
+	return key, true
+}
+
 // index reads a path step "[N]" as child does.
 func index(step string) (int, bool) {
 	i, err := strconv.Atoi(strings.Trim(step, "[]"))
@@ -292,8 +347,9 @@ func isMappingLine(b []byte) bool {
 	return bytes.Contains(b, []byte(": ")) || b[len(b)-1] == ':'
 }
 
-// scalar appends the JSON for a scalar value on one line; in a document
-// read whole before (stop), only where it is matters.
+// scalar appends the JSON for a scalar value on one line (flow
+// collections are flowBlock's); in a document read whole before (stop),
+// only where it is matters.
 func (c *blockConv) scalar(v string) bool {
 	if c.stop {
 		return true
@@ -306,12 +362,6 @@ func (c *blockConv) scalar(v string) bool {
 		}
 		c.out = appendString(c.out, s)
 		return true
-	case '[', '{':
-		if v == "[]" || v == "{}" {
-			c.out = append(c.out, v...)
-			return true
-		}
-		return false
 	}
 	s, ok := plainOrQuoted(v)
 	if !ok {
