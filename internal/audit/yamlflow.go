@@ -48,10 +48,16 @@ func (c *blockConv) flowNode(p, on, depth int) (int, bool) {
 		return c.flowSequence(p, on, depth)
 	}
 	end, ok := c.flowScalarEnd(p)
-	if !ok || !c.scalar(transient(c.data[p:end])) {
+	if !ok {
 		return 0, false
 	}
-	return end, true
+	v := transient(c.data[p:end])
+	if c.data[p] == '"' || c.data[p] == '\'' {
+		ok = c.scalar(v)
+	} else {
+		ok = c.stop || c.plain(v) // (no comment in it to leave out)
+	}
+	return end, ok
 }
 
 // flowMapping converts the flow mapping whose "{" is at c.data[p].
@@ -73,7 +79,7 @@ func (c *blockConv) flowMapping(p, on, depth int) (int, bool) {
 			return 0, false
 		}
 		raw := transient(c.data[p:end])
-		key, ok := mappingKey(raw, false)
+		key, ok := mappingKey(raw, c.stop)
 		ok = ok && c.newKey(keys, key)
 		colon := end
 		for colon < len(c.data) && c.data[colon] == ' ' {
@@ -88,11 +94,12 @@ func (c *blockConv) flowMapping(p, on, depth int) (int, bool) {
 		if !first {
 			c.emit(',')
 		}
-		if !c.stop {
-			c.out = appendString(c.out, key)
-		}
+		c.emitQuoted(key)
 		c.emit(':')
 		next := c.follow(on, func(step string) bool { return step == key })
+		if c.done {
+			return p, true
+		}
 		if p, ok = c.flowSpace(colon + 1); !ok || p >= len(c.data) {
 			return 0, false
 		}
@@ -129,6 +136,9 @@ func (c *blockConv) flowSequence(p, on, depth int) (int, bool) {
 			c.emit(',')
 		}
 		next := c.follow(on, func(step string) bool { i, ok := index(step); return ok && i == n })
+		if c.done {
+			return p, true
+		}
 		if p, ok = c.flowNode(p, next, depth+1); !ok {
 			return 0, false
 		}
@@ -271,17 +281,4 @@ func (c *blockConv) flowSpace(p int) (int, bool) {
 		}
 	}
 	return p, true
-}
-
-// emit appends b to the output, unless only lines are wanted.
-func (c *blockConv) emit(b byte) {
-	if !c.stop {
-		c.out = append(c.out, b)
-	}
-}
-
-func (c *blockConv) emitString(s string) {
-	if !c.stop {
-		c.out = append(c.out, s...)
-	}
 }

@@ -29,7 +29,8 @@ func yamlToJSON(data []byte) (js []byte, block bool, err error) {
 // anchors, tags, numbers it would have to format, plain multi-line
 // scalars, a key written twice, tabs) makes it give up: ok is false.
 func blockToJSON(data []byte) (js []byte, ok bool) {
-	c := blockConv{data: data, out: make([]byte, 0, len(data))}
+	// keys is sized for a pod's deepest mappings, to grow once at most.
+	c := blockConv{data: data, out: make([]byte, 0, len(data)), keys: make([]string, 0, 32)}
 	if !c.convert() {
 		return nil, false
 	}
@@ -46,7 +47,7 @@ func blockToJSON(data []byte) (js []byte, ok bool) {
 // line can change the answer: at the path's last step, or at the end of
 // the deepest node of it the document holds.
 func blockLine(data []byte, path []string, read bool) (line int, ok bool) {
-	c := blockConv{data: data, out: make([]byte, 0, 1024), path: path, line: 1, stop: read}
+	c := blockConv{data: data, path: path, line: 1, stop: read, lines: true}
 	if !c.convert() {
 		return 0, false
 	}
@@ -103,8 +104,10 @@ type blockConv struct {
 	matched, at int
 	// stop, for a document blockToJSON read whole before, lets the
 	// conversion skip what it checked then and end early once at is
-	// final (done); the output is then of no use.
+	// final (done).
 	stop, done bool
+	// lines says only the line is wanted: nothing is written to out.
+	lines bool
 
 	// keys are the keys of the mappings being read, innermost last.
 	keys []string
@@ -189,7 +192,7 @@ func (c *blockConv) indent() int {
 // inItem, its first key follows a "- " already read, at c.i. on is how
 // many steps of the path lead to it, or -1 when it is off the path.
 func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
-	c.out = append(c.out, '{')
+	c.emit('{')
 	first, keys := true, len(c.keys)
 	for !c.done {
 		start := c.i + indent
@@ -219,11 +222,11 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 			return false
 		}
 		if !first {
-			c.out = append(c.out, ',')
+			c.emit(',')
 		}
 		first = false
-		c.out = appendString(c.out, key)
-		c.out = append(c.out, ':')
+		c.emitQuoted(key)
+		c.emit(':')
 		next := c.follow(on, func(step string) bool { return step == key })
 		value := bytes.TrimSpace(line[colon+1:])
 		if len(value) > 0 && (value[0] == '{' || value[0] == '[') {
@@ -258,12 +261,12 @@ func (c *blockConv) mapping(indent int, inItem bool, on int) bool {
 				return false
 			}
 		default:
-			c.out = append(c.out, "null"...)
+			c.emitString("null")
 		}
 	}
 	c.leave(on)
 	c.keys = c.keys[:keys]
-	c.out = append(c.out, '}')
+	c.emit('}')
 	return true
 }
 
@@ -276,14 +279,14 @@ func (c *blockConv) isItem(n int) bool {
 // sequence converts the block sequence whose "- " are at indent; on is
 // as for mapping.
 func (c *blockConv) sequence(indent int, on int) bool {
-	c.out = append(c.out, '[')
+	c.emit('[')
 	for n, first := 0, true; !c.done; n, first = n+1, false {
 		c.skipBlank()
 		if c.indent() != indent || !c.isItem(indent) {
 			break
 		}
 		if !first {
-			c.out = append(c.out, ',')
+			c.emit(',')
 		}
 		end := c.lineEnd()
 		item := c.data[c.i+indent+1 : end]
@@ -311,7 +314,7 @@ func (c *blockConv) sequence(indent int, on int) bool {
 		}
 	}
 	c.leave(on)
-	c.out = append(c.out, ']')
+	c.emit(']')
 	return true
 }
 
@@ -324,7 +327,7 @@ func mappingKey(raw string, trusted bool) (string, bool) {
 	if trusted {
 		return key, true
 	}
-	if !ok || key == "" || strings.ContainsAny(raw, "# ") || (raw[0] != '"' && raw[0] != '\'' && !plainString(key)) {
+	if !ok || key == "" || strings.IndexByte(raw, ' ') >= 0 || strings.IndexByte(raw, '#') >= 0 || (raw[0] != '"' && raw[0] != '\'' && !plainString(key)) {
 		return "", false
 	}
 	return key, true
@@ -357,28 +360,51 @@ func (c *blockConv) scalar(v string) bool {
 		if !ok {
 			return false
 		}
-		c.out = appendString(c.out, s)
+		c.emitQuoted(s)
 		return true
 	}
 	s, ok := plainOrQuoted(v)
-	if !ok {
-		return false
-	}
+	return ok && c.plain(s)
+}
+
+// plain appends the JSON for the plain scalar s, comments left out.
+func (c *blockConv) plain(s string) bool {
 	switch s {
 	case "true", "false", "null":
-		c.out = append(c.out, s...)
+		c.emitString(s)
 		return true
 	case "~", "":
-		c.out = append(c.out, "null"...)
+		c.emitString("null")
 		return true
 	}
 	if isDecimal(s) {
-		c.out = append(c.out, s...)
+		c.emitString(s)
 		return true
 	}
 	if !plainString(s) {
 		return false
 	}
-	c.out = appendString(c.out, s)
+	c.emitQuoted(s)
 	return true
+}
+
+// emit appends b to the output, unless only lines are wanted.
+func (c *blockConv) emit(b byte) {
+	if !c.lines {
+		c.out = append(c.out, b)
+	}
+}
+
+// emitString appends s as it is.
+func (c *blockConv) emitString(s string) {
+	if !c.lines {
+		c.out = append(c.out, s...)
+	}
+}
+
+// emitQuoted appends s as a JSON string.
+func (c *blockConv) emitQuoted(s string) {
+	if !c.lines {
+		c.out = appendString(c.out, s)
+	}
 }

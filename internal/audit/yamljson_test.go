@@ -101,7 +101,7 @@ func blockTestDocs(t *testing.T) [][]byte {
 var flowDocs = []string{
 	"{a: 1}\n", "[a, b]\n", "{a: b} # c\n", "# c\n\n{\n  a: 1,\n  b: [x, z],\n}\n", "{\na: 1\n}\n",
 	"a: [x, z,]\n", "a: [x, z, ]\n", "a: {x: 1,}\n", "a: {\"x\":1}\n", "a: {'x':v}\n", "a: {x : 1}\n", "a: {x: }\n",
-	"a: {x:\n 1}\n", "a: {x:\n\n  # c\n  1}\n", "a: [\nx]\n", "a: [\n  x\n]\n", "a:\n  b: [\n  x]\nc: 1\n", "a:\n  b: [\nx]\n",
+	"a: {x:\n 1}\n", "a: {x:\n\n  # c\n  1}\n", "a: [\nx]\n", "a: [\n  x\n]\n", "a:\n  b: [\n  x]\nc: 1\n", "a:\n  b: [x,\nz]\n  c: 1\n", "a:\n  b: [\nx]\n",
 	"a: [x\n, z]\n", "a: [x # c\n , z]\n", "a: [x #c\n]\n", "a: [x#c]\n", "a: [a b]\n", "a: [a  b ]\n", "a: [\"x\" , z]\n",
 	"a: [x] # c\n", "a: {b: [x], c: d} \n", "a:\n  {b: c}\n", "a:\n- {b: c}\n-   [x]\n- d\n",
 	"a: {b: 'it''s', c: \"x y\", d: ''}\n", "a: [x, {b: c}, [d, [e, {}]], {}, []]\n", "a: {b:c: d}\n", "a: {b: c:d}\n",
