@@ -1,8 +1,10 @@
 package apply
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -24,10 +26,12 @@ import (
 // probe is a server-side dry run that a policy in force answers in a way
 // none other would:
 //
-//   - the mutating policies: a pod of a class, in a team's namespace,
-//     comes back with the class's placement (or, in a blueprint without
-//     classes, a pod asking a GPU in requests only comes back with the
-//     limit);
+//   - the mutating policies: a pod of a class, made as the class's
+//     policies would place it (classProbePods) in a namespace of a team
+//     that may use it, comes back with the class's placement (or, in a
+//     blueprint with no such pod, a pod asking a GPU in requests only
+//     comes back with the limit, or is refused by berth/gpu-limit, which
+//     reads the mark only the mutation sets);
 //   - the validating policies, when they refuse (guardrails Enforce): a
 //     namespace claiming a team it is not listed under is refused by
 //     berth-namespaces. Under Warn and Audit a refusal is not visible to
@@ -39,14 +43,27 @@ func WaitForGuardrails(ctx context.Context, c kubernetes.Interface, bp *v1alpha1
 	if bp.Spec.Guardrails == v1alpha1.GuardrailsOff {
 		return nil
 	}
-	probes := guardrailProbes(c, bp)
-	for _, p := range probes {
+	// The probes' requests do not carry the wait's deadline: near it,
+	// client-go's rate limiter refuses a request it would have to delay
+	// past it, and that refusal, the client's own, would hide the API
+	// server's last answer. They still end when ctx does.
+	unbounded, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	defer context.AfterFunc(ctx, cancel)()
+	for _, p := range guardrailProbes(c, bp) {
 		var last error
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(ctx context.Context) (bool, error) {
-			last = p.check(ctx)
-			return last == nil, nil
+		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
+			answer := p.check(unbounded)
+			if unbounded.Err() != nil {
+				return false, nil // cut short by ctx: not an answer
+			}
+			last = answer
+			return answer == nil, nil
 		})
 		if err != nil {
+			if last == nil {
+				last = err
+			}
 			return fmt.Errorf("the API server does not enforce %s %s after %s (its last answer: %v)", p.kind, p.policy, timeout, last)
 		}
 	}
@@ -67,40 +84,38 @@ func guardrailProbes(c kubernetes.Interface, bp *v1alpha1.Blueprint) []probe {
 	for _, t := range bp.Spec.Teams {
 		namespaces = append(namespaces, t.Namespaces...)
 	}
-	plain := corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "probe", Image: "probe"}}}
-	switch gpu := firstGPUResource(bp); {
-	case len(bp.Spec.Classes) > 0 && len(namespaces) > 0:
-		// Any namespace and class will do whose pod quota and the
-		// validating policies admit: a team may not use every class.
+	switch pods, gpu := classProbePods(bp), firstGPUResource(bp); {
+	case len(pods) > 0:
+		// Any one will do: the policy is one object for every class.
 		out = append(out, probe{"MutatingAdmissionPolicy", "berth-class-pods", func(ctx context.Context) error {
 			var errs []string
-			for _, ns := range namespaces {
-				for _, cl := range bp.Spec.Classes {
-					pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-", Labels: map[string]string{v1alpha1.LabelClass: cl.Name}}, Spec: plain}
-					got, err := c.CoreV1().Pods(ns).Create(ctx, pod, dry)
-					switch {
-					case err != nil:
-						errs = append(errs, err.Error())
-					// Not the tolerations or the priority class: the API
-					// server's own admission plugins add those too.
-					case got.Spec.Affinity != nil || len(got.Spec.TopologySpreadConstraints) > 0:
-						return nil
-					default:
-						errs = append(errs, fmt.Sprintf("a pod of class %s in %s came back without the class's placement", cl.Name, ns))
-					}
+			for _, pod := range pods {
+				got, err := c.CoreV1().Pods(pod.Namespace).Create(ctx, pod, dry)
+				switch {
+				case err != nil:
+					errs = append(errs, err.Error())
+				// Not the tolerations or the priority class: the API
+				// server's own admission plugins add those too.
+				case got.Spec.Affinity != nil || len(got.Spec.TopologySpreadConstraints) > 0:
+					return nil
+				default:
+					errs = append(errs, fmt.Sprintf("a pod of class %s in %s came back without the class's placement", pod.Labels[v1alpha1.LabelClass], pod.Namespace))
 				}
 			}
 			return fmt.Errorf("%s", strings.Join(errs, "; "))
 		}})
 	case gpu != "":
 		out = append(out, probe{"MutatingAdmissionPolicy", "berth-class-pods", func(ctx context.Context) error {
-			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-"}, Spec: *plain.DeepCopy()}
+			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-"}, Spec: probeSpec()}
 			pod.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceName(gpu): apiresource.MustParse("1")}
 			ns := metav1.NamespaceDefault
 			if len(namespaces) > 0 {
 				ns = namespaces[0]
 			}
 			got, err := c.CoreV1().Pods(ns).Create(ctx, pod, dry)
+			if err != nil && strings.Contains(err.Error(), v1alpha1.RuleGPULimit) {
+				return nil
+			}
 			if err != nil {
 				return err
 			}
@@ -124,6 +139,63 @@ func guardrailProbes(c kubernetes.Interface, bp *v1alpha1.Blueprint) []probe {
 		}})
 	}
 	return out
+}
+
+// classProbePods are, for each class, pods its policies would place and
+// every guardrail admits, one in each namespace of the teams that may
+// use it: at the class's priority class (berth/class-priority refuses a
+// pod of a class without it), and asking a GPU when the class's pools
+// all have GPUs (a pod without one gets no placement), then only in
+// namespaces with a GPU quota (berth/gpu-namespace).
+func classProbePods(bp *v1alpha1.Blueprint) []*corev1.Pod {
+	var out []*corev1.Pod
+	for i := range bp.Spec.Classes {
+		c := &bp.Spec.Classes[i]
+		gpu := classGPU(bp, c)
+		for _, t := range bp.Spec.Teams {
+			if len(t.Classes) > 0 && !slices.Contains(t.Classes, c.Name) {
+				continue
+			}
+			if gpu != "" && (t.Quota == nil || t.Quota.GPU == nil || t.Quota.GPU.Sign() <= 0) {
+				continue
+			}
+			for _, ns := range t.Namespaces {
+				pod := &corev1.Pod{
+					ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-", Namespace: ns, Labels: map[string]string{v1alpha1.LabelClass: c.Name}},
+					Spec:       probeSpec(),
+				}
+				pod.Spec.PriorityClassName = c.PriorityClassName()
+				if gpu != "" {
+					pod.Spec.Containers[0].Resources.Limits = corev1.ResourceList{corev1.ResourceName(gpu): apiresource.MustParse("1")}
+				}
+				out = append(out, pod)
+			}
+		}
+	}
+	return out
+}
+
+// classGPU is the GPU resource a pod of the class must ask for to be
+// placed, when its pools all have GPUs; "" when one of them has none.
+// System pools are no class's placement.
+func classGPU(bp *v1alpha1.Blueprint, c *v1alpha1.Class) string {
+	gpu := ""
+	for i := range bp.Spec.Pools {
+		p := &bp.Spec.Pools[i]
+		if !slices.Contains(c.Pools, p.Name) || p.Mode == v1alpha1.ModeSystem {
+			continue
+		}
+		r := p.GPUResource()
+		if r == "" {
+			return ""
+		}
+		gpu = cmp.Or(gpu, r)
+	}
+	return gpu
+}
+
+func probeSpec() corev1.PodSpec {
+	return corev1.PodSpec{RestartPolicy: corev1.RestartPolicyNever, Containers: []corev1.Container{{Name: "probe", Image: "probe"}}}
 }
 
 func firstGPUResource(bp *v1alpha1.Blueprint) string {

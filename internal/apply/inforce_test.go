@@ -1,0 +1,94 @@
+package apply
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/blueprint"
+)
+
+// gpuOnly is a blueprint whose classes all have a priority and whose
+// inference class runs on inferencePools.
+func gpuOnly(t *testing.T, inferencePools string) *v1alpha1.Blueprint {
+	t.Helper()
+	bp, _, err := blueprint.Parse("gpu-only.yaml", []byte(`apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: gpu-only}
+spec:
+  pools:
+  - {name: system, mode: System, machine: {cpu: 4, memory: 16Gi}, count: 1, taints: ["CriticalAddonsOnly=true:NoSchedule"]}
+  - {name: cpu, machine: {cpu: 8, memory: 32Gi}, count: 1}
+  - {name: gpu, machine: {cpu: 8, memory: 32Gi, gpu: {count: 1, product: NVIDIA-L4}}, count: 1, taints: ["gpu=true:NoSchedule"]}
+  teams:
+  - {name: team-a, quota: {gpu: 1}}
+  - {name: team-b}
+  classes:
+  - {name: inference, priority: high, pools: `+inferencePools+`}
+  - {name: training, priority: low, preemption: Never, pools: [gpu]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
+}
+
+// The probe of the class policies is a pod each class's policies place
+// and its guardrails admit: at the class's priority class, asking a GPU
+// when the class's pools all have GPUs, and then only where the team has
+// a GPU quota.
+func TestClassProbePods(t *testing.T) {
+	for _, c := range []struct {
+		pools string
+		want  []string // namespace/class priorityClass gpu
+	}{
+		{"[gpu]", []string{"team-a/inference inference-high 1", "team-a/training training-low 1"}},
+		{"[cpu, gpu]", []string{"team-a/inference inference-high 0", "team-b/inference inference-high 0", "team-a/training training-low 1"}},
+	} {
+		var got []string
+		for _, p := range classProbePods(gpuOnly(t, c.pools)) {
+			gpu := p.Spec.Containers[0].Resources.Limits[corev1.ResourceName(v1alpha1.DefaultGPUResource)]
+			got = append(got, p.Namespace+"/"+p.Labels[v1alpha1.LabelClass]+" "+p.Spec.PriorityClassName+" "+gpu.String())
+		}
+		if strings.Join(got, "; ") != strings.Join(c.want, "; ") {
+			t.Errorf("inference on %s: probe pods %q; want %q", c.pools, got, c.want)
+		}
+	}
+}
+
+// When the probe times out, the error gives the API server's last
+// answer, not the client's own refusal to wait past the deadline: here a
+// client allowed one request a second, against a server that refuses
+// every probe pod.
+func TestWaitForGuardrailsGivesTheServersLastAnswer(t *testing.T) {
+	const refusal = `pods "probe" is forbidden: berth/class-priority: refused by the test server`
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusForbidden)
+		json.NewEncoder(w).Encode(&metav1.Status{
+			TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+			Status:   metav1.StatusFailure, Message: refusal, Reason: metav1.StatusReasonForbidden, Code: http.StatusForbidden,
+		})
+	}))
+	defer srv.Close()
+	c, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, QPS: 1, Burst: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp := gpuOnly(t, "[gpu]")
+	bp.Spec.Teams = bp.Spec.Teams[:1]
+	err = WaitForGuardrails(context.Background(), c, bp, time.Second)
+	if err == nil || !strings.Contains(err.Error(), refusal) || strings.Contains(err.Error(), "rate limiter") {
+		t.Errorf("error %v; want the server's last answer %q", err, refusal)
+	}
+}
