@@ -166,7 +166,7 @@ func (c *Controller) Run(ctx context.Context) error {
 		c.store.Start(ctx.Done())
 		defer c.store.Shutdown()
 	}
-	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.store.HasSynced, c.claims.HasSynced, c.namespaces.HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), c.synced()...) {
 		return ctx.Err()
 	}
 	for {
@@ -180,6 +180,31 @@ func (c *Controller) Run(ctx context.Context) error {
 		case <-c.clock.After(interval):
 		}
 	}
+}
+
+// synced are whether each cache a scan reads has synced.
+func (c *Controller) synced() []cache.InformerSynced {
+	return []cache.InformerSynced{c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.store.HasSynced, c.claims.HasSynced, c.namespaces.HasSynced}
+}
+
+// Sees reports whether the autoscaler's caches have synced and hold
+// each of nodes as ready says it should be: a scan then counts them as
+// the caller saw them. `berth up` scans once it does, so that the status
+// it prints at ready is not that of a scan made while its nodes
+// registered.
+func (c *Controller) Sees(nodes []string, ready func(*corev1.Node) bool) bool {
+	for _, synced := range c.synced() {
+		if !synced() {
+			return false
+		}
+	}
+	for _, name := range nodes {
+		obj, ok, err := c.nodes.GetStore().GetByKey(name)
+		if err != nil || !ok || !ready(obj.(*corev1.Node)) {
+			return false
+		}
+	}
+	return true
 }
 
 // Scan runs one scan and returns how long to wait for the next.

@@ -93,13 +93,14 @@ type Cluster struct {
 	// StartedIn is how long Start took, from call to ready.
 	StartedIn time.Duration
 
-	cancel  context.CancelFunc
-	metrics *metricsServing
-	etcd    *embed.Etcd
-	release func()
-	wg      sync.WaitGroup
-	errs    chan error
-	once    sync.Once
+	cancel     context.CancelFunc
+	metrics    *metricsServing
+	autoscaler *autoscaler.Controller
+	etcd       *embed.Etcd
+	release    func()
+	wg         sync.WaitGroup
+	errs       chan error
+	once       sync.Once
 }
 
 var startOnce sync.Once
@@ -308,6 +309,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if err := applied(); err != nil {
+		return nil, err
+	}
+	if err := c.scanAutoscaler(waitCtx, opts.Blueprint); err != nil {
 		return nil, err
 	}
 	if err := c.startAfterReady(runCtx, client); err != nil {

@@ -2,12 +2,15 @@ package cluster
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	aggregator "k8s.io/kube-aggregator/pkg/client/clientset_generated/clientset"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/controller"
@@ -25,9 +28,7 @@ import (
 // and a line here. Each takes the cluster-wide informers it watches from
 // shared, and the recorded blueprints from blueprints, in NewController:
 // both start once every controller has registered.
-func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, opts *Options) []controller.Controller {
-	scaler := opts.autoscalerOptions()
-	scaler.Informers, scaler.Blueprints = shared, blueprints
+func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, scaler *autoscaler.Controller) []controller.Controller {
 	return []controller.Controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin the recorded blueprint names runs
@@ -41,8 +42,10 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 		// Spot interruptions: the notice carried out, and random ones
 		// where a pool asks (internal/spot).
 		spot.NewController(client, shared, blueprints),
-		// The node autoscaler, with cluster-autoscaler's semantics.
-		autoscaler.NewController(client, scaler),
+		// The node autoscaler, with cluster-autoscaler's semantics (made
+		// by startControllers: Start has it scan once the nodes are
+		// Ready, scanAutoscaler).
+		scaler,
 		// The metrics APIs an HPA reads, from the simulated load
 		// (internal/metricsapi).
 		metricsapi.NewController(client, agg, metrics.server, metrics.caBundle, shared),
@@ -71,8 +74,11 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	// The blueprints recorded in the cluster, decoded once per change
 	// for every controller that reads them.
 	blueprints := recorded.NewStore(client)
+	scaler := opts.autoscalerOptions()
+	scaler.Informers, scaler.Blueprints = shared, blueprints
+	c.autoscaler = autoscaler.NewController(client, scaler)
 	m := controller.NewManager(client)
-	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, opts) {
+	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, c.autoscaler) {
 		if err := ctl.Register(m); err != nil {
 			return err
 		}
@@ -87,5 +93,29 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 		m.Shutdown()
 		return nil
 	})
+	return nil
+}
+
+// scanAutoscaler has the autoscaler scan once its caches see every pool
+// node as Start leaves it: Ready, with its GPUs advertised where the
+// device plugin runs. Its scans so far ran while the nodes registered and
+// counted none of them, and `berth up` prints its status at ready.
+func (c *Cluster) scanAutoscaler(ctx context.Context, bp *v1alpha1.Blueprint) error {
+	plugin := installsDevicePlugin(bp)
+	settled := func(n *corev1.Node) bool {
+		if !isReady(n) {
+			return false
+		}
+		ok, _ := advertises(n)
+		return ok || !plugin
+	}
+	if err := c.waitFor(ctx, "the autoscaler to see the nodes Ready", func(context.Context) (bool, error) {
+		return c.autoscaler.Sees(c.Nodes, settled), nil
+	}); err != nil {
+		return err
+	}
+	if _, err := c.autoscaler.Scan(ctx); err != nil {
+		return fmt.Errorf("the autoscaler's scan of the Ready nodes: %w", err)
+	}
 	return nil
 }

@@ -108,6 +108,13 @@ func devicePluginTolerations(bp *v1alpha1.Blueprint) []corev1.Toleration {
 	return out
 }
 
+// installsDevicePlugin reports whether `berth up` installs bp's device
+// plugin.
+func installsDevicePlugin(bp *v1alpha1.Blueprint) bool {
+	d := bp.Spec.DevicePlugin
+	return d == nil || d.Install == nil || *d.Install
+}
+
 // installDevicePlugin applies the device plugin's DaemonSet with berth's
 // field manager, taking back fields others changed: `berth up` installs
 // what the blueprint says.
@@ -141,14 +148,23 @@ func gpusAdvertised(ctx context.Context, client kubernetes.Interface, names []st
 		if !want[n.Name] {
 			continue
 		}
-		devices, err := pools.ParseResources(n.Annotations[v1alpha1.AnnotationDevices])
-		if err != nil {
-			return false, fmt.Errorf("node %s: annotation %s: %w", n.Name, v1alpha1.AnnotationDevices, err)
+		if ok, err := advertises(n); !ok || err != nil {
+			return false, err
 		}
-		for r, q := range devices {
-			if got := n.Status.Allocatable[r]; got.Cmp(q) < 0 {
-				return false, nil
-			}
+	}
+	return true, nil
+}
+
+// advertises reports whether a node's allocatable holds every device of
+// its machine (none for a node without GPUs).
+func advertises(n *corev1.Node) (bool, error) {
+	devices, err := pools.ParseResources(n.Annotations[v1alpha1.AnnotationDevices])
+	if err != nil {
+		return false, fmt.Errorf("node %s: annotation %s: %w", n.Name, v1alpha1.AnnotationDevices, err)
+	}
+	for r, q := range devices {
+		if got := n.Status.Allocatable[r]; got.Cmp(q) < 0 {
+			return false, nil
 		}
 	}
 	return true, nil
@@ -159,7 +175,7 @@ func gpusAdvertised(ctx context.Context, client kubernetes.Interface, names []st
 // GPUs, so that GPU work started right after `berth up` does not race
 // the plugin.
 func (c *Cluster) startDevicePlugin(ctx context.Context, client kubernetes.Interface, bp *v1alpha1.Blueprint, step func(string, ...any)) error {
-	if d := bp.Spec.DevicePlugin; d != nil && d.Install != nil && !*d.Install {
+	if !installsDevicePlugin(bp) {
 		return nil
 	}
 	ds := devicePluginDaemonSet(bp)

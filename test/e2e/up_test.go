@@ -65,3 +65,54 @@ func TestUpWithoutAPlainCPUClass(t *testing.T) {
 		})
 	}
 }
+
+// What berth up prints at ready is true when printed: the autoscaler's
+// table counts the nodes the pools table shows Ready (its status was
+// written before they registered).
+func TestUpPrintsTheAutoscalerOfItsNodes(t *testing.T) {
+	home := t.TempDir()
+	bpFile := filepath.Join(home, "retail.yaml")
+	mustBerth(t, home, "init", bpFile)
+	out := mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "fresh")
+	t.Cleanup(func() { berth(t, home, "down", "--name", "fresh", "--purge") })
+
+	pools, scaled := tableRows(out, "POOL  ", 2), tableRows(out, "AUTOSCALER", 1)
+	if pools["cpu"] != "4/4" {
+		t.Fatalf("berth up's pools table shows cpu %q Ready; want the retail template's 4/4:\n%s", pools["cpu"], out)
+	}
+	if len(scaled) != 3 {
+		t.Fatalf("berth up's autoscaler table has pools %v; want the retail template's three autoscaled pools:\n%s", scaled, out)
+	}
+	for pool, readyTarget := range scaled {
+		if readyTarget != pools[pool] {
+			t.Errorf("berth up's autoscaler table shows pool %s at %s ready/target; its nodes are %s Ready:\n%s", pool, readyTarget, pools[pool], out)
+		}
+	}
+}
+
+// tableRows reads the first table after the line that starts with
+// title: each row's first column and its column col, up to the first
+// line that is blank or indented (a note under the table). A header
+// line right after title is skipped.
+func tableRows(out, title string, col int) map[string]string {
+	rows := map[string]string{}
+	lines := strings.Split(out, "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, title) {
+			continue
+		}
+		start := i + 1
+		if strings.HasPrefix(lines[start], "POOL") {
+			start++
+		}
+		for _, row := range lines[start:] {
+			f := strings.Fields(row)
+			if len(f) <= col || strings.HasPrefix(row, " ") {
+				break
+			}
+			rows[f[0]] = f[col]
+		}
+		break
+	}
+	return rows
+}
