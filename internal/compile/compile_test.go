@@ -98,8 +98,10 @@ func TestRetailSemantics(t *testing.T) {
 		case *policyv1.PodDisruptionBudget:
 			t.Errorf("budget %s/%s: budgets are per workload (internal/budgets), not per class", o.Namespace, o.Name)
 		case *corev1.Namespace:
-			if got := o.Annotations[v1alpha1.AnnotationBudgets]; got != `{"inference":{"minAvailable":1}}` {
-				t.Errorf("namespace %s budgets annotation = %q, want inference's minAvailable 1", o.Name, got)
+			// The seed: the recommendation service never drops below
+			// two replicas.
+			if got := o.Annotations[v1alpha1.AnnotationBudgets]; got != `{"inference":{"minAvailable":2}}` {
+				t.Errorf("namespace %s budgets annotation = %q, want inference's minAvailable 2", o.Name, got)
 			}
 		}
 	}

@@ -262,7 +262,7 @@ func roleRule(r v1alpha1.ClassRole) string {
 func roleExample(k Kind) string {
 	switch k {
 	case Inference:
-		return "{name: inference, priority: high, pools: [cpu, gpu], disruption: {minAvailable: 1}, spread: zone}"
+		return "{name: inference, priority: high, pools: [cpu, gpu], disruption: {minAvailable: 2}, spread: zone}"
 	case Training:
 		return "{name: training, priority: low, preemption: Never, pools: [spot-gpu, gpu]}"
 	}
