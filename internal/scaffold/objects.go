@@ -134,13 +134,25 @@ func (b builder) zoneSpread() corev1.TopologySpreadConstraint {
 	return c
 }
 
+// inferenceReplicas is the least an inference server runs: 2, and one
+// more than its class's budget keeps available, so that a drain may still
+// evict a replica (with minAvailable 2, the seed's recommendation
+// service, 3).
+func (b builder) inferenceReplicas() int32 {
+	n := int32(2)
+	if d := b.class.Disruption; d != nil && d.MinAvailable != nil && d.MinAvailable.Type == intstr.Int {
+		n = max(n, d.MinAvailable.IntVal+1)
+	}
+	return n
+}
+
 func (b builder) inference() []Object {
 	name := b.o.Name
 	d := &appsv1.Deployment{
 		TypeMeta:   metav1.TypeMeta{APIVersion: "apps/v1", Kind: "Deployment"},
 		ObjectMeta: b.meta(name, Inference),
 		Spec: appsv1.DeploymentSpec{
-			Replicas: ptr.To[int32](2),
+			Replicas: ptr.To(b.inferenceReplicas()),
 			Selector: b.selector(),
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: b.labels(Inference)},

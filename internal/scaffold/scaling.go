@@ -109,7 +109,7 @@ func (b builder) window() (int32, string) {
 // as a Resource metric; CPU at 70 % when the class names none.
 func (b builder) inferenceHPA() Object {
 	name := b.o.Name
-	minReplicas, maxReplicas := int32(2), defaultMaxReplicas
+	minReplicas, maxReplicas := b.inferenceReplicas(), defaultMaxReplicas
 	metric, target := v1alpha1.MetricCPU, defaultCPUTarget
 	asks := "the default (class " + b.class.Name + " names no metric)"
 	note := ""
