@@ -38,10 +38,11 @@ func newNewCommand(s Streams) *cobra.Command {
              Deployment at 0 replicas to scale by hand
 
 The class is the first of the kind's role (Serving, Training, General) the
-team may use, or --class. A class whose pools all have GPUs gets 1 GPU per
-pod unless --gpus says more. The objects go in the team's first namespace,
-in DIR/NAME-KIND.yaml with -o, else to standard output. No cluster is
-needed.`,
+team may use, or --class; for batch, the first of them with a queue (or,
+with --queue, without one of its own). berth new says which and why. A
+class whose pools all have GPUs gets 1 GPU per pod unless --gpus says
+more. The objects go in the team's first namespace, in DIR/NAME-KIND.yaml
+with -o, else to standard output. No cluster is needed.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.o.Kind, o.o.Name = scaffold.Kind(args[0]), args[1]
@@ -53,7 +54,7 @@ needed.`,
 	f.StringVarP(&o.dir, "output", "o", "", "directory to write NAME-KIND.yaml in (default standard output)")
 	f.BoolVar(&o.force, "force", false, "overwrite the file if it exists")
 	f.StringVar(&o.o.Team, "team", "", "the team that owns the workload (required)")
-	f.StringVar(&o.o.Class, "class", "", "the class (default the first of the kind's role the team may use)")
+	f.StringVar(&o.o.Class, "class", "", "the class (default the first of the kind's role the team may use; for batch, with a queue)")
 	f.StringVar(&o.o.Model, "model", "", "inference: the model it serves, NAME@ALIAS or NAME:VERSION (the berth.io/model annotation)")
 	f.IntVar(&o.o.GPUs, "gpus", 0, "GPUs per pod (default 1 on a class whose pools all have GPUs, else none)")
 	f.StringVar(&o.o.Queue, "queue", "", "batch: the queue URL the worker reads (QUEUE_URL) and scales on: amqp://HOST/QUEUE, kafka://BROKERS/TOPIC[?group=G], https://sqs.REGION.amazonaws.com/ACCOUNT/QUEUE or sqs://REGION/QUEUE")
@@ -76,7 +77,10 @@ func (o *newOptions) Run() error {
 	if err != nil {
 		return err
 	}
+	chosen := fmt.Sprintf("class %s: %s", s.Class.Name, s.Why)
 	if o.dir == "" {
+		// Standard output is the manifests alone, to pipe to kubectl.
+		fmt.Fprintln(o.ErrOut, chosen)
 		_, err := o.Out.Write(data)
 		return err
 	}
@@ -102,7 +106,7 @@ func (o *newOptions) Run() error {
 	if err := file.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "wrote %s (%s %s in namespace %s, class %s)\nnext: berth audit %s && kubectl apply -f %s\n",
-		path, o.o.Kind, o.o.Name, s.Namespace, s.Class.Name, path, path)
+	fmt.Fprintf(o.Out, "wrote %s (%s %s in namespace %s)\n%s\nnext: berth audit %s && kubectl apply -f %s\n",
+		path, o.o.Kind, o.o.Name, s.Namespace, chosen, path, path)
 	return nil
 }

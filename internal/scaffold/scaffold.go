@@ -80,7 +80,10 @@ type Object struct {
 type Scaffold struct {
 	Namespace string
 	Class     *v1alpha1.Class
-	Objects   []Object
+	// Why says why Class was chosen, for people: "--class" when it was
+	// asked for.
+	Why     string
+	Objects []Object
 }
 
 // ckptGrace is the least terminationGracePeriodSeconds for training:
@@ -123,7 +126,7 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	if team == nil {
 		return nil, problem.Errorf("pass --team with one of them, or add the team to spec.teams", "no team %q in the blueprint; its teams are %s", o.Team, teamNames(bp))
 	}
-	class, err := pickClass(bp, team, o)
+	class, why, err := pickClass(bp, team, o)
 	if err != nil {
 		return nil, err
 	}
@@ -152,7 +155,7 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	if o.Image == "" {
 		o.Image = "registry.example.com/" + team.Name + "/" + o.Name + ":0.1.0"
 	}
-	s := &Scaffold{Namespace: ns, Class: class}
+	s := &Scaffold{Namespace: ns, Class: class, Why: why}
 	b := builder{bp: bp, o: o, ns: ns, class: class, queue: queue, gpuDefault: gpuDefault}
 	switch o.Kind {
 	case Inference:
@@ -202,13 +205,18 @@ func MayUse(t *v1alpha1.Team, class string) bool {
 // DefaultClass is the class New picks for a workload of kind k of team
 // when no class is given. Its error says why there is none, with the fix.
 func DefaultClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, k Kind) (*v1alpha1.Class, error) {
-	return pickClass(bp, team, Options{Kind: k})
+	c, _, err := pickClass(bp, team, Options{Kind: k})
+	return c, err
 }
 
-// pickClass chooses the class: o.Class when given, else the first of the
-// kind's role that the team may use.
-func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha1.Class, error) {
+// pickClass chooses the class, and says why: o.Class when given, else
+// the first of the kind's role that the team may use; for a batch worker,
+// the first of them with a queue of its own (a worker without one starts
+// at 0 replicas and nothing scales it), or, given --queue, the first
+// without (a class's own queue and --queue cannot both be read).
+func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha1.Class, string, error) {
 	role := o.Kind.Role()
+	var usable []*v1alpha1.Class
 	var ofRole, forbidden []string
 	for i := range bp.Spec.Classes {
 		c := &bp.Spec.Classes[i]
@@ -217,30 +225,58 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 				continue
 			}
 			if !MayUse(team, c.Name) {
-				return nil, problem.Errorf(fmt.Sprintf("pass --class with one of the team's classes, or add %s to the team's classes in the blueprint", c.Name), "team %s may not use class %s (its classes: %s)", team.Name, c.Name, strings.Join(team.Classes, ", "))
+				return nil, "", problem.Errorf(fmt.Sprintf("pass --class with one of the team's classes, or add %s to the team's classes in the blueprint", c.Name), "team %s may not use class %s (its classes: %s)", team.Name, c.Name, strings.Join(team.Classes, ", "))
 			}
 			if c.EffectiveRole() != role {
-				return nil, problem.Errorf(fmt.Sprintf("pass a %s class to --class, or leave --class out", role), "class %s has role %s; %s wants a %s class", c.Name, c.EffectiveRole(), o.Kind, role)
+				return nil, "", problem.Errorf(fmt.Sprintf("pass a %s class to --class, or leave --class out", role), "class %s has role %s; %s wants a %s class", c.Name, c.EffectiveRole(), o.Kind, role)
 			}
-			return c, nil
+			return c, "--class", nil
 		}
 		if c.EffectiveRole() != role {
 			continue
 		}
-		if MayUse(team, c.Name) {
-			return c, nil
-		}
 		ofRole = append(ofRole, c.Name)
-		forbidden = append(forbidden, c.Name)
+		if MayUse(team, c.Name) {
+			usable = append(usable, c)
+		} else {
+			forbidden = append(forbidden, c.Name)
+		}
+	}
+	if len(usable) > 0 {
+		first := fmt.Sprintf("the first %s class team %s may use", role, team.Name)
+		if len(usable) == 1 {
+			first = fmt.Sprintf("the only %s class team %s may use", role, team.Name)
+		}
+		if o.Kind != Batch {
+			return usable[0], first, nil
+		}
+		withQueue := slices.IndexFunc(usable, hasQueue)
+		if o.Queue != "" {
+			if without := slices.IndexFunc(usable, func(c *v1alpha1.Class) bool { return !hasQueue(c) }); without > 0 {
+				return usable[without], fmt.Sprintf("the first %s class team %s may use without a queue of its own, so the worker reads --queue", role, team.Name), nil
+			}
+			return usable[0], first, nil
+		}
+		if withQueue < 0 {
+			return usable[0], first + "; no class of the team's has a queue, so the worker starts at 0 replicas and nothing scales it (scale it by hand, or pass --queue URL for an HPA on the queue's depth)", nil
+		}
+		q := usable[withQueue].Scaling.Queue
+		why := fmt.Sprintf("the first %s class team %s may use with a queue (%s %s), which scales the worker from zero", role, team.Name, q.Type, queueName(q))
+		if withQueue > 0 {
+			why += fmt.Sprintf("; %s has none, and a worker of it would start at 0 replicas with nothing to scale it", usable[0].Name)
+		}
+		return usable[withQueue], why, nil
 	}
 	if o.Class != "" {
-		return nil, problem.Errorf("pass --class with one of the blueprint's classes, or leave it out", "no class %q in the blueprint", o.Class)
+		return nil, "", problem.Errorf("pass --class with one of the blueprint's classes, or leave it out", "no class %q in the blueprint", o.Class)
 	}
 	if len(ofRole) == 0 {
-		return nil, problem.Errorf(fmt.Sprintf("add one to spec.classes, e.g. %s", roleExample(o.Kind)), "the blueprint has no %s class (%s: %s), so %s has nowhere to run", role, o.Kind, roleRule(role), o.Kind)
+		return nil, "", problem.Errorf(fmt.Sprintf("add one to spec.classes, e.g. %s", roleExample(o.Kind)), "the blueprint has no %s class (%s: %s), so %s has nowhere to run", role, o.Kind, roleRule(role), o.Kind)
 	}
-	return nil, problem.Errorf(fmt.Sprintf("add one of them to team %s's classes in the blueprint (then berth apply)", team.Name), "team %s may not use a %s class: %s %s, and the team's classes are %s", team.Name, role, strings.Join(forbidden, ", "), plural(len(forbidden), "is", "are"), strings.Join(team.Classes, ", "))
+	return nil, "", problem.Errorf(fmt.Sprintf("add one of them to team %s's classes in the blueprint (then berth apply)", team.Name), "team %s may not use a %s class: %s %s, and the team's classes are %s", team.Name, role, strings.Join(forbidden, ", "), plural(len(forbidden), "is", "are"), strings.Join(team.Classes, ", "))
 }
+
+func hasQueue(c *v1alpha1.Class) bool { return c.Scaling != nil && c.Scaling.Queue != nil }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

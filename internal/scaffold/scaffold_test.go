@@ -42,7 +42,7 @@ var cases = []struct {
 	{"inference-gpu-model", Options{Kind: Inference, Name: "reco", Team: "team-a", GPUs: 1, Model: "reco:4"}},
 	{"training", Options{Kind: Training, Name: "finetune", Team: "team-a"}},
 	{"training-gpu", Options{Kind: Training, Name: "finetune", Team: "team-a", GPUs: 2}},
-	{"batch", Options{Kind: Batch, Name: "embed", Team: "team-b"}},
+	{"batch", Options{Kind: Batch, Name: "embed", Team: "team-b", Class: "batch"}},
 	{"batch-queue", Options{Kind: Batch, Name: "embed", Team: "team-b", Queue: "sqs://eu-west-1/embed-jobs"}},
 	{"batch-kafka", Options{Kind: Batch, Name: "embed", Team: "team-b", Queue: "kafka://kafka-0.queues:9092,kafka-1.queues:9092/embed-jobs"}},
 	{"batch-amqp-keda", Options{Kind: Batch, Name: "embed", Team: "team-b", Queue: "amqp://rabbitmq.queues:5672/embed-jobs", Scaler: ScalerKEDA}},
@@ -131,6 +131,44 @@ func write(t *testing.T, path string, data []byte) {
 	}
 }
 
+// A batch worker gets a class of the team's with a queue when there is
+// one, since a worker of a class without one starts at 0 replicas and
+// nothing scales it; the scaffold says which class it chose and why.
+func TestClassChoice(t *testing.T) {
+	bp := retail(t)
+	bp.Spec.Teams = append(bp.Spec.Teams, v1alpha1.Team{Name: "etl", Namespaces: []string{"etl"}, Classes: []string{"batch"}})
+	for _, c := range []struct {
+		name  string
+		o     Options
+		class string
+		why   []string
+	}{
+		{"batch: the class with a queue", Options{Kind: Batch, Name: "embed", Team: "team-b"}, "batch-inference",
+			[]string{"the first General class team team-b may use with a queue (rabbitmq batch-inference), which scales the worker from zero", "batch has none"}},
+		{"batch with --queue: a class without one", Options{Kind: Batch, Name: "embed", Team: "team-b", Queue: "sqs://eu-west-1/embed-jobs"}, "batch",
+			[]string{"the first General class team team-b may use"}},
+		{"batch, no class with a queue", Options{Kind: Batch, Name: "embed", Team: "etl"}, "batch",
+			[]string{"the only General class team etl may use", "no class of the team's has a queue, so the worker starts at 0 replicas and nothing scales it"}},
+		{"--class", Options{Kind: Batch, Name: "embed", Team: "team-b", Class: "batch"}, "batch", []string{"--class"}},
+		{"inference", Options{Kind: Inference, Name: "reco", Team: "team-a"}, "inference", []string{"the only Serving class team team-a may use"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s, err := New(bp, c.o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if s.Class.Name != c.class {
+				t.Errorf("class %s; want %s", s.Class.Name, c.class)
+			}
+			for _, w := range c.why {
+				if !strings.Contains(s.Why, w) {
+					t.Errorf("why %q does not say %q", s.Why, w)
+				}
+			}
+		})
+	}
+}
+
 // Refusals name what is wrong and how to fix it.
 func TestRefusals(t *testing.T) {
 	bp := retail(t)
@@ -149,13 +187,13 @@ func TestRefusals(t *testing.T) {
 		{"unknown team", bp, Options{Kind: Batch, Name: "x", Team: "nobody"}, []string{`no team "nobody"`, "fix:"}},
 		{"class forbidden", bp, Options{Kind: Training, Name: "ft", Team: "web", Class: "training"}, []string{"team web may not use class training", "fix:"}},
 		{"class of another role", bp, Options{Kind: Training, Name: "ft", Team: "team-a", Class: "batch"}, []string{"class batch has role General", "fix:"}},
-		{"gpus without a GPU pool", bp, Options{Kind: Batch, Name: "x", Team: "team-a", GPUs: 1}, []string{"class batch has no GPU pool", "fix:"}},
+		{"gpus without a GPU pool", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Class: "batch", GPUs: 1}, []string{"class batch has no GPU pool", "fix:"}},
 		{"model on training", bp, Options{Kind: Training, Name: "ft", Team: "team-a", Model: "reco@production"}, []string{"--model is for inference"}},
 		{"bad model", bp, Options{Kind: Inference, Name: "reco", Team: "team-a", Model: "reco"}, []string{"want NAME@ALIAS or NAME:VERSION"}},
 		{"bad name", bp, Options{Kind: Batch, Name: "Embed_1", Team: "team-a"}, []string{`name "Embed_1"`}},
 		{"unknown scaler", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Queue: "sqs://eu-west-1/q", Scaler: "argo"}, []string{`--scaler "argo": want hpa or keda`, "fix:"}},
 		{"keda on inference", bp, Options{Kind: Inference, Name: "reco", Team: "team-a", Scaler: ScalerKEDA}, []string{"--scaler keda is for batch workers", "fix:"}},
-		{"keda without a queue", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Scaler: ScalerKEDA}, []string{"class batch has none and no --queue was given", "fix: pass --queue URL"}},
+		{"keda without a queue", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Class: "batch", Scaler: ScalerKEDA}, []string{"class batch has none and no --queue was given", "fix: pass --queue URL"}},
 		{"queue beside the class's", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Class: "batch-inference", Queue: "amqp://h/q"}, []string{"class batch-inference drains its own rabbitmq queue (batch-inference)", "fix: drop --queue"}},
 		{"queue URL unread", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Queue: "redis://h/q"}, []string{`berth does not know the scheme "redis"`, "fix: pass amqp://HOST/QUEUE"}},
 	} {
