@@ -35,6 +35,11 @@ type Options struct {
 	// the workloads labelled berth.io/class to. Nil means none: those
 	// rules have nothing to check.
 	Classes []v1alpha1.Class
+	// Present are objects that exist beside those audited, which the
+	// rules count but do not check and the report does not list: a
+	// blueprint's own (BlueprintObjects) when files that will join its
+	// cluster are audited. Nil means only the audited objects exist.
+	Present *Inventory
 	// Source names what was audited, for the report.
 	Source string
 	// Ignore are rule IDs to leave out everywhere.
@@ -84,7 +89,10 @@ type view struct {
 	classBudgets map[string]map[string]bool
 	pcs          map[string]*schedulingv1.PriorityClass
 	defaultPC    *schedulingv1.PriorityClass
-	namespaces   map[string]bool
+	// quotas and limitRanges are, by namespace, those audited or
+	// present.
+	quotas      map[string][]*corev1.ResourceQuota
+	limitRanges map[string]bool
 
 	// ignore are the rules left out everywhere, exempt those left out per
 	// object; suppressed counts the findings they drop.
@@ -97,7 +105,8 @@ type view struct {
 
 func newView(inv *Inventory, o Options) *view {
 	v := &view{inv: inv, opts: o, system: map[string]bool{"kube-system": true, "kube-public": true, "kube-node-lease": true},
-		pcs: map[string]*schedulingv1.PriorityClass{}, byNS: map[string][]*workload{}, namespaces: map[string]bool{}}
+		pcs: map[string]*schedulingv1.PriorityClass{}, byNS: map[string][]*workload{},
+		quotas: map[string][]*corev1.ResourceQuota{}, limitRanges: map[string]bool{}}
 	for _, ns := range o.SystemNamespaces {
 		v.system[ns] = true
 	}
@@ -106,20 +115,32 @@ func newView(inv *Inventory, o Options) *view {
 		v.ignore[id] = true
 	}
 	v.exempt = inv.exemptions()
-	v.budgets = budgetSelectors(inv)
-	v.classBudgets = classBudgets(inv)
-	for i := range inv.PriorityClasses {
-		pc := &inv.PriorityClasses[i]
-		v.pcs[pc.Name] = pc
-		if pc.GlobalDefault {
-			v.defaultPC = pc
+	// What the audited objects rely on may also be present beside them;
+	// an audited object stands for a present one of its name.
+	known := []*Inventory{inv}
+	if o.Present != nil {
+		known = []*Inventory{o.Present, inv}
+	}
+	v.budgets = budgetSelectors(known...)
+	v.classBudgets = classBudgets(known...)
+	for _, in := range known {
+		for i := range in.PriorityClasses {
+			pc := &in.PriorityClasses[i]
+			v.pcs[pc.Name] = pc
+			if pc.GlobalDefault {
+				v.defaultPC = pc
+			}
+		}
+		for i := range in.ResourceQuotas {
+			q := &in.ResourceQuotas[i]
+			v.quotas[q.Namespace] = append(v.quotas[q.Namespace], q)
+		}
+		for i := range in.LimitRanges {
+			v.limitRanges[in.LimitRanges[i].Namespace] = true
 		}
 	}
 	v.indexPools()
 	v.indexWorkloads()
-	for i := range inv.Namespaces {
-		v.namespaces[inv.Namespaces[i].Name] = true
-	}
 	return v
 }
 

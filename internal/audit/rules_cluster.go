@@ -95,25 +95,25 @@ func spreadsZones(w *workload) bool {
 // checkNamespaces: namespaces running workloads have a GPU quota when
 // they use GPUs, and a LimitRange.
 func (v *view) checkNamespaces() {
-	quotaGPU, quotas, limitRanges := map[string]bool{}, map[string]bool{}, map[string]bool{}
-	for i := range v.inv.ResourceQuotas {
-		q := &v.inv.ResourceQuotas[i]
-		quotas[q.Namespace] = true
-		for r := range q.Spec.Hard {
-			if strings.HasPrefix(string(r), "requests.") && isGPUResource(r[len("requests."):]) {
-				quotaGPU[q.Namespace] = true
+	quotaGPU := map[string]bool{}
+	for ns, quotas := range v.quotas {
+		for _, q := range quotas {
+			for r := range q.Spec.Hard {
+				if strings.HasPrefix(string(r), "requests.") && isGPUResource(r[len("requests."):]) {
+					quotaGPU[ns] = true
+				}
 			}
 		}
-	}
-	for i := range v.inv.LimitRanges {
-		limitRanges[v.inv.LimitRanges[i].Namespace] = true
 	}
 	names := make([]string, 0, len(v.byNS))
 	for ns := range v.byNS {
 		names = append(names, ns)
 	}
-	for ns := range quotas {
-		if _, ok := v.byNS[ns]; !ok {
+	// Namespaces whose quota is audited, though they run nothing audited.
+	quoted := map[string]bool{}
+	for i := range v.inv.ResourceQuotas {
+		if ns := v.inv.ResourceQuotas[i].Namespace; v.byNS[ns] == nil && !quoted[ns] {
+			quoted[ns] = true
 			names = append(names, ns)
 		}
 	}
@@ -134,7 +134,7 @@ func (v *view) checkNamespaces() {
 				fmt.Sprintf("runs %d GPU workload(s) (%s) but no ResourceQuota caps requests.nvidia.com/gpu, so it can take every GPU in the cluster", len(gpu), nodeList(gpu)),
 				fmt.Sprintf("add a ResourceQuota in %s with hard requests.nvidia.com/gpu (berth: the team's quota.gpu)", ns))
 		}
-		if !limitRanges[ns] {
+		if !v.limitRanges[ns] {
 			v.add(v1alpha1.RuleLimitRangeMissing, obj, "",
 				"has no LimitRange, so containers that set no requests are scheduled as if free and escape the CPU and memory quota",
 				fmt.Sprintf("add a LimitRange in %s with container defaults (berth: a team's defaults)", ns))
@@ -210,19 +210,21 @@ func sortedResources(list corev1.ResourceList) []corev1.ResourceName {
 
 // classBudgets are, by namespace, the classes named in its
 // berth.io/budgets annotation.
-func classBudgets(inv *Inventory) map[string]map[string]bool {
+func classBudgets(invs ...*Inventory) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
-	for i := range inv.Namespaces {
-		ns := &inv.Namespaces[i]
-		var b compile.Budgets
-		if json.Unmarshal([]byte(ns.Annotations[v1alpha1.AnnotationBudgets]), &b) != nil {
-			continue
-		}
-		for class := range b {
-			if out[ns.Name] == nil {
-				out[ns.Name] = map[string]bool{}
+	for _, inv := range invs {
+		for i := range inv.Namespaces {
+			ns := &inv.Namespaces[i]
+			var b compile.Budgets
+			if json.Unmarshal([]byte(ns.Annotations[v1alpha1.AnnotationBudgets]), &b) != nil {
+				continue
 			}
-			out[ns.Name][class] = true
+			for class := range b {
+				if out[ns.Name] == nil {
+					out[ns.Name] = map[string]bool{}
+				}
+				out[ns.Name][class] = true
+			}
 		}
 	}
 	return out
@@ -230,12 +232,14 @@ func classBudgets(inv *Inventory) map[string]map[string]bool {
 
 // budgetSelectors are each namespace's PDB selectors, worked out once:
 // the PDB rules ask of every inference workload.
-func budgetSelectors(inv *Inventory) map[string][]labels.Selector {
+func budgetSelectors(invs ...*Inventory) map[string][]labels.Selector {
 	out := map[string][]labels.Selector{}
-	for i := range inv.PDBs {
-		p := &inv.PDBs[i]
-		if sel := pdbSelector(p.Spec.Selector); sel != nil {
-			out[p.Namespace] = append(out[p.Namespace], sel)
+	for _, inv := range invs {
+		for i := range inv.PDBs {
+			p := &inv.PDBs[i]
+			if sel := pdbSelector(p.Spec.Selector); sel != nil {
+				out[p.Namespace] = append(out[p.Namespace], sel)
+			}
 		}
 	}
 	return out
@@ -387,8 +391,7 @@ func (v *view) highDefault() bool {
 		return false
 	}
 	highest, users := true, 0
-	for i := range v.inv.PriorityClasses {
-		o := &v.inv.PriorityClasses[i]
+	for _, o := range v.pcs {
 		if o.Value >= 1_000_000_000 || strings.HasPrefix(o.Name, "system-") {
 			continue // the system classes
 		}

@@ -48,8 +48,11 @@ Lists such as ` + "`kubectl get -o json`" + ` writes, or rendered Helm or kustom
 output ("-" reads stdin). A cluster is read whole, or with -n only those
 namespaces (nodes and PriorityClasses are always read).
 
-With -f BLUEPRINT, system namespaces and GPU taints come from the
-blueprint, and on a cluster audit also reports drift from it.
+With -f BLUEPRINT (for files, else ./berth.yaml when there is one),
+system namespaces and GPU taints come from the blueprint. Files are
+audited as they will run beside the blueprint's own objects (its team
+namespaces, quotas, LimitRanges, budgets and PriorityClasses, which
+berth apply makes); on a cluster audit also reports drift from it.
 
 Exit status: 0 when no error-level finding remains, 1 otherwise, so it
 can gate CI (--fail-on warning fails on warnings too). Leave a rule out
@@ -62,7 +65,7 @@ everywhere with --ignore RULE, or for one object with its annotation
 	}
 	f := cmd.Flags()
 	f.StringVarP(&o.output, "output", "o", string(audit.Table), "report format: "+strings.Join(formats, ", "))
-	f.StringVarP(&o.file, "file", "f", "", "blueprint to take system namespaces and GPU taints from, and to report drift against")
+	f.StringVarP(&o.file, "file", "f", "", "blueprint to take system namespaces, GPU taints and (for files) the team namespaces' objects from, and to report a cluster's drift against (files: default ./berth.yaml)")
 	f.StringSliceVarP(&o.namespaces, "namespace", "n", nil, "audit only these namespaces of the cluster (repeatable)")
 	f.StringSliceVar(&o.system, "system-namespace", nil, "more namespaces that run cluster add-ons (kube-system, kube-public and kube-node-lease always do)")
 	f.StringSliceVar(&o.ignore, "ignore", nil, "rule IDs to leave out (repeatable)")
@@ -94,6 +97,11 @@ func (o *auditOptions) Run(ctx context.Context) error {
 	}
 	if bp != nil {
 		opts.UseBlueprint(bp.Blueprint)
+		if len(o.paths) > 0 {
+			// Files join the blueprint's cluster, where apply makes its
+			// own objects; a cluster is audited for what it holds.
+			opts.Present = audit.BlueprintObjects(bp.Blueprint)
+		}
 	}
 
 	var inv *audit.Inventory
@@ -145,15 +153,19 @@ func (o *auditOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// blueprint is -f, or for a berth local cluster the one it was started
-// from; nil when neither.
+// blueprint is -f; else, for files, ./berth.yaml (as berth new finds
+// it), and for a berth local cluster the one it was started from; nil
+// when none of them.
 func (o *auditOptions) blueprint() (*loadedBlueprint, error) {
 	warn := func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) }
 	if o.file != "" {
 		return loadBlueprint(o.file, warn)
 	}
 	if len(o.paths) > 0 {
-		return nil, nil
+		if _, err := os.Stat(defaultBlueprintFile); err != nil {
+			return nil, nil
+		}
+		return loadBlueprint(defaultBlueprintFile, warn)
 	}
 	if local, ok := strings.CutPrefix(o.kube.contextName(), "berth-"); ok {
 		saved := filepath.Join(stateDirFor(local), "blueprint.yaml")

@@ -17,7 +17,9 @@ const defaultBlueprintFile = "berth.yaml"
 type loadedBlueprint struct {
 	*v1alpha1.Blueprint
 	source string // a path, or "<template NAME>"
-	raw    []byte
+	// template is the built-in template's name when no file was read.
+	template string
+	raw      []byte
 }
 
 // loadBlueprint reads file, or berth.yaml when file is empty and it
@@ -29,13 +31,15 @@ func loadBlueprint(file string, warn func(problem.Problem)) (*loadedBlueprint, e
 		}
 	}
 	var (
-		raw    []byte
-		source = file
-		err    error
+		raw      []byte
+		source   = file
+		template string
+		err      error
 	)
 	if file == "" {
-		source = "<template " + blueprint.DefaultTemplate + ">"
-		raw, err = blueprint.Template(blueprint.DefaultTemplate)
+		template = blueprint.DefaultTemplate
+		source = "<template " + template + ">"
+		raw, err = blueprint.Template(template)
 	} else {
 		raw, err = os.ReadFile(file)
 	}
@@ -49,7 +53,7 @@ func loadBlueprint(file string, warn func(problem.Problem)) (*loadedBlueprint, e
 	for _, w := range warnings {
 		warn(w)
 	}
-	return &loadedBlueprint{Blueprint: bp, source: source, raw: raw}, nil
+	return &loadedBlueprint{Blueprint: bp, source: source, template: template, raw: raw}, nil
 }
 
 func findPool(pools []v1alpha1.Pool, name string) *v1alpha1.Pool {

@@ -106,7 +106,22 @@ func (o *newOptions) Run() error {
 	if err := file.Close(); err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "wrote %s (%s %s in namespace %s)\n%s\nnext: berth audit %s && kubectl apply -f %s\n",
-		path, o.o.Kind, o.o.Name, s.Namespace, chosen, path, path)
+	fmt.Fprintf(o.Out, "wrote %s (%s %s in namespace %s)\n%s\nnext: %s && kubectl apply -f %s\n",
+		path, o.o.Kind, o.o.Name, s.Namespace, chosen, auditAdvice(bp, path), path)
 	return nil
+}
+
+// auditAdvice is the berth audit command that checks path beside the
+// blueprint bp, as audit finds a blueprint: -f, else ./berth.yaml. A
+// built-in template is written to ./berth.yaml first, so that the audit
+// counts the team's quota, LimitRange and budgets as the cluster will
+// have them.
+func auditAdvice(bp *loadedBlueprint, path string) string {
+	switch {
+	case bp.template != "":
+		return fmt.Sprintf("berth init --template %s %s && berth audit %s", bp.template, defaultBlueprintFile, path)
+	case bp.source == defaultBlueprintFile:
+		return "berth audit " + path
+	}
+	return fmt.Sprintf("berth audit -f %s %s", bp.source, path)
 }

@@ -22,11 +22,18 @@ import (
 // and exit code.
 func berth(t *testing.T, home string, args ...string) (string, int) {
 	t.Helper()
+	return berthIn(t, "", home, args...)
+}
+
+// berthIn is berth run in the directory dir ("" for the test's own).
+func berthIn(t *testing.T, dir, home string, args ...string) (string, int) {
+	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe, args...)
+	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

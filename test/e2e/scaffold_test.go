@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -251,4 +252,41 @@ func TestScaffolds(t *testing.T) {
 			t.Errorf("batch pods run on pools %v; want the class's [cpu]", got)
 		}
 	})
+}
+
+// The advice berth new ends with audits clean, through the real command
+// line: each kind, for each of the retail template's teams, written where
+// there is no blueprint (new follows the built-in template, and the
+// advice first writes it to ./berth.yaml, where audit finds it) and then
+// where there is one. Audit counts the blueprint's own namespaces,
+// quotas, LimitRanges, budgets and PriorityClasses as present.
+func TestNewAdviceAuditsClean(t *testing.T) {
+	home, dir := t.TempDir(), t.TempDir()
+	first := true
+	for _, team := range []string{"team-a", "team-b"} {
+		for _, kind := range []string{"inference", "training", "batch"} {
+			name := kind + "-" + team
+			out, code := berthIn(t, dir, home, "new", kind, name, "--team", team, "-o", "deploy")
+			if code != 0 {
+				t.Fatalf("berth new %s exited %d:\n%s", name, code, out)
+			}
+			_, advice, ok := strings.Cut(out, "\nnext: ")
+			if !ok || !strings.Contains(out, "\nclass ") {
+				t.Fatalf("berth new %s does not say which class it chose and what to run next:\n%s", name, out)
+			}
+			if writes := strings.HasPrefix(advice, "berth init "); writes != first {
+				t.Errorf("berth new %s advises %q; want berth init first only while there is no ./berth.yaml", name, advice)
+			}
+			first = false
+			for _, step := range strings.Split(strings.TrimSpace(advice), " && ") {
+				args := strings.Fields(step)
+				if args[0] == "kubectl" {
+					continue
+				}
+				if out, code := berthIn(t, dir, home, args[1:]...); code != 0 {
+					t.Errorf("berth new %s's advice: %s exited %d:\n%s", name, step, code, out)
+				}
+			}
+		}
+	}
 }
