@@ -1,23 +1,28 @@
 package audit
 
-import "berth.io/berth/api/v1alpha1"
+import (
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/compile"
+)
 
-// Rule IDs are in api/v1alpha1 (wellknown.go), shared with the guardrails.
+// Rule IDs are in api/v1alpha1 (wellknown.go), shared with the guardrails;
+// so are the fixes of the rules the guardrails check too (compile's Fix
+// constants), so that a refusal and an audit give the same remedy.
 
 // Rules is the catalogue, in the order the README lists it.
 var Rules = []Rule{
 	{ID: v1alpha1.RuleGPULimit, Severity: Error,
 		Title: "GPU container without an nvidia.com/gpu limit",
 		Why:   "A GPU is a whole device and cannot be overcommitted: Kubernetes only honours a GPU given as a limit, and the API refuses a GPU request without one.",
-		Fix:   `Set resources.limits["nvidia.com/gpu"] on the container to the number of GPUs it uses.`},
+		Fix:   compile.FixGPULimit},
 	{ID: v1alpha1.RuleGPUWithoutGPU, Severity: Error,
 		Title: "GPU-taint toleration or GPU-pool selector without a GPU request",
 		Why:   "The pod can land on a GPU node and hold it without using a GPU, so GPU workloads wait and the pool cannot scale down.",
-		Fix:   `Request the GPU with resources.limits["nvidia.com/gpu"], or remove the toleration and node selector.`},
+		Fix:   compile.FixGPUWithoutGPU},
 	{ID: v1alpha1.RuleSystemPool, Severity: Error,
 		Title: "Workload outside a system namespace tolerates CriticalAddonsOnly",
 		Why:   "The system pool is sized for cluster add-ons; an application there competes with DNS and monitoring.",
-		Fix:   "Remove the toleration (a toleration with no key tolerates every taint); run add-ons in kube-system or a system namespace."},
+		Fix:   compile.FixSystemPool},
 	{ID: v1alpha1.RuleGPUPoolTaint, Severity: Error,
 		Title: "GPU pool whose nodes lack the GPU taint",
 		Why:   "Without a NoSchedule taint any pod can land on a GPU node and hold it, and a nginx replica can keep a GPU machine from scaling down.",
@@ -85,7 +90,7 @@ var Rules = []Rule{
 	{ID: v1alpha1.RuleGlobalDefault, Severity: Error,
 		Title: "High-priority PriorityClass that is globalDefault",
 		Why:   "Every pod that names no class runs at high priority and may preempt inference and training alike.",
-		Fix:   "Make the lowest class the global default, or none."},
+		Fix:   compile.FixGlobalDefault},
 	{ID: v1alpha1.RuleDevicePlugin, Severity: Error,
 		Title: "GPU pool the device plugin does not run on",
 		Why:   "A GPU node advertises nvidia.com/gpu only while the device plugin runs on it: where its DaemonSet does not tolerate a pool's taints (or, on a live cluster, its pod is not Running on a GPU node), the GPUs are invisible and every GPU pod meant for them stays Pending.",

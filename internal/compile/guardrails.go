@@ -16,8 +16,9 @@ import (
 
 // Guardrails are ValidatingAdmissionPolicies the API server evaluates
 // itself: nothing of berth's sits in the admission path, and with
-// failurePolicy Fail nothing fails open. Each rule is one validation
-// whose message names the rule, the field and the fix.
+// failurePolicy Fail nothing fails open. Each rule is a validation (or
+// two) whose message, made by messageExpression, names the rule, what is
+// wrong and the fix.
 //
 // The policies name the blueprint's namespaces, pools and taints
 // literally, so no label a user can edit decides who is exempt.
@@ -191,8 +192,10 @@ func newFacts(bp *v1alpha1.Blueprint) *facts {
 type rule struct {
 	// expr holds when the object is acceptable.
 	expr string
-	// message is a CEL string expression: what is wrong and the fix.
-	message string
+	// what says what is wrong, without a final period; fix is the
+	// remedy, plain text. messageExpression makes the message of them.
+	what []part
+	fix  string
 }
 
 // The rules each kind of object gets, the most telling first: the API
@@ -274,14 +277,12 @@ func tolerates(taints []corev1.Taint) string {
 	return "variables.tolerations.exists(t, (!has(t.key) || t.key == '') ? (has(t.operator) && t.operator == 'Exists') : (" + strings.Join(each, " || ") + "))"
 }
 
-// rules are the validations by ID, for the objects at spec. Messages are
-// CEL string expressions: lit quotes text, the rest is CEL.
-func rules(f *facts, workload bool) map[string]rule {
+// rules are the validations of each rule ID, for the objects at spec.
+func rules(f *facts, workload bool) map[string][]rule {
 	what := "this pod"
 	if workload {
 		what = "this workload's pod template"
 	}
-	msg := func(parts ...string) string { return strings.Join(parts, " + ") }
 	or := func(list, none string) string {
 		return "(size(" + list + ") == 0 ? '" + none + "' : " + list + ".join(', '))"
 	}
@@ -289,68 +290,87 @@ func rules(f *facts, workload bool) map[string]rule {
 	classPCs := celStringMap(f.classPCs)
 	bare := ""
 	if !workload {
-		bare = " A pod created directly cannot be given its class's priority on admission (priority is settled before mutation); a Deployment, StatefulSet, Job or CronJob of the class gets it by itself."
+		bare = ". A pod created directly cannot be given its class's priority on admission (priority is settled before mutation); a Deployment, StatefulSet, Job or CronJob of the class gets it by itself"
 	}
-	return map[string]rule{
-		v1alpha1.RuleGPULimit: {
-			"!('" + v1alpha1.AnnotationGPULimitMissing + "' in variables.podAnnotations)",
-			msg(lit(v1alpha1.RuleGPULimit+": container "), "variables.podAnnotations['"+v1alpha1.AnnotationGPULimitMissing+"']",
-				lit(` asks for GPUs in resources.requests without a limit. GPUs are whole devices and are not shared, so a GPU must be a limit. Fix: set resources.limits["nvidia.com/gpu"] to the number of GPUs.`))},
-		v1alpha1.RuleGPUWithoutGPU: {
-			"variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || size(variables.gpuContainers) > 0",
-			lit(v1alpha1.RuleGPUWithoutGPU + ": " + what + " tolerates a GPU pool's taint or selects only GPU pools (" + listText(f.gpuPools) + `) but no container asks for a GPU, so it would hold a GPU node without using it. Fix: set resources.limits["nvidia.com/gpu"] on the container that uses the GPU, or remove the toleration and the node selection.`)},
-		v1alpha1.RuleGPUNamespace: {
-			"variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || variables.ns in " + f.gpuNamespaces,
-			msg(lit(v1alpha1.RuleGPUNamespace+": namespace "), "variables.ns",
-				lit(" has no GPU quota, so it may not tolerate the GPU pools' taints or select them ("+listText(f.gpuPools)+", by any label or node name); namespaces with GPUs: "+listText(f.gpuNamespaces)+". Fix: run it in one of those, or give the team a quota.gpu in the blueprint."))},
-		v1alpha1.RuleSystemPool: {
-			"variables.isSystemNS || !(variables.toleratesSystem || variables.selectsSystemPool)",
-			lit(v1alpha1.RuleSystemPool + ": " + what + " tolerates the System pools' taints or selects only System pools (" + listText(f.systemPools) + ", by any label or node name), which only system namespaces (" + listText(f.systemNS) + ") may do. Fix: remove the toleration (a toleration with no key tolerates every taint) and the node selection; cluster add-ons go in a system namespace.")},
-		v1alpha1.RuleNodeName: {
-			"variables.isSystemNS || !has(variables.spec.nodeName) || variables.spec.nodeName == ''",
-			lit(v1alpha1.RuleNodeName + ": " + what + " sets spec.nodeName, which skips the scheduler and every taint, quota and priority check; only system namespaces (" + listText(f.systemNS) + ") may. Fix: remove spec.nodeName and select the pool with nodeSelector berth.io/pool.")},
+	return map[string][]rule{
+		v1alpha1.RuleGPULimit: {{
+			expr: "!('" + v1alpha1.AnnotationGPULimitMissing + "' in variables.podAnnotations)",
+			what: []part{text("container "), cel("variables.podAnnotations['" + v1alpha1.AnnotationGPULimitMissing + "']"),
+				text(" asks for GPUs in resources.requests without a limit. GPUs are whole devices and are not shared, so a GPU must be a limit")},
+			fix: FixGPULimit}},
+		v1alpha1.RuleGPUWithoutGPU: {{
+			expr: "variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || size(variables.gpuContainers) > 0",
+			what: []part{text(what + " tolerates a GPU pool's taint or selects only GPU pools (" + listText(f.gpuPools) + ") but no container asks for a GPU, so it would hold a GPU node without using it")},
+			fix:  FixGPUWithoutGPU}},
+		v1alpha1.RuleGPUNamespace: {{
+			expr: "variables.isSystemNS || !(variables.toleratesGPU || variables.selectsGPUPool) || variables.ns in " + f.gpuNamespaces,
+			what: []part{text("namespace "), cel("variables.ns"),
+				text(" has no GPU quota, so it may not tolerate the GPU pools' taints or select them (" + listText(f.gpuPools) + ", by any label or node name); namespaces with GPUs: " + listText(f.gpuNamespaces))},
+			fix: "run it in one of those, or give the team a quota.gpu in the blueprint."}},
+		// The policy refuses a selection of the System pools too, which
+		// audit does not check: its fix says so after the shared one.
+		v1alpha1.RuleSystemPool: {{
+			expr: "variables.isSystemNS || !(variables.toleratesSystem || variables.selectsSystemPool)",
+			what: []part{text(what + " tolerates the System pools' taints or selects only System pools (" + listText(f.systemPools) + ", by any label or node name), which only system namespaces (" + listText(f.systemNS) + ") may do")},
+			fix:  FixSystemPool + " Drop any node selection of the System pools too."}},
+		v1alpha1.RuleNodeName: {{
+			expr: "variables.isSystemNS || !has(variables.spec.nodeName) || variables.spec.nodeName == ''",
+			what: []part{text(what + " sets spec.nodeName, which skips the scheduler and every taint, quota and priority check; only system namespaces (" + listText(f.systemNS) + ") may")},
+			fix:  "remove spec.nodeName and select the pool with nodeSelector " + v1alpha1.LabelPool + "."}},
 		// Pods: a team namespace's pods name only the team's classes
 		// (the ceiling below holds every namespace to a number).
 		// Templates: every namespace but the system ones names only the
 		// classes its ceiling allows; the number is not known yet.
-		v1alpha1.RulePriorityClass: {
-			func() string {
+		v1alpha1.RulePriorityClass: {{
+			expr: func() string {
 				if workload {
 					return "variables.isSystemNS || variables.priorityClass == '' || variables.priorityClass in variables.allowedClasses"
 				}
 				return "!(" + inTeam + ") || variables.priorityClass == '' || variables.priorityClass in " + f.teamClasses + "[variables.ns]"
 			}(),
-			msg(lit(v1alpha1.RulePriorityClass+": namespace "), "variables.ns", lit(" may not use priorityClassName "), "variables.priorityClass",
-				"("+inTeam+" ? ('; its team may use '+"+or("variables.allowedClasses", "none")+"+' (priority at most '+string(variables.ceiling)+')') : ('; it is outside the blueprint, so it runs at most at the default priority '+string(variables.ceiling)+' and may name '+"+or("variables.allowedClasses", "no class")+"))",
-				lit(". System classes ("+strings.Join(systemPriorityClasses, ", ")+") are for system namespaces ("+listText(f.systemNS)+"). Fix: use one of those, or run it in a team namespace whose team may use the class (the team's classes in the blueprint)."))},
-		v1alpha1.RulePriorityCeiling: {
-			"variables.isSystemNS || variables.priority <= variables.ceiling",
-			msg(lit(v1alpha1.RulePriorityCeiling+": namespace "), "variables.ns", lit(" runs at most at priority "), "string(variables.ceiling)",
-				"("+inTeam+" ? ' (the highest class its team may use)' : ' (the priority of a pod that names no class: namespaces outside the blueprint run no higher)')",
-				lit(", but priorityClassName "), "variables.priorityClass", lit(" gives this pod priority "), "string(variables.priority)",
-				"("+inTeam+" ? '. Fix: use one of its team\\'s classes ('+"+or("variables.allowedClasses", "none")+"+'), or add the class to the team in the blueprint.' : '. Fix: drop priorityClassName, or run it in a team namespace whose team may use the class; system classes are for system namespaces ("+listText(f.systemNS)+").')")},
-		v1alpha1.RulePriorityValue: {
-			"!has(variables.spec.priority)",
-			lit(v1alpha1.RulePriorityValue + ": " + what + " sets spec.priority to a number; priority comes only from a PriorityClass. Fix: remove spec.priority and set spec.priorityClassName.")},
-		v1alpha1.RuleClassPreemption: {
-			"!(variables.classLabel in " + f.neverClasses + ") || (has(variables.spec.preemptionPolicy) && variables.spec.preemptionPolicy == 'Never')",
-			msg(lit(v1alpha1.RuleClassPreemption+": pods of class "), "variables.classLabel",
-				lit(" run with preemptionPolicy Never, so that they wait for room rather than evict anything; this pod has "),
-				"(has(variables.spec.preemptionPolicy) ? variables.spec.preemptionPolicy : 'none')",
-				lit(". Fix: set priorityClassName "), celStringMap(f.neverPCs)+"[variables.classLabel]",
-				lit(" (it carries preemptionPolicy Never)."))},
+			what: []part{text("namespace "), cel("variables.ns"), text(" may not use priorityClassName "), cel("variables.priorityClass"),
+				cel("(" + inTeam + " ? ('; its team may use '+" + or("variables.allowedClasses", "none") + "+' (priority at most '+string(variables.ceiling)+')') : ('; it is outside the blueprint, so it runs at most at the default priority '+string(variables.ceiling)+' and may name '+" + or("variables.allowedClasses", "no class") + "))"),
+				text(". System classes (" + strings.Join(systemPriorityClasses, ", ") + ") are for system namespaces (" + listText(f.systemNS) + ")")},
+			fix: "use one of those, or run it in a team namespace whose team may use the class (the team's classes in the blueprint)."}},
+		// Two validations, one for team namespaces and one for the rest,
+		// so that each gives its own fix.
+		v1alpha1.RulePriorityCeiling: {{
+			expr: "variables.isSystemNS || !(" + inTeam + ") || variables.priority <= variables.ceiling",
+			what: []part{text("namespace "), cel("variables.ns"), text(" runs at most at priority "), cel("string(variables.ceiling)"),
+				text(" (the highest class its team may use: "), cel(or("variables.allowedClasses", "none")),
+				text("), but priorityClassName "), cel("variables.priorityClass"), text(" gives this pod priority "), cel("string(variables.priority)")},
+			fix: "use one of its team's classes, or add the class to the team in the blueprint.",
+		}, {
+			expr: "variables.isSystemNS || " + inTeam + " || variables.priority <= variables.ceiling",
+			what: []part{text("namespace "), cel("variables.ns"), text(" runs at most at priority "), cel("string(variables.ceiling)"),
+				text(" (the priority of a pod that names no class: namespaces outside the blueprint run no higher), but priorityClassName "),
+				cel("variables.priorityClass"), text(" gives this pod priority "), cel("string(variables.priority)")},
+			fix: "drop priorityClassName, or run it in a team namespace whose team may use the class; system classes are for system namespaces (" + listText(f.systemNS) + ").",
+		}},
+		v1alpha1.RulePriorityValue: {{
+			expr: "!has(variables.spec.priority)",
+			what: []part{text(what + " sets spec.priority to a number; priority comes only from a PriorityClass")},
+			fix:  "remove spec.priority and set spec.priorityClassName."}},
+		v1alpha1.RuleClassPreemption: {{
+			expr: "!(variables.classLabel in " + f.neverClasses + ") || (has(variables.spec.preemptionPolicy) && variables.spec.preemptionPolicy == 'Never')",
+			what: []part{text("pods of class "), cel("variables.classLabel"),
+				text(" run at priorityClassName "), cel(celStringMap(f.neverPCs) + "[variables.classLabel]"),
+				text(", with preemptionPolicy Never, so that they wait for room rather than evict anything; this pod has "),
+				cel("(has(variables.spec.preemptionPolicy) ? variables.spec.preemptionPolicy : 'none')")},
+			fix: "set its class's priorityClassName, which carries preemptionPolicy Never."}},
 		// The class label and the priority class say the same thing, in
 		// both directions: a class's pods run at its priority, and a pod
 		// at a class's priority is of that class (the class policies
 		// give it the label when it has none), so that leaving the label
 		// off exempts no pod from its class's placement, isolation and
 		// budget.
-		v1alpha1.RuleClassPriority: {
-			"(variables.classLabel in " + classPCs + " ? variables.priorityClass == " + classPCs + "[variables.classLabel] : true) && (variables.priorityClass in " + f.pcClass + " ? variables.classLabel == " + f.pcClass + "[variables.priorityClass] : true)",
-			msg(lit(v1alpha1.RuleClassPriority+": "+what+" has class label "+v1alpha1.LabelClass+"="), "(variables.classLabel == '' ? '(none)' : variables.classLabel)",
-				lit(" and priorityClassName "), "(variables.priorityClass == '' ? '(none)' : variables.priorityClass)",
-				"(variables.classLabel in "+classPCs+" ? '; pods of class '+variables.classLabel+' run at priorityClassName '+"+classPCs+"[variables.classLabel] : '; priorityClassName '+variables.priorityClass+' is class '+"+f.pcClass+"[variables.priorityClass]+'\\'s')",
-				lit("."+bare+" Fix: make the class label and spec.priorityClassName name the same class."))},
+		v1alpha1.RuleClassPriority: {{
+			expr: "(variables.classLabel in " + classPCs + " ? variables.priorityClass == " + classPCs + "[variables.classLabel] : true) && (variables.priorityClass in " + f.pcClass + " ? variables.classLabel == " + f.pcClass + "[variables.priorityClass] : true)",
+			what: []part{text(what + " has class label " + v1alpha1.LabelClass + "="), cel("(variables.classLabel == '' ? '(none)' : variables.classLabel)"),
+				text(" and priorityClassName "), cel("(variables.priorityClass == '' ? '(none)' : variables.priorityClass)"),
+				cel("(variables.classLabel in " + classPCs + " ? '; pods of class '+variables.classLabel+' run at priorityClassName '+" + classPCs + "[variables.classLabel] : '; priorityClassName '+variables.priorityClass+' is class '+" + f.pcClass + "[variables.priorityClass]+'\\'s')"),
+				text(bare)},
+			fix: "make the class label and spec.priorityClassName name the same class."}},
 	}
 }
 
@@ -361,8 +381,9 @@ func podPolicy(bp *v1alpha1.Blueprint, f *facts, name, pod string, ids []string,
 	all := rules(f, !pods)
 	var validations []admissionv1.Validation
 	for _, id := range ids {
-		r := all[id]
-		validations = append(validations, admissionv1.Validation{Expression: r.expr, MessageExpression: r.message, Reason: ptrTo(metav1.StatusReasonForbidden)})
+		for _, r := range all[id] {
+			validations = append(validations, admissionv1.Validation{Expression: r.expr, MessageExpression: messageExpression(id, r.what, r.fix), Reason: ptrTo(metav1.StatusReasonForbidden)})
+		}
 	}
 	resources := []admissionv1.NamedRuleWithOperations{}
 	switch name {
@@ -398,6 +419,10 @@ func podPolicy(bp *v1alpha1.Blueprint, f *facts, name, pod string, ids []string,
 // it, and namespaces outside the blueprint run no higher than that.
 func priorityClassPolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.ValidatingAdmissionPolicy {
 	d := fmt.Sprint(f.defaultPriority)
+	msg := messageExpression(v1alpha1.RuleGlobalDefault, []part{
+		text("PriorityClass "), cel("object.metadata.name"), text(" would be the default for every pod that names no class, at priority "), cel("string(object.value)"),
+		text(", above " + d + ", the ceiling of every namespace outside the blueprint " + bp.Metadata.Name + " (and the lowest a class may sit); its pods would be refused or run above their station"),
+	}, FixGlobalDefault)
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "ValidatingAdmissionPolicy"),
 		ObjectMeta: meta(bp, "", PriorityPolicy, nil),
@@ -407,10 +432,9 @@ func priorityClassPolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.Validati
 				ruleFor("scheduling.k8s.io", "v1", "priorityclasses"),
 			}},
 			Validations: []admissionv1.Validation{{
-				Expression: "!(has(object.globalDefault) && object.globalDefault) || object.value <= " + d,
-				MessageExpression: lit(v1alpha1.RuleGlobalDefault+": PriorityClass ") + " + object.metadata.name + " + lit(" would be the default for every pod that names no class, at priority ") + " + string(object.value) + " +
-					lit(", above "+d+", the ceiling of every namespace outside the blueprint "+bp.Metadata.Name+" (and the lowest a class may sit); its pods would be refused or run above their station. Fix: drop globalDefault, set its value to at most "+d+", or make a class the default in the blueprint (globalDefault: true)."),
-				Reason: ptrTo(metav1.StatusReasonForbidden),
+				Expression:        "!(has(object.globalDefault) && object.globalDefault) || object.value <= " + d,
+				MessageExpression: msg,
+				Reason:            ptrTo(metav1.StatusReasonForbidden),
 			}},
 		},
 	}
@@ -435,6 +459,9 @@ func namespacePolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.ValidatingAd
 	expr := "object.metadata.name in " + mine +
 		" ? ((" + team + " in " + labels + " || " + team + " in " + old + ") ? (" + team + " in " + labels + " && " + labels + "[" + team + "] == " + mine + "[object.metadata.name][0] && " + blueprint + " in " + labels + " && " + labels + "[" + blueprint + "] == " + strconv.Quote(bp.Metadata.Name) + ") : true)" +
 		" : !(" + team + " in " + labels + " && " + labels + "[" + team + "] in " + celList(teamNames(bp)) + ")"
+	msg := messageExpression(v1alpha1.RuleNamespaceLabels,
+		[]part{text("the labels " + v1alpha1.LabelTeam + " and " + v1alpha1.LabelBlueprint + " say which team a namespace belongs to; only the blueprint " + bp.Metadata.Name + " changes them")},
+		"change the team in the blueprint and run berth apply.")
 	return &admissionv1.ValidatingAdmissionPolicy{
 		TypeMeta:   typeMeta(admissionv1.SchemeGroupVersion, "ValidatingAdmissionPolicy"),
 		ObjectMeta: meta(bp, "", NamespacePolicy, nil),
@@ -448,7 +475,7 @@ func namespacePolicy(bp *v1alpha1.Blueprint, f *facts) *admissionv1.ValidatingAd
 			}}},
 			Validations: []admissionv1.Validation{{
 				Expression:        expr,
-				MessageExpression: lit(v1alpha1.RuleNamespaceLabels + ": the labels berth.io/team and berth.io/blueprint say which team a namespace belongs to; only the blueprint " + bp.Metadata.Name + " changes them. Fix: change the team in the blueprint and run berth apply."),
+				MessageExpression: msg,
 				Reason:            ptrTo(metav1.StatusReasonForbidden),
 			}},
 		},
