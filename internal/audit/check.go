@@ -11,6 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/labels"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // Options shape an audit.
@@ -151,7 +152,7 @@ func (v *view) add(rule string, obj Object, field, message, fix string) {
 		return
 	}
 	r, _ := RuleByID(rule)
-	v.findings = append(v.findings, Finding{Rule: rule, Severity: r.Severity, Object: obj, Field: field, Message: message, Fix: fix})
+	v.findings = append(v.findings, Finding{Rule: rule, Severity: r.Severity, Problem: problem.Problem{Object: obj, Field: field, Message: message, Fix: fix}})
 }
 
 // report places each finding in its file and sorts them.

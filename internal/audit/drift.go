@@ -6,6 +6,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/problem"
 )
 
 // Drift turns a plan of the blueprint against the cluster into findings:
@@ -15,7 +16,7 @@ func Drift(plan *apply.Plan, blueprintFile string) []Finding {
 	fix := fmt.Sprintf("run `berth apply -f %s`, or change the blueprint to match the cluster", blueprintFile)
 	var out []Finding
 	for _, c := range plan.Objects {
-		f := Finding{Rule: v1alpha1.RuleDrift, Severity: r.Severity, Object: Object{Kind: c.Kind.Kind, Namespace: c.Namespace, Name: c.Name}, Fix: fix}
+		f := Finding{Rule: v1alpha1.RuleDrift, Severity: r.Severity, Problem: problem.Problem{Object: Object{Kind: c.Kind.Kind, Namespace: c.Namespace, Name: c.Name}, Fix: fix}}
 		switch c.Action {
 		case apply.Create:
 			f.Message = fmt.Sprintf("blueprint %s has this object; the cluster does not", plan.Blueprint)
@@ -42,7 +43,7 @@ func Drift(plan *apply.Plan, blueprintFile string) []Finding {
 		if len(c.Fields) > 0 {
 			msg += ": " + strings.Join(c.Fields, "; ")
 		}
-		out = append(out, Finding{Rule: v1alpha1.RuleDrift, Severity: r.Severity, Object: Object{Kind: "Pool", Name: c.Pool}, Message: msg, Fix: fix})
+		out = append(out, Finding{Rule: v1alpha1.RuleDrift, Severity: r.Severity, Problem: problem.Problem{Object: Object{Kind: "Pool", Name: c.Pool}, Message: msg, Fix: fix}})
 	}
 	return out
 }

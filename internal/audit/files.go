@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"berth.io/berth/internal/problem"
 )
 
 // LoadFiles reads the manifests in paths: files of multi-document YAML or
@@ -60,7 +62,8 @@ func LoadFiles(paths []string, stdin io.Reader) (*Inventory, error) {
 	problems = append(problems, inv.resolvePods()...)
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return nil, fmt.Errorf("%d manifest(s) could not be read:\n%s\nfix: correct them, or leave them out of the paths audited", len(problems), strings.Join(problems, "\n"))
+		return nil, problem.New(fmt.Sprintf("%d manifest(s) could not be read:\n%s", len(problems), strings.Join(problems, "\n")),
+			"correct them, or leave them out of the paths audited")
 	}
 	return inv, nil
 }
@@ -96,7 +99,7 @@ func expand(paths []string) ([]string, error) {
 		}
 		st, err := os.Stat(p)
 		if err != nil {
-			return nil, fmt.Errorf("%w\nfix: name files or directories of manifests that exist", err)
+			return nil, problem.Errorf("name files or directories of manifests that exist", "%w", err)
 		}
 		if !st.IsDir() {
 			out = append(out, p)

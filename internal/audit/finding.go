@@ -7,7 +7,7 @@
 // wrong and the fix. With a blueprint it also reports drift.
 package audit
 
-import "fmt"
+import "berth.io/berth/internal/problem"
 
 // Severity says whether a finding fails the audit.
 type Severity string
@@ -42,46 +42,21 @@ type Rule struct {
 	Fix string
 }
 
-// Object names a Kubernetes object.
-type Object struct {
-	Kind      string `json:"kind"`
-	Namespace string `json:"namespace,omitempty"`
-	Name      string `json:"name"`
-}
+// Object names a Kubernetes object, as a problem does.
+type Object = problem.Object
 
-func (o Object) String() string {
-	if o.Namespace == "" {
-		return o.Kind + "/" + o.Name
-	}
-	return o.Kind + " " + o.Namespace + "/" + o.Name
-}
-
-// Finding is one broken rule on one object.
+// Finding is one broken rule on one object: a problem under a rule of the
+// catalogue. Its Object is never zero; its Field is the path of the field
+// at fault, as kubectl explain writes it
+// ("spec.template.spec.containers[0].resources.limits"), empty when the
+// object as a whole is at fault (a missing LimitRange); its File and Line
+// say where the object, or the field when it can be found, was read from,
+// empty for a live cluster. Severity, not the problem's Warning (always
+// false), says whether it fails the audit.
 type Finding struct {
 	Rule     string   `json:"rule"`
 	Severity Severity `json:"severity"`
-	Object   Object   `json:"object"`
-	// Field is the path of the field at fault, as kubectl explain writes
-	// it: "spec.template.spec.containers[0].resources.limits". Empty when
-	// the object as a whole is at fault (a missing LimitRange).
-	Field   string `json:"field,omitempty"`
-	Message string `json:"message"`
-	Fix     string `json:"fix"`
-	// File and Line say where the object, or the field when it can be
-	// found, was read from. Empty for a live cluster.
-	File string `json:"file,omitempty"`
-	Line int    `json:"line,omitempty"`
-}
-
-// Where is the finding's place for people: FILE:LINE, or the object.
-func (f Finding) Where() string {
-	switch {
-	case f.File != "" && f.Line > 0:
-		return fmt.Sprintf("%s:%d", f.File, f.Line)
-	case f.File != "":
-		return f.File
-	}
-	return f.Object.String()
+	problem.Problem
 }
 
 // Report is the outcome of one audit.

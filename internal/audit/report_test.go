@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"encoding/xml"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/version"
 )
 
@@ -24,31 +26,39 @@ func testReport() *Report {
 		Findings: []Finding{
 			{
 				Rule: v1alpha1.RuleGPULimit, Severity: Error,
-				Object:  Object{Kind: "Deployment", Namespace: "team-a", Name: "web"},
-				Field:   "spec.template.spec.containers[0].resources",
-				Message: `Container "web" tolerates the GPU taint and sets no nvidia.com/gpu limit.`,
-				Fix:     `Set resources.limits["nvidia.com/gpu"] on container "web" to the number of GPUs it uses.`,
-				File:    "manifests/web.yaml", Line: 14,
+				Problem: problem.Problem{
+					Object:  Object{Kind: "Deployment", Namespace: "team-a", Name: "web"},
+					Field:   "spec.template.spec.containers[0].resources",
+					Message: `Container "web" tolerates the GPU taint and sets no nvidia.com/gpu limit.`,
+					Fix:     `Set resources.limits["nvidia.com/gpu"] on container "web" to the number of GPUs it uses.`,
+					File:    "manifests/web.yaml", Line: 14,
+				},
 			},
 			{
 				Rule: v1alpha1.RuleGlobalDefault, Severity: Error,
-				Object:  Object{Kind: "PriorityClass", Name: "inference-high"},
-				Field:   "globalDefault",
-				Message: "PriorityClass inference-high has value 100000 and is the global default.",
-				Fix:     "Set globalDefault: false on inference-high, and true on training-low or none.",
-				File:    "manifests/priority classes.yaml", Line: 3,
+				Problem: problem.Problem{
+					Object:  Object{Kind: "PriorityClass", Name: "inference-high"},
+					Field:   "globalDefault",
+					Message: "PriorityClass inference-high has value 100000 and is the global default.",
+					Fix:     "Set globalDefault: false on inference-high, and true on training-low or none.",
+					File:    "manifests/priority classes.yaml", Line: 3,
+				},
 			},
 			{
 				Rule: v1alpha1.RuleInferencePDB, Severity: Warning,
-				Object:  Object{Kind: "Deployment", Namespace: "team-b", Name: "llm"},
-				Message: `Deployment team-b/llm serves inference with 3 replicas and no PodDisruptionBudget selects its pods.`,
-				Fix:     "Add a PodDisruptionBudget for app=llm with minAvailable: 2.",
+				Problem: problem.Problem{
+					Object:  Object{Kind: "Deployment", Namespace: "team-b", Name: "llm"},
+					Message: `Deployment team-b/llm serves inference with 3 replicas and no PodDisruptionBudget selects its pods.`,
+					Fix:     "Add a PodDisruptionBudget for app=llm with minAvailable: 2.",
+				},
 			},
 			{
 				Rule: v1alpha1.RuleLimitRangeMissing, Severity: Warning,
-				Object:  Object{Kind: "Namespace", Name: "team-b"},
-				Message: "Namespace team-b has no LimitRange.",
-				Fix:     "Add a LimitRange with container defaults to team-b.",
+				Problem: problem.Problem{
+					Object:  Object{Kind: "Namespace", Name: "team-b"},
+					Message: "Namespace team-b has no LimitRange.",
+					Fix:     "Add a LimitRange with container defaults to team-b.",
+				},
 			},
 		},
 	}
@@ -155,7 +165,7 @@ type sarifRead struct {
 func TestReportSARIFRuleIndex(t *testing.T) {
 	r := testReport()
 	// A rule the catalogue lacks still gets a descriptor and an index.
-	r.Findings = append(r.Findings, Finding{Rule: "berth/future", Severity: Warning, Object: Object{Kind: "Pod", Name: "p"}})
+	r.Findings = append(r.Findings, Finding{Rule: "berth/future", Severity: Warning, Problem: problem.Problem{Object: Object{Kind: "Pod", Name: "p"}}})
 	var log sarifRead
 	if err := json.Unmarshal([]byte(write(t, r, SARIF)), &log); err != nil {
 		t.Fatal(err)
@@ -298,8 +308,11 @@ func TestWriteUnknownFormat(t *testing.T) {
 // encoding/json writes for the same report, whatever the strings hold
 // and whichever fields are empty.
 func TestReportJSONAsEncodingJSON(t *testing.T) {
-	if n := reflect.TypeFor[Finding]().NumField(); n != 8 {
-		t.Fatalf("Finding has %d fields; appendFindingJSON writes 8: teach it the new one", n)
+	if n := reflect.TypeFor[Finding]().NumField(); n != 3 {
+		t.Fatalf("Finding has %d fields; appendFindingJSON writes 3: teach it the new one", n)
+	}
+	if n := reflect.TypeFor[problem.Problem]().NumField(); n != 8 {
+		t.Fatalf("problem.Problem has %d fields; appendFindingJSON writes 7 and leaves out Err: teach it the new one", n)
 	}
 	if n := reflect.TypeFor[Object]().NumField(); n != 3 {
 		t.Fatalf("Object has %d fields; appendFindingJSON writes 3: teach it the new one", n)
@@ -311,8 +324,9 @@ func TestReportJSONAsEncodingJSON(t *testing.T) {
 	r.Suppressed = 3
 	for i, s := range odd {
 		r.Findings = append(r.Findings,
-			Finding{Rule: s, Severity: Severity(s), Object: Object{Kind: s, Namespace: s, Name: s}, Field: s, Message: s, Fix: s, File: s, Line: i},
-			Finding{Rule: "r", Severity: Warning, Object: Object{Kind: "Pod", Name: s}, Message: s, Line: -i})
+			Finding{Rule: s, Severity: Severity(s), Problem: problem.Problem{Object: Object{Kind: s, Namespace: s, Name: s}, Field: s, Message: s, Fix: s, File: s, Line: i, Warning: i%2 == 0, Err: errors.New(s)}},
+			Finding{Rule: "r", Severity: Warning, Problem: problem.Problem{Object: Object{Kind: "Pod", Name: s}, Message: s, Line: -i}},
+			Finding{Rule: "r", Severity: Error, Problem: problem.Problem{Message: s, Fix: s, Warning: true}})
 	}
 	for _, rep := range []*Report{r, {Source: "empty"}, {Findings: r.Findings[:1]}} {
 		var want, got bytes.Buffer

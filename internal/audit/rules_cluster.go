@@ -156,7 +156,7 @@ func (v *view) checkQuotas() {
 			if !isGPUResource(corev1.ResourceName(bare)) {
 				continue
 			}
-			v.add(v1alpha1.RuleGPUQuotaKey, Object{"ResourceQuota", q.Namespace, q.Name}, fmt.Sprintf("spec.hard[%q]", r),
+			v.add(v1alpha1.RuleGPUQuotaKey, Object{Kind: "ResourceQuota", Namespace: q.Namespace, Name: q.Name}, fmt.Sprintf("spec.hard[%q]", r),
 				fmt.Sprintf("quota key %s is accepted but never enforced: the quota system counts extended resources only as requests.%s", r, bare),
 				fmt.Sprintf("rename the key to requests.%s", bare))
 		}
@@ -167,7 +167,7 @@ func (v *view) checkQuotas() {
 func (v *view) checkLimitRanges() {
 	for i := range v.inv.LimitRanges {
 		lr := &v.inv.LimitRanges[i]
-		obj := Object{"LimitRange", lr.Namespace, lr.Name}
+		obj := Object{Kind: "LimitRange", Namespace: lr.Namespace, Name: lr.Name}
 		for j, item := range lr.Spec.Limits {
 			if item.Type != corev1.LimitTypeContainer && item.Type != "" {
 				continue
@@ -278,7 +278,7 @@ func (v *view) budgeted(w *workload) bool {
 func (v *view) checkPDBs() {
 	for i := range v.inv.PDBs {
 		p := &v.inv.PDBs[i]
-		obj := Object{"PodDisruptionBudget", p.Namespace, p.Name}
+		obj := Object{Kind: "PodDisruptionBudget", Namespace: p.Namespace, Name: p.Name}
 		if n, names := v.workloadsUnder(p.Namespace, p.Spec.Selector); n > 1 {
 			v.add(v1alpha1.RulePDBSpansWorkloads, obj, "spec.selector",
 				fmt.Sprintf("the selector takes the pods of %d workloads%s together, so a drain may evict every replica of one while the others keep the budget's minimum", n, names),
@@ -431,7 +431,7 @@ func (v *view) checkHPAs() {
 		if target == nil || !target.gpu || target.role() != inference {
 			continue
 		}
-		v.add(v1alpha1.RuleHPAScaleDown, Object{"HorizontalPodAutoscaler", h.Namespace, h.Name}, "spec.behavior.scaleDown.stabilizationWindowSeconds",
+		v.add(v1alpha1.RuleHPAScaleDown, Object{Kind: "HorizontalPodAutoscaler", Namespace: h.Namespace, Name: h.Name}, "spec.behavior.scaleDown.stabilizationWindowSeconds",
 			fmt.Sprintf("scales GPU inference %s %s down after %ds; a GPU replica takes minutes to start and load its model, so bursts pay that again", target.obj.Kind, target.obj.Name, *b.ScaleDown.StabilizationWindowSeconds),
 			fmt.Sprintf("set stabilizationWindowSeconds to %d or more, or leave it unset (the default is %d)", inferenceWindow, inferenceWindow))
 	}

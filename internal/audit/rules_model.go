@@ -28,10 +28,10 @@ func (v *view) checkModelPins() {
 	}
 	for i := range v.inv.Deployments {
 		d := &v.inv.Deployments[i]
-		check(Object{"Deployment", d.Namespace, d.Name}, d.Annotations[v1alpha1.AnnotationModel], d.Spec.Template.Annotations[v1alpha1.AnnotationModelRef])
+		check(Object{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name}, d.Annotations[v1alpha1.AnnotationModel], d.Spec.Template.Annotations[v1alpha1.AnnotationModelRef])
 	}
 	for i := range v.inv.StatefulSets {
 		s := &v.inv.StatefulSets[i]
-		check(Object{"StatefulSet", s.Namespace, s.Name}, s.Annotations[v1alpha1.AnnotationModel], s.Spec.Template.Annotations[v1alpha1.AnnotationModelRef])
+		check(Object{Kind: "StatefulSet", Namespace: s.Namespace, Name: s.Name}, s.Annotations[v1alpha1.AnnotationModel], s.Spec.Template.Annotations[v1alpha1.AnnotationModelRef])
 	}
 }

@@ -109,7 +109,7 @@ func (v *view) checkScaling() {
 			continue
 		}
 		for _, win := range so.scaleDownWindows() {
-			v.checkWindow(Object{"ScaledObject", so.Namespace, so.Name}, win, w, c)
+			v.checkWindow(Object{Kind: "ScaledObject", Namespace: so.Namespace, Name: so.Name}, win, w, c)
 		}
 	}
 	for _, w := range v.workloads {
@@ -126,7 +126,7 @@ func (v *view) checkHPAWindow(h *autoscalingv2.HorizontalPodAutoscaler, w *workl
 	if b := h.Spec.Behavior; b != nil && b.ScaleDown != nil && b.ScaleDown.StabilizationWindowSeconds != nil {
 		win.seconds, win.unset = *b.ScaleDown.StabilizationWindowSeconds, false
 	}
-	v.checkWindow(Object{"HorizontalPodAutoscaler", h.Namespace, h.Name}, win, w, c)
+	v.checkWindow(Object{Kind: "HorizontalPodAutoscaler", Namespace: h.Namespace, Name: h.Name}, win, w, c)
 }
 
 // checkWindow: a scale-down delay of obj is at least its class's window.
@@ -157,7 +157,7 @@ func (v *view) checkScaleToZero(w *workload, c *scalingClass) {
 			continue
 		}
 		if m := so.minReplicas(); m > 0 {
-			v.add(v1alpha1.RuleQueueNeverZero, Object{"ScaledObject", so.Namespace, so.Name}, "spec.minReplicaCount",
+			v.add(v1alpha1.RuleQueueNeverZero, Object{Kind: "ScaledObject", Namespace: so.Namespace, Name: so.Name}, "spec.minReplicaCount",
 				fmt.Sprintf("keeps %d replica(s) of %s %s: %s, %s", m, w.obj.Kind, w.obj.Name, what, tail),
 				"set spec.minReplicaCount to 0 (or leave it unset): KEDA wakes the workload when the queue passes the class's activationThreshold")
 		}
@@ -173,7 +173,7 @@ func (v *view) checkScaleToZero(w *workload, c *scalingClass) {
 			m, set = *h.Spec.MinReplicas, fmt.Sprint(*h.Spec.MinReplicas)
 		}
 		if m > 0 {
-			v.add(v1alpha1.RuleQueueNeverZero, Object{"HorizontalPodAutoscaler", h.Namespace, h.Name}, "spec.minReplicas",
+			v.add(v1alpha1.RuleQueueNeverZero, Object{Kind: "HorizontalPodAutoscaler", Namespace: h.Namespace, Name: h.Name}, "spec.minReplicas",
 				fmt.Sprintf("keeps at least %d replica(s) of %s %s (minReplicas %s): %s, %s", m, w.obj.Kind, w.obj.Name, set, what, tail),
 				"set spec.minReplicas: 0 with an External metric on the queue's depth (the HPAScaleToZero feature gate, which berth's local cluster turns on), or scale it with a KEDA ScaledObject with minReplicaCount 0 instead (`berth new batch NAME --team T --queue URL` writes one)")
 		}

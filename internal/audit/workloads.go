@@ -72,12 +72,12 @@ func (v *view) indexWorkloads() {
 	}()
 	for i := range inv.Deployments {
 		d := &inv.Deployments[i]
-		add(&workload{obj: Object{"Deployment", d.Namespace, d.Name}, labels: d.Spec.Template.Labels, objLabels: d.Labels,
+		add(&workload{obj: Object{Kind: "Deployment", Namespace: d.Namespace, Name: d.Name}, labels: d.Spec.Template.Labels, objLabels: d.Labels,
 			spec: &d.Spec.Template.Spec, path: "spec.template.spec", replicas: orOne(d.Spec.Replicas)})
 	}
 	for i := range inv.StatefulSets {
 		s := &inv.StatefulSets[i]
-		add(&workload{obj: Object{"StatefulSet", s.Namespace, s.Name}, labels: s.Spec.Template.Labels, objLabels: s.Labels,
+		add(&workload{obj: Object{Kind: "StatefulSet", Namespace: s.Namespace, Name: s.Name}, labels: s.Spec.Template.Labels, objLabels: s.Labels,
 			spec: &s.Spec.Template.Spec, path: "spec.template.spec", replicas: orOne(s.Spec.Replicas), claims: len(s.Spec.VolumeClaimTemplates) > 0})
 	}
 	for i := range inv.ReplicaSets {
@@ -85,12 +85,12 @@ func (v *view) indexWorkloads() {
 		if ok, _ := owned(&r.ObjectMeta); ok {
 			continue
 		}
-		add(&workload{obj: Object{"ReplicaSet", r.Namespace, r.Name}, labels: r.Spec.Template.Labels, objLabels: r.Labels,
+		add(&workload{obj: Object{Kind: "ReplicaSet", Namespace: r.Namespace, Name: r.Name}, labels: r.Spec.Template.Labels, objLabels: r.Labels,
 			spec: &r.Spec.Template.Spec, path: "spec.template.spec", replicas: orOne(r.Spec.Replicas)})
 	}
 	for i := range inv.DaemonSets {
 		d := &inv.DaemonSets[i]
-		add(&workload{obj: Object{"DaemonSet", d.Namespace, d.Name}, labels: d.Spec.Template.Labels, objLabels: d.Labels,
+		add(&workload{obj: Object{Kind: "DaemonSet", Namespace: d.Namespace, Name: d.Name}, labels: d.Spec.Template.Labels, objLabels: d.Labels,
 			spec: &d.Spec.Template.Spec, path: "spec.template.spec"})
 	}
 	for i := range inv.Jobs {
@@ -98,12 +98,12 @@ func (v *view) indexWorkloads() {
 		if ok, _ := owned(&j.ObjectMeta); ok {
 			continue
 		}
-		add(&workload{obj: Object{"Job", j.Namespace, j.Name}, labels: j.Spec.Template.Labels, objLabels: j.Labels,
+		add(&workload{obj: Object{Kind: "Job", Namespace: j.Namespace, Name: j.Name}, labels: j.Spec.Template.Labels, objLabels: j.Labels,
 			spec: &j.Spec.Template.Spec, path: "spec.template.spec", job: &j.Spec, jobPath: "spec"})
 	}
 	for i := range inv.CronJobs {
 		c := &inv.CronJobs[i]
-		add(&workload{obj: Object{"CronJob", c.Namespace, c.Name}, labels: c.Spec.JobTemplate.Spec.Template.Labels, objLabels: c.Labels,
+		add(&workload{obj: Object{Kind: "CronJob", Namespace: c.Namespace, Name: c.Name}, labels: c.Spec.JobTemplate.Spec.Template.Labels, objLabels: c.Labels,
 			spec: &c.Spec.JobTemplate.Spec.Template.Spec, path: "spec.jobTemplate.spec.template.spec", job: &c.Spec.JobTemplate.Spec, jobPath: "spec.jobTemplate.spec"})
 	}
 	for i := range inv.Pods {
@@ -115,7 +115,7 @@ func (v *view) indexWorkloads() {
 		if ok {
 			continue
 		}
-		add(&workload{obj: Object{"Pod", p.Namespace, p.Name}, labels: p.Labels, objLabels: p.Labels,
+		add(&workload{obj: Object{Kind: "Pod", Namespace: p.Namespace, Name: p.Name}, labels: p.Labels, objLabels: p.Labels,
 			spec: &p.Spec, path: "spec", ownerKind: kind})
 	}
 }
