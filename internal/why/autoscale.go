@@ -7,6 +7,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/problem"
 )
 
 // poolStatus is one pool as the node autoscaler's status ConfigMap
@@ -102,8 +103,8 @@ func (e *explainer) autoscalerCauses(said map[string]bool) []Cause {
 			if said[u.Pool] {
 				continue
 			}
-			out = append(out, Cause{Layer: LayerAutoscale, Code: CauseScalingUp, Message: e.scalingUp(u.Pool),
-				Fix: fmt.Sprintf("wait for pool %s's new node to be Ready; the scheduler places the pod then", u.Pool)})
+			out = append(out, Cause{Layer: LayerAutoscale, Code: CauseScalingUp, Problem: problem.Problem{Message: e.scalingUp(u.Pool),
+				Fix: fmt.Sprintf("wait for pool %s's new node to be Ready; the scheduler places the pod then", u.Pool)}})
 		}
 		return out
 	case castatus.ReasonNotTriggerScaleUp:
@@ -121,15 +122,15 @@ func (e *explainer) autoscalerCauses(said map[string]bool) []Cause {
 				if st, ok := e.s.autoscaled(p.Pool); ok {
 					limit = fmt.Sprintf(" of %d", st.max)
 				}
-				out = append(out, Cause{Layer: LayerAutoscale, Code: CausePoolAtMax,
+				out = append(out, Cause{Layer: LayerAutoscale, Code: CausePoolAtMax, Problem: problem.Problem{
 					Message: fmt.Sprintf("pool %s is at its maximum%s: the autoscaler will not grow it (NotTriggerScaleUp, %s ago)", p.Pool, limit, l.Age),
-					Fix:     fmt.Sprintf("raise pool %s's autoscale.max in the blueprint", p.Pool)})
+					Fix:     fmt.Sprintf("raise pool %s's autoscale.max in the blueprint", p.Pool)}})
 				continue
 			}
-			out = append(out, Cause{Layer: LayerAutoscale, Code: CauseAutoscaler,
-				Message: fmt.Sprintf("the autoscaler will not grow pool %s for this pod: %s", p.Pool, p.Reason)})
+			out = append(out, Cause{Layer: LayerAutoscale, Code: CauseAutoscaler, Problem: problem.Problem{
+				Message: fmt.Sprintf("the autoscaler will not grow pool %s for this pod: %s", p.Pool, p.Reason)}})
 		}
 		return out
 	}
-	return []Cause{{Layer: LayerAutoscale, Code: CauseAutoscaler, Message: fmt.Sprintf("the cluster autoscaler said %s: %s", ev.Reason, ev.Message)}}
+	return []Cause{{Layer: LayerAutoscale, Code: CauseAutoscaler, Problem: problem.Problem{Message: fmt.Sprintf("the cluster autoscaler said %s: %s", ev.Reason, ev.Message)}}}
 }

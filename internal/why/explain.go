@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/internal/problem"
 )
 
 // Explain says why pod is Pending (or that it is not): one verdict with
@@ -57,8 +59,8 @@ func (e *explainer) explain() Verdict {
 
 	top := e.pools()
 	if e.c.err != nil {
-		top = Cause{Layer: LayerScheduler, Code: CauseSimulation, Message: "berth could not simulate the scheduler: " + e.c.err.Error(),
-			Fix: "the scheduler's own account above is what there is; report the error"}
+		top = Cause{Layer: LayerScheduler, Code: CauseSimulation, Problem: problem.Problem{Message: "berth could not simulate the scheduler: " + e.c.err.Error(),
+			Fix: "the scheduler's own account above is what there is; report the error"}}
 	}
 	if g, all := e.invisibleGPUs(); g != nil {
 		// With no GPU advertised anywhere, no pool is merely full, and a
@@ -95,7 +97,7 @@ func (e *explainer) notScheduling() (*Cause, bool) {
 	p := e.pod
 	switch {
 	case p.DeletionTimestamp != nil:
-		return &Cause{Layer: LayerPod, Code: CauseNotPending, Message: fmt.Sprintf("the pod is being deleted (since %s)", p.DeletionTimestamp.UTC().Format("15:04:05"))}, true
+		return &Cause{Layer: LayerPod, Code: CauseNotPending, Problem: problem.Problem{Message: fmt.Sprintf("the pod is being deleted (since %s)", p.DeletionTimestamp.UTC().Format("15:04:05"))}}, true
 	case p.Status.Phase != "" && p.Status.Phase != corev1.PodPending:
 		msg := fmt.Sprintf("the pod is %s", p.Status.Phase)
 		if p.Spec.NodeName != "" {
@@ -104,7 +106,7 @@ func (e *explainer) notScheduling() (*Cause, bool) {
 		if p.Status.Reason != "" {
 			msg += fmt.Sprintf(" (%s: %s)", p.Status.Reason, p.Status.Message)
 		}
-		return &Cause{Layer: LayerPod, Code: CauseNotPending, Message: msg + ": it is not waiting to be scheduled"}, true
+		return &Cause{Layer: LayerPod, Code: CauseNotPending, Problem: problem.Problem{Message: msg + ": it is not waiting to be scheduled"}}, true
 	case p.Spec.NodeName != "":
 		return e.bound(), true
 	case len(p.Spec.SchedulingGates) > 0:
@@ -112,9 +114,9 @@ func (e *explainer) notScheduling() (*Cause, bool) {
 		for i, g := range p.Spec.SchedulingGates {
 			names[i] = g.Name
 		}
-		return &Cause{Layer: LayerPod, Code: CauseGated,
+		return &Cause{Layer: LayerPod, Code: CauseGated, Problem: problem.Problem{
 			Message: fmt.Sprintf("the pod has scheduling gates %s: the scheduler does not consider it until they are removed", strings.Join(names, ", ")),
-			Fix:     "wait for the controller that added them (a queue such as Kueue admits the workload and removes its gate), or remove them from spec.schedulingGates"}, false
+			Fix:     "wait for the controller that added them (a queue such as Kueue admits the workload and removes its gate), or remove them from spec.schedulingGates"}}, false
 	case p.Status.NominatedNodeName != "":
 		return e.nominated(), false
 	}
@@ -143,9 +145,9 @@ func (e *explainer) bound() *Cause {
 	}
 	msg := fmt.Sprintf("the pod is scheduled to node %s; starting it is the kubelet's job now", p.Spec.NodeName)
 	if len(waiting) == 0 {
-		return &Cause{Layer: LayerPod, Code: CauseBound, Message: msg + ": no container reports a waiting reason yet", Fix: "wait for the kubelet; `kubectl describe pod` shows its progress"}
+		return &Cause{Layer: LayerPod, Code: CauseBound, Problem: problem.Problem{Message: msg + ": no container reports a waiting reason yet", Fix: "wait for the kubelet; `kubectl describe pod` shows its progress"}}
 	}
-	return &Cause{Layer: LayerPod, Code: CauseBound, Message: msg + ": " + strings.Join(waiting, "; "), Fix: "fix what the container's waiting reason names (image, volume, config); the scheduler's part is done"}
+	return &Cause{Layer: LayerPod, Code: CauseBound, Problem: problem.Problem{Message: msg + ": " + strings.Join(waiting, "; "), Fix: "fix what the container's waiting reason names (image, volume, config); the scheduler's part is done"}}
 }
 
 // nominated is the verdict for a pod that preempted others and waits for
@@ -164,8 +166,8 @@ func (e *explainer) nominated() *Cause {
 	if len(going) > 0 {
 		msg += fmt.Sprintf("; victims terminating: %s", list(going, 5))
 	}
-	return &Cause{Layer: LayerPod, Code: CausePreempting, Message: msg,
-		Fix: "wait: the pod is bound once the victims are gone (their terminationGracePeriodSeconds)"}
+	return &Cause{Layer: LayerPod, Code: CausePreempting, Problem: problem.Problem{Message: msg,
+		Fix: "wait: the pod is bound once the victims are gone (their terminationGracePeriodSeconds)"}}
 }
 
 func (e *explainer) workloadOf() string {
@@ -213,8 +215,8 @@ func (e *explainer) ownerEvents() *Cause {
 	for i := len(evs) - 1; i >= 0; i-- {
 		if evs[i].Reason == "FailedCreate" {
 			l := e.s.eventLine(evs[i])
-			return &Cause{Layer: LayerWorkload, Code: CauseOwnerEvents,
-				Message: fmt.Sprintf("%s %s could not create more pods (FailedCreate x%d, last %s ago): %s", lowerKind(ref.Kind), ref.Name, l.Count, l.Age, l.Message)}
+			return &Cause{Layer: LayerWorkload, Code: CauseOwnerEvents, Problem: problem.Problem{
+				Message: fmt.Sprintf("%s %s could not create more pods (FailedCreate x%d, last %s ago): %s", lowerKind(ref.Kind), ref.Name, l.Count, l.Age, l.Message)}}
 		}
 	}
 	return nil
@@ -227,9 +229,9 @@ func (e *explainer) otherScheduler() *Cause {
 	if name == "" || name == corev1.DefaultSchedulerName {
 		return nil
 	}
-	return &Cause{Layer: LayerPod, Code: CauseOtherScheduler,
+	return &Cause{Layer: LayerPod, Code: CauseOtherScheduler, Problem: problem.Problem{
 		Message: fmt.Sprintf("the pod names spec.schedulerName %s: kube-scheduler ignores it, and berth's account below is what kube-scheduler would find", name),
-		Fix:     fmt.Sprintf("make sure scheduler %s runs, or drop spec.schedulerName", name)}
+		Fix:     fmt.Sprintf("make sure scheduler %s runs, or drop spec.schedulerName", name)}}
 }
 
 func (e *explainer) priorityCause() *Cause {
@@ -238,6 +240,6 @@ func (e *explainer) priorityCause() *Cause {
 	if p.Class != "" {
 		from = "PriorityClass " + p.Class
 	}
-	return &Cause{Layer: LayerPriority, Code: CausePriority,
-		Message: fmt.Sprintf("priority %d (%s), preemptionPolicy %s", p.Value, from, p.PreemptionPolicy)}
+	return &Cause{Layer: LayerPriority, Code: CausePriority, Problem: problem.Problem{
+		Message: fmt.Sprintf("priority %d (%s), preemptionPolicy %s", p.Value, from, p.PreemptionPolicy)}}
 }

@@ -8,6 +8,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/internal/problem"
 )
 
 // cluster is two cpu nodes and two tainted GPU nodes.
@@ -48,9 +50,9 @@ func TestUntoleratedTaint(t *testing.T) {
 	s.Blueprint = testBlueprint(t, "")
 	pod := makePod("team-a", "train").request(gpu, "1").ptr()
 	v := Explain(s, pod)
-	want := Cause{Layer: LayerPools, Code: CauseTaint,
+	want := Cause{Layer: LayerPools, Code: CauseTaint, Problem: problem.Problem{
 		Message: "no pool tolerates the pod: pool gpu has taint gpu=true:NoSchedule",
-		Fix:     `add to the pod's spec.tolerations {key: gpu, operator: Equal, value: "true", effect: NoSchedule} (pool gpu), or label the workload berth.io/class=inference or berth.io/class=training: the class gives it the tolerations and node affinity of its pools`}
+		Fix:     `add to the pod's spec.tolerations {key: gpu, operator: Equal, value: "true", effect: NoSchedule} (pool gpu), or label the workload berth.io/class=inference or berth.io/class=training: the class gives it the tolerations and node affinity of its pools`}}
 	if d := cmp.Diff(want, v.Top); d != "" {
 		t.Errorf("verdict (-want +got):\n%s", d)
 	}

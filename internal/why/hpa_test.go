@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // hpaBuilder builds an HPA of namespace ns fluently, named for the
@@ -107,9 +108,9 @@ func TestHPAAtMax(t *testing.T) {
 		condition(autoscalingv2.ScalingLimited, corev1.ConditionTrue, "TooManyReplicas", "the desired replica count is more than the maximum replica count").obj()}
 	s.Events = []corev1.Event{rescaleEvent("search", "embed", "New size: 4; reason: pods metric requests_per_second above target", 40*time.Second)}
 	v := ExplainWorkload(s, w)
-	want := Cause{Layer: LayerHPA, Code: CauseHPAAtMax,
+	want := Cause{Layer: LayerHPA, Code: CauseHPAAtMax, Problem: problem.Problem{
 		Message: "HPA search/embed holds deployment/embed at its maximum of 4: requests_per_second 35/20 per pod asks for 7 (ScalingLimited=True TooManyReplicas: the desired replica count is more than the maximum replica count); last rescale 40s ago: New size: 4; reason: pods metric requests_per_second above target",
-		Fix:     "raise HPA embed's spec.maxReplicas from 4 (class inference allows 8), or add capacity per replica (more resources, then a higher target)"}
+		Fix:     "raise HPA embed's spec.maxReplicas from 4 (class inference allows 8), or add capacity per replica (more resources, then a higher target)"}}
 	if d := cmp.Diff(want, v.Top); d != "" {
 		t.Errorf("verdict (-want +got):\n%s", d)
 	}
@@ -150,9 +151,9 @@ func TestHPAAtZeroOnEmptyQueue(t *testing.T) {
 		condition(autoscalingv2.ScaledToZero, corev1.ConditionTrue, "ScaledToZero", "the HPA controller scaled the workload to zero").
 		condition(autoscalingv2.ScalingActive, corev1.ConditionTrue, "ValidMetricFound", "the HPA was able to successfully calculate a replica count from external metric rabbitmq_queue_messages_ready(&LabelSelector{MatchLabels:map[string]string{queue: orders,},MatchExpressions:[]LabelSelectorRequirement{},})").obj()}
 	s.Events = []corev1.Event{rescaleEvent("search", "worker", "New size: 0; reason: All metrics below target", 3*time.Minute)}
-	want := Cause{Layer: LayerHPA, Code: CauseHPAAtZero,
+	want := Cause{Layer: LayerHPA, Code: CauseHPAAtZero, Problem: problem.Problem{
 		Message: "HPA search/worker holds deployment/worker at zero (minReplicas 0): external metric rabbitmq_queue_messages_ready{queue=orders} is 0 — the queue is empty; last rescale 3m ago: New size: 0; reason: All metrics below target",
-		Fix:     "nothing to do while there is no work: the HPA wakes it when its metric rises above 0; `berth load queue orders --depth N` puts work on it locally"}
+		Fix:     "nothing to do while there is no work: the HPA wakes it when its metric rises above 0; `berth load queue orders --depth N` puts work on it locally"}}
 	if d := cmp.Diff(want, ExplainWorkload(s, w).Top); d != "" {
 		t.Errorf("verdict (-want +got):\n%s", d)
 	}
@@ -179,9 +180,9 @@ func TestHPACannotReadExternalMetric(t *testing.T) {
 		condition(autoscalingv2.AbleToScale, corev1.ConditionTrue, "SucceededGetScale", "the HPA controller was able to get the target's current scale").
 		condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, "FailedGetExternalMetric",
 			"the HPA was unable to compute the replica count: unable to get external metric search/rabbitmq_queue_messages_ready/&LabelSelector{MatchLabels:map[string]string{queue: orders,},MatchExpressions:[]LabelSelectorRequirement{},}: unable to fetch metrics from external metrics API: the server could not find the requested resource (get rabbitmq_queue_messages_ready.external.metrics.k8s.io)").obj()}
-	want := Cause{Layer: LayerHPA, Code: CauseHPAMetric,
+	want := Cause{Layer: LayerHPA, Code: CauseHPAMetric, Problem: problem.Problem{
 		Message: "HPA search/worker cannot read its metric rabbitmq_queue_messages_ready{queue=orders} (target 5 avg), so it holds deployment/worker at 1 replica (ScalingActive=False FailedGetExternalMetric: the HPA was unable to compute the replica count: unable to get external metric search/rabbitmq_queue_messages_ready/{queue=orders}: unable to fetch metrics from external metrics API: the server could not find the requested resource (get rabbitmq_queue_messages_ready.external.metrics.k8s.io))",
-		Fix:     "is the metrics API registered and Available? `kubectl get apiservice v1beta1.external.metrics.k8s.io`; does it serve rabbitmq_queue_messages_ready{queue=orders}? `kubectl get --raw /apis/external.metrics.k8s.io/v1beta1/namespaces/search/rabbitmq_queue_messages_ready`"}
+		Fix:     "is the metrics API registered and Available? `kubectl get apiservice v1beta1.external.metrics.k8s.io`; does it serve rabbitmq_queue_messages_ready{queue=orders}? `kubectl get --raw /apis/external.metrics.k8s.io/v1beta1/namespaces/search/rabbitmq_queue_messages_ready`"}}
 	if d := cmp.Diff(want, ExplainWorkload(s, w).Top); d != "" {
 		t.Errorf("verdict (-want +got):\n%s", d)
 	}
@@ -204,9 +205,9 @@ func TestHPAScalingDisabled(t *testing.T) {
 	h := makeHPA("search", "embed", 1, 4).pods("requests_per_second", "20", "").replicas(0, 0).
 		condition(autoscalingv2.ScalingActive, corev1.ConditionFalse, "ScalingDisabled", "scaling is disabled since the replica count of the target is zero")
 	s.HPAs = []autoscalingv2.HorizontalPodAutoscaler{h.obj()}
-	want := Cause{Layer: LayerHPA, Code: CauseHPADisabled,
+	want := Cause{Layer: LayerHPA, Code: CauseHPADisabled, Problem: problem.Problem{
 		Message: "HPA search/embed does not scale deployment/embed: its replicas are 0 and it did not put them there (ScalingActive=False ScalingDisabled: scaling is disabled since the replica count of the target is zero)",
-		Fix:     "`kubectl scale deployment/embed -n search --replicas=1` hands it back to the HPA"}
+		Fix:     "`kubectl scale deployment/embed -n search --replicas=1` hands it back to the HPA"}}
 	if d := cmp.Diff(want, ExplainWorkload(s, w).Top); d != "" {
 		t.Errorf("verdict (-want +got):\n%s", d)
 	}

@@ -11,6 +11,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"berth.io/berth/internal/problem"
 )
 
 // threeZones is one apps node per zone.
@@ -35,9 +37,9 @@ func TestTopologySpread(t *testing.T) {
 	// zone (nodeAffinityPolicy Ignore): zone-3 already has one.
 	s := snapshotOf(threeZones(), spreadPod("web-0", true).on("a-3").obj())
 	v := Explain(s, spreadPod("web-1", true).nodeSelector(corev1.LabelTopologyZone, "zone-3").ptr())
-	want := Cause{Layer: LayerPools, Code: CauseSpread,
+	want := Cause{Layer: LayerPools, Code: CauseSpread, Problem: problem.Problem{
 		Message: "pool apps: topology spread over topology.kubernetes.io/zone: zone-3 has 1 matching pod, zone-1 has 0; placing the pod there makes skew 2 > maxSkew 1; no node in zone-1 passes the pod's other filters, so the skew cannot shrink by itself",
-		Fix:     "let the pod reach zone-1 (its node selector or affinity keeps it out; nodeAffinityPolicy Ignore still counts that domain), raise maxSkew, or set whenUnsatisfiable: ScheduleAnyway"}
+		Fix:     "let the pod reach zone-1 (its node selector or affinity keeps it out; nodeAffinityPolicy Ignore still counts that domain), raise maxSkew, or set whenUnsatisfiable: ScheduleAnyway"}}
 	if d := cmp.Diff(want, v.Top); d != "" {
 		t.Errorf("verdict (-want +got):\n%s", d)
 	}
@@ -97,9 +99,9 @@ func TestQuotaRefusesWorkload(t *testing.T) {
 	w := &Workload{Kind: "Deployment", Namespace: "team-a", Name: "serve", Desired: 2,
 		Creators: []Ref{{Kind: "ReplicaSet", Name: "serve-7d9", UID: types.UID("ReplicaSet/serve-7d9")}}}
 	v := ExplainWorkload(s, w)
-	want := Cause{Layer: LayerQuota, Code: CauseQuotaExceeded,
+	want := Cause{Layer: LayerQuota, Code: CauseQuotaExceeded, Problem: problem.Problem{
 		Message: "replicaset serve-7d9 cannot create pods: ResourceQuota team-quota refuses them: requests.nvidia.com/gpu requested 1, used 4 of 4 (0 of 2 pods exist, FailedCreate x3, last 30s ago); requests.nvidia.com/gpu is held by hog-0 (Pending), hog-1 (Pending)",
-		Fix:     "lower the pods' requests; or free quota (delete or finish pods that hold it; Pending pods count too); or raise team team-a's quota.gpu in the blueprint and `berth apply`"}
+		Fix:     "lower the pods' requests; or free quota (delete or finish pods that hold it; Pending pods count too); or raise team team-a's quota.gpu in the blueprint and `berth apply`"}}
 	if d := cmp.Diff(want, v.Top); d != "" {
 		t.Errorf("verdict (-want +got):\n%s", d)
 	}

@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/internal/problem"
 )
 
 // limitRangerAnnotation is where the LimitRanger admission plugin lists
@@ -126,5 +128,5 @@ func limitRangeCause(ds []Default) *Cause {
 	for _, lr := range order {
 		parts = append(parts, fmt.Sprintf("LimitRange %s set %s", lr, strings.Join(by[lr], ", ")))
 	}
-	return &Cause{Layer: LayerLimitRange, Code: CauseLimitRange, Message: strings.Join(parts, "; ") + " (the pod did not say)"}
+	return &Cause{Layer: LayerLimitRange, Code: CauseLimitRange, Problem: problem.Problem{Message: strings.Join(parts, "; ") + " (the pod did not say)"}}
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // quotaUse is the namespace's ResourceQuotas, resource by resource.
@@ -53,7 +54,7 @@ func quotaCause(uses []QuotaUse, namespace string) *Cause {
 	if len(full) > 0 {
 		msg += fmt.Sprintf("; at the limit: %s, so a new pod asking for it is refused at creation", strings.Join(full, ", "))
 	}
-	return &Cause{Layer: LayerQuota, Code: CauseQuota, Message: msg}
+	return &Cause{Layer: LayerQuota, Code: CauseQuota, Problem: problem.Problem{Message: msg}}
 }
 
 var exceededQuota = regexp.MustCompile(`exceeded quota: ([^,]+), requested: (.*), used: (.*), limited: (.*)$`)

@@ -10,6 +10,7 @@ import (
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
 )
 
 // full is the verdict when the closest pool's nodes pass every filter
@@ -70,7 +71,7 @@ func (e *explainer) heldBy(p *poolResult, name corev1.ResourceName) *Cause {
 	for i, h := range hs {
 		names[i] = fmt.Sprintf("%s/%s (%s, priority %d)", h.pod.Namespace, h.pod.Name, quantity(name, h.q), corev1helpers.PodPriority(h.pod))
 	}
-	return &Cause{Layer: LayerPools, Code: CauseHeldBy, Message: fmt.Sprintf("%s on pool %s is held by %s", name, p.name, list(names, 4))}
+	return &Cause{Layer: LayerPools, Code: CauseHeldBy, Problem: problem.Problem{Message: fmt.Sprintf("%s on pool %s is held by %s", name, p.name, list(names, 4))}}
 }
 
 // resourceVerdict is an insufficient-resources verdict: head says what
@@ -78,7 +79,7 @@ func (e *explainer) heldBy(p *poolResult, name corev1.ResourceName) *Cause {
 // whether the pool could grow.
 func (e *explainer) resourceVerdict(pools []*poolResult, head, preempt string, growers, atMax []*poolResult) Cause {
 	best := pools[0]
-	c := Cause{Layer: LayerPools, Code: CauseResources, Message: head}
+	c := Cause{Layer: LayerPools, Code: CauseResources, Problem: problem.Problem{Message: head}}
 	var fixes []string
 	if set := e.defaultsBehind(best.best.short); len(set) > 0 {
 		c.Code = CauseLimitRange
@@ -166,21 +167,21 @@ func (e *explainer) preemption(results []*poolResult) string {
 		if p != nil {
 			msg += fmt.Sprintf(" rather than evict %s on node %s", list(victimNames(p.victims), 3), p.node.node.Name)
 		}
-		e.add(&Cause{Layer: LayerPriority, Code: CausePreemptNever, Message: msg,
-			Fix: "wait for room, or run it with a PriorityClass whose preemptionPolicy is PreemptLowerPriority"})
+		e.add(&Cause{Layer: LayerPriority, Code: CausePreemptNever, Problem: problem.Problem{Message: msg,
+			Fix: "wait for room, or run it with a PriorityClass whose preemptionPolicy is PreemptLowerPriority"}})
 		return msg
 	}
 	if p == nil {
 		msg := fmt.Sprintf("preemption cannot help: evicting every pod of priority below %d on those nodes would not make room", e.c.priority)
-		e.add(&Cause{Layer: LayerPriority, Code: CausePreemptNoHelp, Message: msg})
+		e.add(&Cause{Layer: LayerPriority, Code: CausePreemptNoHelp, Problem: problem.Problem{Message: msg}})
 		return msg
 	}
 	msg := fmt.Sprintf("preemption could make room on node %s by evicting %s: %s", p.node.node.Name, plural(len(p.victims), "lower-priority pod"), list(victimNames(p.victims), 3))
-	e.add(&Cause{Layer: LayerPriority, Code: CausePreemptPossible, Message: msg})
+	e.add(&Cause{Layer: LayerPriority, Code: CausePreemptPossible, Problem: problem.Problem{Message: msg}})
 	if len(p.budgets) > 0 {
 		pdb := fmt.Sprintf("PodDisruptionBudget %s covers %s and allows no disruption: the scheduler prefers victims that break no budget, and breaks one only when nothing else makes room", strings.Join(p.budgets, ", "), plural(p.violating, "victim"))
-		e.add(&Cause{Layer: LayerPriority, Code: CausePDB, Message: pdb,
-			Fix: "let the budget allow a disruption (more replicas, or a lower minAvailable), or make room elsewhere"})
+		e.add(&Cause{Layer: LayerPriority, Code: CausePDB, Problem: problem.Problem{Message: pdb,
+			Fix: "let the budget allow a disruption (more replicas, or a lower minAvailable), or make room elsewhere"}})
 		msg += "; PDBs in the way: " + strings.Join(p.budgets, ", ")
 	}
 	return msg
@@ -193,17 +194,17 @@ func (e *explainer) canGrow(g, closest *poolResult) Cause {
 	if closest != nil {
 		msg += fmt.Sprintf("; the closest existing pool, %s: %s", closest.name, strings.Join(reasons(closest.fits), "; "))
 	}
-	return Cause{Layer: LayerAutoscale, Code: CausePoolCanGrow, Message: msg, Fix: e.growFix(g)}
+	return Cause{Layer: LayerAutoscale, Code: CausePoolCanGrow, Problem: problem.Problem{Message: msg, Fix: e.growFix(g)}}
 }
 
 func (e *explainer) growCause(g *poolResult) *Cause {
-	return &Cause{Layer: LayerAutoscale, Code: CausePoolCanGrow, Message: e.growText(g), Fix: e.growFix(g)}
+	return &Cause{Layer: LayerAutoscale, Code: CausePoolCanGrow, Problem: problem.Problem{Message: e.growText(g), Fix: e.growFix(g)}}
 }
 
 func atMaxCause(m *poolResult) *Cause {
-	return &Cause{Layer: LayerAutoscale, Code: CausePoolAtMax,
+	return &Cause{Layer: LayerAutoscale, Code: CausePoolAtMax, Problem: problem.Problem{
 		Message: fmt.Sprintf("pool %s is at its maximum of %s (%s); a new node would hold the pod", m.name, plural(int(m.spec.MaxSize()), "node"), m.sizeWords()),
-		Fix:     fmt.Sprintf("raise pool %s's maximum in the blueprint", m.name)}
+		Fix:     fmt.Sprintf("raise pool %s's maximum in the blueprint", m.name)}}
 }
 
 // growText says how the pool could grow, and who would grow it: the

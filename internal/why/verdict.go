@@ -11,6 +11,7 @@ import (
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
 
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/problem"
 )
 
 // pools fills the pools layer and returns the verdict it leads to. The
@@ -41,8 +42,8 @@ func (e *explainer) pools() Cause {
 		if len(growers) > 0 {
 			return e.canGrow(growers[0], nil)
 		}
-		return Cause{Layer: LayerPools, Code: CauseNoNodes, Message: "the cluster has no nodes",
-			Fix: "add nodes: `berth up` starts a local cluster with the blueprint's pools, `berth export` writes them for a cloud"}
+		return Cause{Layer: LayerPools, Code: CauseNoNodes, Problem: problem.Problem{Message: "the cluster has no nodes",
+			Fix: "add nodes: `berth up` starts a local cluster with the blueprint's pools, `berth export` writes them for a cloud"}}
 	}
 	best := results[0]
 	f := best.best
@@ -89,9 +90,9 @@ func (e *explainer) stageVerdict(s stage, pools []*poolResult) Cause {
 			}
 			parts = append(parts, fmt.Sprintf("pool %s: %s", p.name, list(names, 5)))
 		}
-		return Cause{Layer: LayerPools, Code: CauseCordoned,
+		return Cause{Layer: LayerPools, Code: CauseCordoned, Problem: problem.Problem{
 			Message: "every node that could hold the pod is cordoned (spec.unschedulable): " + strings.Join(parts, "; "),
-			Fix:     "`kubectl uncordon NODE` once its maintenance is over, or wait for the nodes that replace it"}
+			Fix:     "`kubectl uncordon NODE` once its maintenance is over, or wait for the nodes that replace it"}}
 	case stageTaints:
 		return e.taintVerdict(pools)
 	case stageAffinity:
@@ -120,7 +121,7 @@ func (e *explainer) taintVerdict(pools []*poolResult) Cause {
 		}
 		parts = append(parts, fmt.Sprintf("pool %s has %s %s", p.name, word, strings.Join(names, ", ")))
 	}
-	c := Cause{Layer: LayerPools, Code: CauseTaint, Message: "no pool tolerates the pod: " + strings.Join(parts, "; ")}
+	c := Cause{Layer: LayerPools, Code: CauseTaint, Problem: problem.Problem{Message: "no pool tolerates the pod: " + strings.Join(parts, "; ")}}
 	p := pools[0]
 	var tols []string
 	for _, t := range p.best.taints {
@@ -165,8 +166,8 @@ func (e *explainer) affinityVerdict(p *poolResult) Cause {
 		parts = append(parts, fmt.Sprintf("%s: nodes have %s", u.what, e.valuesOf(u.key)))
 		poolKey = poolKey || contains(pools.PoolLabels, u.key)
 	}
-	c := Cause{Layer: LayerPools, Code: CauseNodeAffinity,
-		Message: "no node matches the pod's node selector or required node affinity: " + strings.Join(parts, "; ")}
+	c := Cause{Layer: LayerPools, Code: CauseNodeAffinity, Problem: problem.Problem{
+		Message: "no node matches the pod's node selector or required node affinity: " + strings.Join(parts, "; ")}}
 	if poolKey {
 		c.Fix = fmt.Sprintf("select one of the pools (%s), or add the pool to the blueprint and `berth apply`", strings.Join(e.s.index().poolNames, ", "))
 	} else {
@@ -214,9 +215,9 @@ var pluginFixes = map[string]string{
 // pluginVerdict quotes a Filter plugin berth has no numbers for.
 func (e *explainer) pluginVerdict(p *poolResult) Cause {
 	o := p.best.other[0]
-	c := Cause{Layer: LayerPools, Code: CauseFilter,
+	c := Cause{Layer: LayerPools, Code: CauseFilter, Problem: problem.Problem{
 		Message: fmt.Sprintf("pool %s: the scheduler's %s filter rejects the pod: %s", p.name, o.Plugin, strings.Join(o.Reasons, "; ")),
-		Fix:     pluginFixes[o.Plugin]}
+		Fix:     pluginFixes[o.Plugin]}}
 	if o.Plugin == names.InterPodAffinity {
 		c.Code = CausePodAffinity
 	}
@@ -228,7 +229,7 @@ func (e *explainer) pluginVerdict(p *poolResult) Cause {
 
 func (e *explainer) spreadVerdict(p *poolResult) Cause {
 	m := p.best.spread[0]
-	c := Cause{Layer: LayerPools, Code: CauseSpread, Message: fmt.Sprintf("pool %s: %s", p.name, m.String())}
+	c := Cause{Layer: LayerPools, Code: CauseSpread, Problem: problem.Problem{Message: fmt.Sprintf("pool %s: %s", p.name, m.String())}}
 	if m.scheduler {
 		c.Fix = "raise maxSkew, or set whenUnsatisfiable: ScheduleAnyway, or wait for matching pods to land in the emptier domains"
 		return c
@@ -275,8 +276,8 @@ func (e *explainer) fits(results []*poolResult) Cause {
 	} else {
 		msg += "; the scheduler has not reported on the pod yet"
 	}
-	return Cause{Layer: LayerScheduler, Code: code, Message: msg,
-		Fix: "wait for the scheduler's next attempt; if the pod stays Pending, the scheduler's message names what the simulation leaves out (volume binding, volume zones and limits, dynamic resources)"}
+	return Cause{Layer: LayerScheduler, Code: code, Problem: problem.Problem{Message: msg,
+		Fix: "wait for the scheduler's next attempt; if the pod stays Pending, the scheduler's message names what the simulation leaves out (volume binding, volume zones and limits, dynamic resources)"}}
 }
 
 // tooSmallMessage says which requests no node could hold even empty.

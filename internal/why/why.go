@@ -9,6 +9,8 @@
 // from a cluster.
 package why
 
+import "berth.io/berth/internal/problem"
+
 // Cause codes. A verdict's cause is one of the first three groups; the
 // last group appears only among the supporting causes.
 const (
@@ -109,14 +111,13 @@ type Verdict struct {
 	Priority *Priority `json:"priority,omitempty"`
 }
 
-// Cause is one finding: the rule, the object and field it is about, the
-// numbers, and what to do.
+// Cause is one finding: the layer that found it and its cause code, then
+// the problem: what is wrong, with the numbers, and the fix, empty when
+// there is nothing to do (context only).
 type Cause struct {
-	Layer   string `json:"layer"`
-	Code    string `json:"cause"`
-	Message string `json:"message"`
-	// Fix is empty when there is nothing to do (context only).
-	Fix string `json:"fix,omitempty"`
+	Layer string `json:"layer"`
+	Code  string `json:"cause"`
+	problem.Problem
 }
 
 // SchedulerAccount is what kube-scheduler said about the pod.

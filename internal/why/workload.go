@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/types"
+
+	"berth.io/berth/internal/problem"
 )
 
 // ExplainWorkload says why a workload's pods are not running: its first
@@ -21,7 +23,7 @@ func ExplainWorkload(s *Snapshot, w *Workload) Verdict {
 		return v
 	}
 	if v.Top.Code == CauseNotPending {
-		v.Causes = append(v.Causes, Cause{Layer: LayerWorkload, Code: CauseWorkload, Message: v.Top.Message})
+		v.Causes = append(v.Causes, Cause{Layer: LayerWorkload, Code: CauseWorkload, Problem: problem.Problem{Message: v.Top.Message}})
 		v.Top = hc
 		return v
 	}
@@ -39,7 +41,7 @@ func explainWorkload(s *Snapshot, w *Workload) Verdict {
 			if w.Desired >= 0 {
 				msg = fmt.Sprintf("%s wants %d pod(s) and has %d, %d Pending; explaining %s", w.String(), w.Desired, len(pods), countPending(pods), p.Name)
 			}
-			v.Causes = append([]Cause{{Layer: LayerWorkload, Code: CauseWorkload, Message: msg}}, v.Causes...)
+			v.Causes = append([]Cause{{Layer: LayerWorkload, Code: CauseWorkload, Problem: problem.Problem{Message: msg}}}, v.Causes...)
 			return v
 		}
 	}
@@ -63,7 +65,7 @@ func explainWorkload(s *Snapshot, w *Workload) Verdict {
 	case w.Desired >= 0 && int32(len(pods)) < w.Desired:
 		msg += fmt.Sprintf(", of %d wanted; its controller reports no failure to create the rest", w.Desired)
 	}
-	v.Top = Cause{Layer: LayerWorkload, Code: CauseNotPending, Message: msg}
+	v.Top = Cause{Layer: LayerWorkload, Code: CauseNotPending, Problem: problem.Problem{Message: msg}}
 	return v
 }
 
@@ -124,9 +126,9 @@ func (s *Snapshot) createFailure(w *Workload, ev *corev1.Event, have int) Cause 
 	}
 	r := parseQuotaRefusal(ev.Message)
 	if r == nil {
-		return Cause{Layer: LayerWorkload, Code: CauseCreateFailed,
+		return Cause{Layer: LayerWorkload, Code: CauseCreateFailed, Problem: problem.Problem{
 			Message: fmt.Sprintf("%s cannot create pods: %s (%s)", by, ev.Message, seen),
-			Fix:     "fix what the refusal names; admission refused the pod before it existed, so no scheduler ever saw it"}
+			Fix:     "fix what the refusal names; admission refused the pod before it existed, so no scheduler ever saw it"}}
 	}
 	msg := fmt.Sprintf("%s cannot create pods: ResourceQuota %s refuses them: %s (%s)", by, r.quota, r.String(), seen)
 	var fixes []string
@@ -153,5 +155,5 @@ func (s *Snapshot) createFailure(w *Workload, ev *corev1.Event, have int) Cause 
 		}
 	}
 	fixes = append(fixes, raise)
-	return Cause{Layer: LayerQuota, Code: CauseQuotaExceeded, Message: msg, Fix: strings.Join(fixes, "; or ")}
+	return Cause{Layer: LayerQuota, Code: CauseQuotaExceeded, Problem: problem.Problem{Message: msg, Fix: strings.Join(fixes, "; or ")}}
 }
