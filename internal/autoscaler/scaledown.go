@@ -14,6 +14,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/simulate"
 )
 
@@ -60,11 +61,14 @@ func (c *Controller) scaleDown(ctx context.Context, v *view, res *scanResult) er
 					return err
 				}
 			}
-			why := c.unremovable(ctx, v, sim, g, n, pods, budgets, removals[g])
-			if why != "" {
+			if p := c.unremovable(ctx, v, sim, g, n, pods, budgets, removals[g]); p != nil {
+				// Events and the status ConfigMap hold text: the
+				// problem as String writes it, its fix on a line of
+				// its own.
+				why := p.String()
 				delete(c.unneeded, n.Name)
 				c.keep(ctx, n, why)
-				res.blocked(g, fmt.Sprintf("%s: %s", n.Name, why))
+				res.blocked(g, n.Name+": "+why)
 				continue
 			}
 			removals[g]++
@@ -128,46 +132,54 @@ func (c *Controller) cooldown(v *view) string {
 }
 
 // unremovable is why node must stay, in cluster-autoscaler's terms (its
-// reason code in parentheses), with the fix; "" when it could go. A
+// reason code in parentheses), with the fix; nil when it could go. A
 // node that could go leaves the simulation, its pods where they moved.
-func (c *Controller) unremovable(ctx context.Context, v *view, sim *simulate.Simulator, g *group, n *corev1.Node, pods []*corev1.Pod, budgets *budgetCounter, planned int) string {
+func (c *Controller) unremovable(ctx context.Context, v *view, sim *simulate.Simulator, g *group, n *corev1.Node, pods []*corev1.Pod, budgets *budgetCounter, planned int) *problem.Problem {
 	p := v.profile
 	if n.Annotations[v1alpha1.AnnotationScaleDownDisabled] == "true" {
-		return fmt.Sprintf("the node has the annotation %s: \"true\" (ScaleDownDisabledAnnotation); fix: remove the annotation to let it go", v1alpha1.AnnotationScaleDownDisabled)
+		return problem.New(fmt.Sprintf("the node has the annotation %s: \"true\" (ScaleDownDisabledAnnotation)", v1alpha1.AnnotationScaleDownDisabled),
+			"remove the annotation to let it go")
 	}
 	if g.target()-planned <= g.min() {
-		return fmt.Sprintf("pool %s is at its minimum of %d (NodeGroupMinSizeReached); fix: lower autoscale.min in the blueprint", g.name(), g.min())
+		return problem.New(fmt.Sprintf("pool %s is at its minimum of %d (NodeGroupMinSizeReached)", g.name(), g.min()),
+			"lower autoscale.min in the blueprint")
 	}
 	for _, pod := range pods {
 		ref := pod.Namespace + "/" + pod.Name
 		safe := pod.Annotations[v1alpha1.AnnotationSafeToEvict]
 		switch {
 		case safe == "false":
-			return fmt.Sprintf("pod %s has the annotation %s: \"false\" (NotSafeToEvictAnnotation); fix: remove it if the pod may move", ref, v1alpha1.AnnotationSafeToEvict)
+			return problem.New(fmt.Sprintf("pod %s has the annotation %s: \"false\" (NotSafeToEvictAnnotation)", ref, v1alpha1.AnnotationSafeToEvict),
+				"remove it if the pod may move")
 		case safe == "true":
 			continue
 		case metav1.GetControllerOf(pod) == nil:
-			return fmt.Sprintf("pod %s has no controller, so nothing would recreate it (NotReplicated); fix: run it under a Deployment, StatefulSet or Job, or annotate it %s: \"true\"", ref, v1alpha1.AnnotationSafeToEvict)
+			return problem.New(fmt.Sprintf("pod %s has no controller, so nothing would recreate it (NotReplicated)", ref),
+				fmt.Sprintf("run it under a Deployment, StatefulSet or Job, or annotate it %s: \"true\"", v1alpha1.AnnotationSafeToEvict))
 		case pod.Namespace == metav1.NamespaceSystem && *p.SkipNodesWithSystemPods && !budgets.covers(pod):
-			return fmt.Sprintf("pod %s is a kube-system pod without a PodDisruptionBudget (UnmovableKubeSystemPod); fix: give it a PodDisruptionBudget, or annotate it %s: \"true\"", ref, v1alpha1.AnnotationSafeToEvict)
+			return problem.New(fmt.Sprintf("pod %s is a kube-system pod without a PodDisruptionBudget (UnmovableKubeSystemPod)", ref),
+				fmt.Sprintf("give it a PodDisruptionBudget, or annotate it %s: \"true\"", v1alpha1.AnnotationSafeToEvict))
 		}
 		if vol := localVolume(pod); vol != "" && *p.SkipNodesWithLocalStorage {
-			return fmt.Sprintf("pod %s uses local storage (volume %s) (LocalStorageRequested); fix: annotate it %s: \"true\" if the data may be lost, or set skipNodesWithLocalStorage: false", ref, vol, v1alpha1.AnnotationSafeToEvict)
+			return problem.New(fmt.Sprintf("pod %s uses local storage (volume %s) (LocalStorageRequested)", ref, vol),
+				fmt.Sprintf("annotate it %s: \"true\" if the data may be lost, or set skipNodesWithLocalStorage: false", v1alpha1.AnnotationSafeToEvict))
 		}
 	}
 	if pdb := budgets.take(pods); pdb != "" {
-		return fmt.Sprintf("PodDisruptionBudget %s allows no more disruptions now (NotEnoughPdb); fix: wait for its pods to be Ready, or relax the budget", pdb)
+		return problem.New(fmt.Sprintf("PodDisruptionBudget %s allows no more disruptions now (NotEnoughPdb)", pdb),
+			"wait for its pods to be Ready, or relax the budget")
 	}
 	_, stuck, err := sim.TryRemove(ctx, n.Name, pods)
 	if err != nil {
-		return fmt.Sprintf("simulating the removal failed: %v", err)
+		return &problem.Problem{Message: fmt.Sprintf("simulating the removal failed: %v", err), Err: err}
 	}
 	if len(stuck) > 0 {
 		budgets.give(pods)
 		s := stuck[0]
-		return fmt.Sprintf("pod %s/%s would have no place to go (NoPlaceToMovePods); fix: the node is still needed; lower the pod's requests or let it run on more pools", s.Namespace, s.Name)
+		return problem.New(fmt.Sprintf("pod %s/%s would have no place to go (NoPlaceToMovePods)", s.Namespace, s.Name),
+			"the node is still needed; lower the pod's requests or let it run on more pools")
 	}
-	return ""
+	return nil
 }
 
 // podsToMove are the pods that must find another node: not DaemonSet or

@@ -27,7 +27,8 @@ const cpuPool = `  zones: [zone-1]
     taints: ["gpu=true:NoSchedule"]
 `
 
-// blocker is why the autoscaler keeps node, "" when it could go.
+// blocker is why the autoscaler keeps node, as its NoScaleDown event
+// says it, "" when it could go.
 func blocker(t *testing.T, w *world, node string) string {
 	t.Helper()
 	ctx := context.Background()
@@ -39,7 +40,10 @@ func blocker(t *testing.T, w *world, node string) string {
 	for _, g := range v.groups {
 		for _, n := range g.nodes {
 			if n.Name == node {
-				return w.c.unremovable(ctx, v, sim, g, n, podsToMove(v, n), newBudgetCounter(v.budgets), 0)
+				if p := w.c.unremovable(ctx, v, sim, g, n, podsToMove(v, n), newBudgetCounter(v.budgets), 0); p != nil {
+					return p.String()
+				}
+				return ""
 			}
 		}
 	}

@@ -78,8 +78,9 @@ func renderAutoscaler(w io.Writer, a *Autoscaler, now time.Time) error {
 		return err
 	}
 	for _, p := range a.Pools {
-		// Entries are "NODE: reason"; nodes kept for the same reason
-		// (a pool at its minimum) share a line.
+		// Entries are "NODE: reason", the reason a problem as its
+		// String writes it; nodes kept for the same reason (a pool at
+		// its minimum) share a line.
 		var reasons []string
 		nodes := map[string][]string{}
 		for _, b := range p.Blocked {
@@ -90,7 +91,9 @@ func renderAutoscaler(w io.Writer, a *Autoscaler, now time.Time) error {
 			nodes[reason] = append(nodes[reason], node)
 		}
 		for _, r := range reasons {
-			fmt.Fprintf(w, "  pool %s keeps %s: %s\n", p.Name, strings.Join(nodes[r], ", "), r)
+			// A reason's fix is on a line of its own: it goes beneath,
+			// indented.
+			fmt.Fprintf(w, "  pool %s keeps %s: %s\n", p.Name, strings.Join(nodes[r], ", "), strings.ReplaceAll(r, "\n", "\n    "))
 		}
 	}
 	return nil

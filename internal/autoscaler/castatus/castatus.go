@@ -156,7 +156,9 @@ type PoolActivity struct {
 	Upcoming      int    `json:"upcoming"`
 	LastScaleUp   *Event `json:"lastScaleUp,omitempty"`
 	LastScaleDown *Event `json:"lastScaleDown,omitempty"`
-	// Blocked is why the pool's unneeded nodes stay, one line per node.
+	// Blocked is why the pool's unneeded nodes stay, one entry per node:
+	// "NODE: " and the problem as problem.Problem's String writes it,
+	// its fix on a line of its own.
 	Blocked []string `json:"blocked,omitempty"`
 }
 
