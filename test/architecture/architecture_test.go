@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -110,8 +111,8 @@ func packages(t *testing.T) map[string][]string {
 			if err != nil {
 				return err
 			}
-			if strings.HasPrefix(p, module) {
-				imports[dir] = append(imports[dir], strings.TrimPrefix(p, module))
+			if p, ok := strings.CutPrefix(p, module); ok && !slices.Contains(imports[dir], p) {
+				imports[dir] = append(imports[dir], p)
 			}
 		}
 		return nil
