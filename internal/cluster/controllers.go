@@ -37,6 +37,9 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 		// The kubelets' node leases, renewed unless `berth node stop`
 		// stopped the kubelet (internal/kubelets).
 		kubelets.NewLeaseController(kubeletClient, shared),
+		// The device plugin's DaemonSet `berth up` installed, kept as
+		// the recorded blueprint says (internal/kubelets).
+		kubelets.NewPluginController(client, blueprints),
 		// A PodDisruptionBudget per workload of a class with a budget.
 		budgets.NewController(client, shared),
 		// Spot interruptions: the notice carried out, and random ones
@@ -101,7 +104,7 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 // device plugin runs. Its scans so far ran while the nodes registered and
 // counted none of them, and `berth up` prints its status at ready.
 func (c *Cluster) scanAutoscaler(ctx context.Context, bp *v1alpha1.Blueprint) error {
-	plugin := installsDevicePlugin(bp)
+	plugin := kubelets.InstallsDevicePlugin(bp)
 	settled := func(n *corev1.Node) bool {
 		if !isReady(n) {
 			return false

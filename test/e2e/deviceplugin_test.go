@@ -253,3 +253,44 @@ func poolNodes(t *testing.T, pool string) []string {
 	}
 	return out
 }
+
+// TestDevicePluginImageFollowsApply: a `berth apply` that names another
+// device-plugin image reaches the DaemonSet `berth up` installed (the
+// in-process controller applies the recorded blueprint's plugin), and
+// the GPU nodes advertise their GPUs again once its pods roll.
+func TestDevicePluginImageFollowsApply(t *testing.T) {
+	ctx := context.Background()
+	plugin := bp.Spec.DevicePlugin
+	allGPUsAdvertised(t)
+	raw, err := json.Marshal(bp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var next v1alpha1.Blueprint
+	if err := json.Unmarshal(raw, &next); err != nil {
+		t.Fatal(err)
+	}
+	const image = "nvcr.io/nvidia/k8s-device-plugin:v0.0.0-e2e"
+	next.Spec.DevicePlugin.Image = image
+	t.Cleanup(func() {
+		if err := applyBlueprint(ctx, bp, apply.Options{}); err != nil {
+			t.Errorf("applying the e2e blueprint again: %v", err)
+		}
+		eventually(t, 2*time.Minute, "the device plugin's image to go back", func() (bool, error) {
+			ds, err := client.AppsV1().DaemonSets(plugin.Namespace).Get(ctx, plugin.Name, metav1.GetOptions{})
+			return err == nil && ds.Spec.Template.Spec.Containers[0].Image != image, err
+		})
+		allGPUsAdvertised(t)
+	})
+	if err := applyBlueprint(ctx, &next, apply.Options{}); err != nil {
+		t.Fatalf("applying the blueprint with devicePlugin.image %s: %v", image, err)
+	}
+	eventually(t, 2*time.Minute, "the device plugin's DaemonSet to run image "+image, func() (bool, error) {
+		ds, err := client.AppsV1().DaemonSets(plugin.Namespace).Get(ctx, plugin.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		return ds.Spec.Template.Spec.Containers[0].Image == image, nil
+	})
+	allGPUsAdvertised(t)
+}
