@@ -128,6 +128,12 @@ type Pool struct {
 	// cluster (spot.go). Nil means 30 s notices, and interruptions only
 	// when asked for (`berth spot interrupt`).
 	Spot *SpotSettings `json:"spot,omitempty"`
+	// Price is what a node-hour of the pool costs, on demand and on spot
+	// (price.go), for `berth rehearse`'s cost report; nothing else reads
+	// it, and `berth export` does not carry it. Nil means the price of
+	// machine.type in berth's price table (or the table `berth rehearse
+	// --prices` gives), and no price at all when the table has none.
+	Price *Price `json:"price,omitempty"`
 	// MaxPods is each node's pod capacity. Zero means 110.
 	MaxPods int32 `json:"maxPods,omitempty"`
 	// Taints are the taints on every node of the pool, written as
