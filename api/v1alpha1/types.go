@@ -128,6 +128,15 @@ type Pool struct {
 	// cluster (spot.go). Nil means 30 s notices, and interruptions only
 	// when asked for (`berth spot interrupt`).
 	Spot *SpotSettings `json:"spot,omitempty"`
+	// Price is what a node-hour of the pool costs, on demand and on spot
+	// (price.go), for `berth rehearse`'s cost report; nothing else reads
+	// it, and `berth export` does not carry it. Nil means a row of
+	// berth's price table (internal/rehearse/cost; `--prices FILE` rows
+	// replace its rows): the one for the instance type `berth export`
+	// gives the pool on the rehearsal's cloud, else the one for
+	// machine.type; with no row the pool has no price, and the report
+	// says so rather than count it as free.
+	Price *Price `json:"price,omitempty"`
 	// MaxPods is each node's pod capacity. Zero means 110.
 	MaxPods int32 `json:"maxPods,omitempty"`
 	// Taints are the taints on every node of the pool, written as

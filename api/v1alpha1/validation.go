@@ -99,6 +99,8 @@ func validatePools(path *field.Path, pools []Pool, zones sets.Set[string], byNam
 		errs = append(errs, validateMachine(pp.Child("machine"), &p.Machine, p.Reserved, pp.Child("reserved"))...)
 		errs = append(errs, validateSize(pp, p)...)
 		errs = append(errs, validateSpot(pp, p)...)
+		e, w := validatePrice(pp, p)
+		errs, warnings = append(errs, e...), append(warnings, w...)
 		if p.MaxPods < 1 || p.MaxPods > 10000 {
 			errs = append(errs, invalid(pp.Child("maxPods"), "must be between 1 and 10000", "leave it out for the default of 110"))
 		}
