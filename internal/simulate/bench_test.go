@@ -9,6 +9,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/objtest"
 )
 
 // BenchmarkScan is one autoscaler scan at issue 11's scale: 1,000 nodes
@@ -61,35 +62,35 @@ func benchCluster() (Cluster, []*corev1.Pod) {
 	var c Cluster
 	zones := []string{"zone-1", "zone-2", "zone-3"}
 	for i := range 900 {
-		n := makeNode(fmt.Sprintf("cpu-%d", i), zones[i%3]).obj()
+		n := objtest.MakeNode(fmt.Sprintf("cpu-%d", i)).Zone(zones[i%3]).Obj()
 		c.Nodes = append(c.Nodes, n)
 		for j := range 7 {
-			c.Pods = append(c.Pods, makePod(fmt.Sprintf("run-%d-%d", i, j)).label("app", fmt.Sprintf("run-%d", j)).
-				request(corev1.ResourceCPU, "1").controller(fmt.Sprintf("rs-run-%d", j)).on(n.Name).obj())
+			c.Pods = append(c.Pods, objtest.MakePod("team-a", fmt.Sprintf("run-%d-%d", i, j)).Label("app", fmt.Sprintf("run-%d", j)).
+				CPU("1").Owner("ReplicaSet", fmt.Sprintf("rs-run-%d", j)).On(n.Name).Obj())
 		}
 	}
 	for i := range 100 {
-		n := makeNode(fmt.Sprintf("gpu-%d", i), zones[i%3]).gpus(4).taint("nvidia.com/gpu", "true").obj()
+		n := objtest.MakeNode(fmt.Sprintf("gpu-%d", i)).Zone(zones[i%3]).GPUs("4").Taint("nvidia.com/gpu=true:NoSchedule").Obj()
 		c.Nodes = append(c.Nodes, n)
 		for j := range 4 {
-			c.Pods = append(c.Pods, makePod(fmt.Sprintf("train-%d-%d", i, j)).request(gpu, "1").
-				tolerate("nvidia.com/gpu").controller("job-old").on(n.Name).obj())
+			c.Pods = append(c.Pods, objtest.MakePod("team-a", fmt.Sprintf("train-%d-%d", i, j)).GPU("1").
+				Tolerate("nvidia.com/gpu").Owner("ReplicaSet", "job-old").On(n.Name).Obj())
 		}
 	}
 	var pending []*corev1.Pod
 	for d := range 50 {
 		app := fmt.Sprintf("app-%d", d)
 		for r := range 100 {
-			p := makePod(fmt.Sprintf("%s-%d", app, r)).label("app", app).controller("rs-" + app)
+			p := objtest.MakePod("team-a", fmt.Sprintf("%s-%d", app, r)).Label("app", app).Owner("ReplicaSet", "rs-"+app)
 			switch {
 			case d < 10:
-				p.request(gpu, "1").tolerate("nvidia.com/gpu")
+				p.GPU("1").Tolerate("nvidia.com/gpu")
 			case d < 20:
-				p.request(corev1.ResourceCPU, "500m").spread(corev1.LabelTopologyZone, 1, app)
+				p.CPU("500m").Spread(corev1.LabelTopologyZone, 1, app)
 			default:
-				p.request(corev1.ResourceCPU, "500m")
+				p.CPU("500m")
 			}
-			pending = append(pending, p.obj())
+			pending = append(pending, p.Obj())
 		}
 	}
 	return c, pending

@@ -7,6 +7,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/internal/objtest"
 )
 
 // Carrying a group's PreFilter state from pod to pod (AddPod) gives the
@@ -18,32 +20,32 @@ func TestCarriedStateChangesNoAnswer(t *testing.T) {
 	var nodes []*corev1.Node
 	var bound []*corev1.Pod
 	for i := range 6 {
-		n := makeNode(fmt.Sprintf("n%d", i), fmt.Sprintf("zone-%d", i%2+1)).cpu("4").obj()
+		n := objtest.MakeNode(fmt.Sprintf("n%d", i)).Zone(fmt.Sprintf("zone-%d", i%2+1)).CPU("4").Obj()
 		nodes = append(nodes, n)
 		// Existing pods of the spread app, uneven over the zones.
 		if i < 3 {
-			bound = append(bound, makePod(fmt.Sprintf("old-%d", i)).label("app", "web").on(n.Name).obj())
+			bound = append(bound, objtest.MakePod("team-a", fmt.Sprintf("old-%d", i)).Label("app", "web").On(n.Name).Obj())
 		}
 	}
-	group := func(prefix string, n int, shape func(*podWrapper) *podWrapper) []*corev1.Pod {
+	group := func(prefix string, n int, shape func(*objtest.PodWrapper) *objtest.PodWrapper) []*corev1.Pod {
 		var out []*corev1.Pod
 		for i := range n {
-			out = append(out, shape(makePod(fmt.Sprintf("%s-%d", prefix, i)).controller("rs-"+prefix)).obj())
+			out = append(out, shape(objtest.MakePod("team-a", fmt.Sprintf("%s-%d", prefix, i)).Owner("ReplicaSet", "rs-"+prefix)).Obj())
 		}
 		return out
 	}
 	pending := append(append(append(
-		group("web", 40, func(p *podWrapper) *podWrapper {
-			return p.label("app", "web").request(corev1.ResourceCPU, "500m").spread(corev1.LabelTopologyZone, 1, "web")
+		group("web", 40, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.Label("app", "web").CPU("500m").Spread(corev1.LabelTopologyZone, 1, "web")
 		}),
-		group("host", 12, func(p *podWrapper) *podWrapper {
-			return p.label("app", "host").request(corev1.ResourceCPU, "250m").spread(corev1.LabelHostname, 1, "host")
+		group("host", 12, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.Label("app", "host").CPU("250m").Spread(corev1.LabelHostname, 1, "host")
 		})...),
-		group("lone", 9, func(p *podWrapper) *podWrapper {
-			return p.label("app", "lone").antiAffinity(corev1.LabelHostname, "lone")
+		group("lone", 9, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.Label("app", "lone").AntiAffinity(corev1.LabelHostname, "lone")
 		})...),
-		group("gpu", 6, func(p *podWrapper) *podWrapper {
-			return p.label("app", "g").request(gpu, "1").tolerate("nvidia.com/gpu").spread(corev1.LabelTopologyZone, 1, "g")
+		group("gpu", 6, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.Label("app", "g").GPU("1").Tolerate("nvidia.com/gpu").Spread(corev1.LabelTopologyZone, 1, "g")
 		})...)
 
 	run := func(noCarry bool) (placed []string, packed []string) {

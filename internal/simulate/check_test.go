@@ -6,6 +6,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/internal/objtest"
 )
 
 func TestCheck(t *testing.T) {
@@ -18,10 +20,10 @@ func TestCheck(t *testing.T) {
 	}{{
 		name: "taint not tolerated",
 		cluster: Cluster{Nodes: []*corev1.Node{
-			makeNode("gpu-0", "zone-1").taint("gpu", "true").obj(),
-			makeNode("cpu-0", "zone-1").obj(),
+			objtest.MakeNode("gpu-0").Zone("zone-1").Taint("gpu=true:NoSchedule").Obj(),
+			objtest.MakeNode("cpu-0").Zone("zone-1").Obj(),
 		}},
-		pod: makePod("web").obj(),
+		pod: objtest.MakePod("team-a", "web").Obj(),
 		want: []string{
 			"gpu-0: TaintToleration: node(s) had untolerated taint(s)",
 			"cpu-0: fits",
@@ -29,17 +31,17 @@ func TestCheck(t *testing.T) {
 	}, {
 		name: "taint tolerated",
 		cluster: Cluster{Nodes: []*corev1.Node{
-			makeNode("gpu-0", "zone-1").taint("gpu", "true").obj(),
+			objtest.MakeNode("gpu-0").Zone("zone-1").Taint("gpu=true:NoSchedule").Obj(),
 		}},
-		pod:  makePod("web").tolerate("gpu").obj(),
+		pod:  objtest.MakePod("team-a", "web").Tolerate("gpu").Obj(),
 		want: []string{"gpu-0: fits"},
 	}, {
 		name: "node selector matches no label",
 		cluster: Cluster{Nodes: []*corev1.Node{
-			makeNode("cpu-0", "zone-1").label("agentpool", "cpu").obj(),
-			makeNode("mem-0", "zone-1").label("agentpool", "mem").obj(),
+			objtest.MakeNode("cpu-0").Zone("zone-1").Label("agentpool", "cpu").Obj(),
+			objtest.MakeNode("mem-0").Zone("zone-1").Label("agentpool", "mem").Obj(),
 		}},
-		pod: makePod("web").selector("agentpool", "mem").obj(),
+		pod: objtest.MakePod("team-a", "web").NodeSelector("agentpool", "mem").Obj(),
 		want: []string{
 			"cpu-0: NodeAffinity: node(s) didn't match Pod's node affinity/selector",
 			"mem-0: fits",
@@ -48,13 +50,13 @@ func TestCheck(t *testing.T) {
 		name: "insufficient GPU",
 		cluster: Cluster{
 			Nodes: []*corev1.Node{
-				makeNode("gpu-0", "zone-1").gpus(1).obj(),
-				makeNode("gpu-1", "zone-1").gpus(4).obj(),
-				makeNode("cpu-0", "zone-1").obj(),
+				objtest.MakeNode("gpu-0").Zone("zone-1").GPUs("1").Obj(),
+				objtest.MakeNode("gpu-1").Zone("zone-1").GPUs("4").Obj(),
+				objtest.MakeNode("cpu-0").Zone("zone-1").Obj(),
 			},
-			Pods: []*corev1.Pod{makePod("busy").request(gpu, "1").on("gpu-1").obj()},
+			Pods: []*corev1.Pod{objtest.MakePod("team-a", "busy").GPU("1").On("gpu-1").Obj()},
 		},
-		pod: makePod("train").request(gpu, "2").obj(),
+		pod: objtest.MakePod("team-a", "train").GPU("2").Obj(),
 		want: []string{
 			"gpu-0: NodeResourcesFit: Insufficient nvidia.com/gpu",
 			"gpu-1: fits",
@@ -63,29 +65,29 @@ func TestCheck(t *testing.T) {
 	}, {
 		name: "GPUs taken by bound pods",
 		cluster: Cluster{
-			Nodes: []*corev1.Node{makeNode("gpu-0", "zone-1").gpus(4).obj()},
+			Nodes: []*corev1.Node{objtest.MakeNode("gpu-0").Zone("zone-1").GPUs("4").Obj()},
 			Pods: []*corev1.Pod{
-				makePod("a").request(gpu, "2").on("gpu-0").obj(),
-				makePod("b").request(gpu, "1").on("gpu-0").obj(),
+				objtest.MakePod("team-a", "a").GPU("2").On("gpu-0").Obj(),
+				objtest.MakePod("team-a", "b").GPU("1").On("gpu-0").Obj(),
 			},
 		},
-		pod:  makePod("train").request(gpu, "2").obj(),
+		pod:  objtest.MakePod("team-a", "train").GPU("2").Obj(),
 		want: []string{"gpu-0: NodeResourcesFit: Insufficient nvidia.com/gpu"},
 	}, {
 		name: "zone spread past maxSkew",
 		cluster: Cluster{
 			Nodes: []*corev1.Node{
-				makeNode("a-0", "zone-a").obj(),
-				makeNode("a-1", "zone-a").obj(),
-				makeNode("b-0", "zone-b").obj(),
+				objtest.MakeNode("a-0").Zone("zone-a").Obj(),
+				objtest.MakeNode("a-1").Zone("zone-a").Obj(),
+				objtest.MakeNode("b-0").Zone("zone-b").Obj(),
 			},
 			Pods: []*corev1.Pod{
-				makePod("web-1").label("app", "web").on("a-0").obj(),
-				makePod("web-2").label("app", "web").on("a-1").obj(),
-				makePod("web-3").label("app", "web").on("b-0").obj(),
+				objtest.MakePod("team-a", "web-1").Label("app", "web").On("a-0").Obj(),
+				objtest.MakePod("team-a", "web-2").Label("app", "web").On("a-1").Obj(),
+				objtest.MakePod("team-a", "web-3").Label("app", "web").On("b-0").Obj(),
 			},
 		},
-		pod: makePod("web-4").label("app", "web").spread(corev1.LabelTopologyZone, 1, "web").obj(),
+		pod: objtest.MakePod("team-a", "web-4").Label("app", "web").Spread(corev1.LabelTopologyZone, 1, "web").Obj(),
 		want: []string{
 			"a-0: PodTopologySpread: node(s) didn't match pod topology spread constraints",
 			"a-1: PodTopologySpread: node(s) didn't match pod topology spread constraints",
@@ -95,12 +97,12 @@ func TestCheck(t *testing.T) {
 		name: "required anti-affinity on hostname",
 		cluster: Cluster{
 			Nodes: []*corev1.Node{
-				makeNode("n-0", "zone-1").obj(),
-				makeNode("n-1", "zone-1").obj(),
+				objtest.MakeNode("n-0").Zone("zone-1").Obj(),
+				objtest.MakeNode("n-1").Zone("zone-1").Obj(),
 			},
-			Pods: []*corev1.Pod{makePod("db-1").label("app", "db").antiAffinity(corev1.LabelHostname, "db").on("n-0").obj()},
+			Pods: []*corev1.Pod{objtest.MakePod("team-a", "db-1").Label("app", "db").AntiAffinity(corev1.LabelHostname, "db").On("n-0").Obj()},
 		},
-		pod: makePod("db-2").label("app", "db").antiAffinity(corev1.LabelHostname, "db").obj(),
+		pod: objtest.MakePod("team-a", "db-2").Label("app", "db").AntiAffinity(corev1.LabelHostname, "db").Obj(),
 		want: []string{
 			"n-0: InterPodAffinity: node(s) didn't match pod anti-affinity rules",
 			"n-1: fits",
@@ -108,10 +110,10 @@ func TestCheck(t *testing.T) {
 	}, {
 		name: "unschedulable node",
 		cluster: Cluster{Nodes: []*corev1.Node{
-			makeNode("n-0", "zone-1").cordoned().obj(),
-			makeNode("n-1", "zone-1").obj(),
+			objtest.MakeNode("n-0").Zone("zone-1").Cordon().Obj(),
+			objtest.MakeNode("n-1").Zone("zone-1").Obj(),
 		}},
-		pod: makePod("web").obj(),
+		pod: objtest.MakePod("team-a", "web").Obj(),
 		want: []string{
 			"n-0: NodeUnschedulable: node(s) were unschedulable",
 			"n-1: fits",
@@ -119,22 +121,22 @@ func TestCheck(t *testing.T) {
 	}, {
 		name: "finished pods hold nothing",
 		cluster: Cluster{
-			Nodes: []*corev1.Node{makeNode("gpu-0", "zone-1").gpus(1).obj()},
+			Nodes: []*corev1.Node{objtest.MakeNode("gpu-0").Zone("zone-1").GPUs("1").Obj()},
 			Pods: []*corev1.Pod{func() *corev1.Pod {
-				p := makePod("done").request(gpu, "1").on("gpu-0").obj()
+				p := objtest.MakePod("team-a", "done").GPU("1").On("gpu-0").Obj()
 				p.Status.Phase = corev1.PodSucceeded
 				return p
 			}()},
 		},
-		pod:  makePod("train").request(gpu, "1").obj(),
+		pod:  objtest.MakePod("team-a", "train").GPU("1").Obj(),
 		want: []string{"gpu-0: fits"},
 	}, {
 		name: "nodeName names another node",
 		cluster: Cluster{Nodes: []*corev1.Node{
-			makeNode("n-0", "zone-1").obj(),
-			makeNode("n-1", "zone-1").obj(),
+			objtest.MakeNode("n-0").Zone("zone-1").Obj(),
+			objtest.MakeNode("n-1").Zone("zone-1").Obj(),
 		}},
-		pod: makePod("pinned").on("n-1").obj(),
+		pod: objtest.MakePod("team-a", "pinned").On("n-1").Obj(),
 		want: []string{
 			"n-0: NodeName: node(s) didn't match the requested node name",
 			"n-1: fits",

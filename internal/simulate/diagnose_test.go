@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/objtest"
 )
 
 // failures writes each node's failures as "node: Plugin, Plugin".
@@ -27,16 +28,16 @@ func TestDiagnoseRunsEveryFilter(t *testing.T) {
 	ctx := context.Background()
 	sim, err := New(ctx, Cluster{
 		Nodes: []*corev1.Node{
-			makeNode("gpu-0", "zone-1").taint("gpu", "true").gpus(1).obj(),
-			makeNode("gpu-1", "zone-1").gpus(1).cordoned().obj(),
-			makeNode("cpu-0", "zone-1").obj(),
+			objtest.MakeNode("gpu-0").Zone("zone-1").Taint("gpu=true:NoSchedule").GPUs("1").Obj(),
+			objtest.MakeNode("gpu-1").Zone("zone-1").GPUs("1").Cordon().Obj(),
+			objtest.MakeNode("cpu-0").Zone("zone-1").Obj(),
 		},
-		Pods: []*corev1.Pod{makePod("held").request(gpu, "1").tolerate("gpu").on("gpu-0").obj()},
+		Pods: []*corev1.Pod{objtest.MakePod("team-a", "held").GPU("1").Tolerate("gpu").On("gpu-0").Obj()},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := makePod("train").request(gpu, "1").obj()
+	pod := objtest.MakePod("team-a", "train").GPU("1").Obj()
 	ds, err := sim.Diagnose(ctx, pod, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -49,13 +50,13 @@ func TestDiagnoseRunsEveryFilter(t *testing.T) {
 	if d := cmp.Diff(want, failures(ds)); d != "" {
 		t.Errorf("failures (-want +got):\n%s", d)
 	}
-	if ir := ds[0].Insufficient; len(ir) != 1 || ir[0].ResourceName != gpu || ir[0].Used != 1 || ir[0].Capacity != 1 {
+	if ir := ds[0].Insufficient; len(ir) != 1 || ir[0].ResourceName != objtest.GPU || ir[0].Used != 1 || ir[0].Capacity != 1 {
 		t.Errorf("gpu-0 insufficient = %+v", ir)
 	}
 
 	// A pod nominated to cpu-0 holds its CPUs.
-	other := makePod("first").request(corev1.ResourceCPU, "8").obj()
-	ds, err = sim.Diagnose(ctx, makePod("second").request(corev1.ResourceCPU, "1").obj(), []Placement{{Pod: other, Node: "cpu-0"}})
+	other := objtest.MakePod("team-a", "first").CPU("8").Obj()
+	ds, err = sim.Diagnose(ctx, objtest.MakePod("team-a", "second").CPU("1").Obj(), []Placement{{Pod: other, Node: "cpu-0"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,23 +79,23 @@ spec:
 	if err != nil {
 		t.Fatal(err)
 	}
-	sim, err := New(ctx, Cluster{Nodes: []*corev1.Node{makeNode("cpu-0", "zone-1").obj()}})
+	sim, err := New(ctx, Cluster{Nodes: []*corev1.Node{objtest.MakeNode("cpu-0").Zone("zone-1").Obj()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tmpl := PoolTemplate(bp, &bp.Spec.Pools[1], 0)
-	d, err := sim.DiagnoseTemplate(ctx, makePod("train").request(gpu, "1").obj(), tmpl)
+	d, err := sim.DiagnoseTemplate(ctx, objtest.MakePod("team-a", "train").GPU("1").Obj(), tmpl)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := failures([]Diagnosis{d}); got[0] != "gpu-0: TaintToleration" {
 		t.Errorf("template: %s", got[0])
 	}
-	d, err = sim.DiagnoseTemplate(ctx, makePod("train").request(gpu, "1").tolerate("gpu").obj(), tmpl)
+	d, err = sim.DiagnoseTemplate(ctx, objtest.MakePod("team-a", "train").GPU("1").Tolerate("gpu").Obj(), tmpl)
 	if err != nil || !d.Fits() {
 		t.Errorf("tolerating pod on the template: %+v, %v", d.Failures, err)
 	}
-	ds, err := sim.Diagnose(ctx, makePod("x").obj(), nil)
+	ds, err := sim.Diagnose(ctx, objtest.MakePod("team-a", "x").Obj(), nil)
 	if err != nil || len(ds) != 1 {
 		t.Errorf("the template stayed in the simulation: %v, %v", failures(ds), err)
 	}
@@ -102,13 +103,13 @@ spec:
 
 func TestTrial(t *testing.T) {
 	ctx := context.Background()
-	low := makePod("low").request(corev1.ResourceCPU, "6").on("n").obj()
-	small := makePod("small").request(corev1.ResourceCPU, "1").on("n").obj()
-	sim, err := New(ctx, Cluster{Nodes: []*corev1.Node{makeNode("n", "zone-1").obj()}, Pods: []*corev1.Pod{low, small}})
+	low := objtest.MakePod("team-a", "low").CPU("6").On("n").Obj()
+	small := objtest.MakePod("team-a", "small").CPU("1").On("n").Obj()
+	sim, err := New(ctx, Cluster{Nodes: []*corev1.Node{objtest.MakeNode("n").Zone("zone-1").Obj()}, Pods: []*corev1.Pod{low, small}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pod := makePod("high").request(corev1.ResourceCPU, "4").obj()
+	pod := objtest.MakePod("team-a", "high").CPU("4").Obj()
 	tr, err := sim.Trial(ctx, pod, "n")
 	if err != nil {
 		t.Fatal(err)

@@ -6,14 +6,16 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/internal/objtest"
 )
 
 func TestFitAfter(t *testing.T) {
 	ctx := context.Background()
 	// The old node goes; the new one carries a taint the pod does not
 	// tolerate.
-	tainted := makeNode("gpu-g2-0", "zone-1").taint("gpu", "new").obj()
-	web := makePod("web-1").controller("rs").obj()
+	tainted := objtest.MakeNode("gpu-g2-0").Zone("zone-1").Taint("gpu=new:NoSchedule").Obj()
+	web := objtest.MakePod("team-a", "web-1").Owner("ReplicaSet", "rs").Obj()
 	stuck, err := FitAfter(ctx, []*corev1.Node{tainted}, nil, []*corev1.Pod{web})
 	if err != nil {
 		t.Fatal(err)
@@ -24,16 +26,16 @@ func TestFitAfter(t *testing.T) {
 
 	// Resources count: an 8-CPU node holds one of two 6-CPU pods, and
 	// what already runs there counts.
-	a := makePod("a").request(corev1.ResourceCPU, "6").controller("rs").obj()
-	b := makePod("b").request(corev1.ResourceCPU, "6").controller("rs").obj()
-	stuck, err = FitAfter(ctx, []*corev1.Node{makeNode("n", "zone-1").obj()}, nil, []*corev1.Pod{a, b})
+	a := objtest.MakePod("team-a", "a").CPU("6").Owner("ReplicaSet", "rs").Obj()
+	b := objtest.MakePod("team-a", "b").CPU("6").Owner("ReplicaSet", "rs").Obj()
+	stuck, err = FitAfter(ctx, []*corev1.Node{objtest.MakeNode("n").Zone("zone-1").Obj()}, nil, []*corev1.Pod{a, b})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := stuck[a.UID]; ok || len(stuck) != 1 || !strings.Contains(stuck[b.UID]["n"], "NodeResourcesFit: Insufficient cpu") {
 		t.Errorf("stuck = %v, want b alone, short of cpu", stuck)
 	}
-	stuck, err = FitAfter(ctx, []*corev1.Node{makeNode("n", "zone-1").obj()}, []*corev1.Pod{makePod("big").request(corev1.ResourceCPU, "7").on("n").obj()}, []*corev1.Pod{a})
+	stuck, err = FitAfter(ctx, []*corev1.Node{objtest.MakeNode("n").Zone("zone-1").Obj()}, []*corev1.Pod{objtest.MakePod("team-a", "big").CPU("7").On("n").Obj()}, []*corev1.Pod{a})
 	if err != nil || len(stuck) != 1 {
 		t.Errorf("a displaced pod fits beside a 7-CPU pod on 8 CPUs: %v, %v", stuck, err)
 	}

@@ -10,6 +10,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/objtest"
 )
 
 func testBlueprint(t testing.TB) *v1alpha1.Blueprint {
@@ -42,7 +43,7 @@ func pool(bp *v1alpha1.Blueprint, name string) *v1alpha1.Pool {
 func gpuPods(n int) []*corev1.Pod {
 	var pods []*corev1.Pod
 	for i := range n {
-		pods = append(pods, makePod(fmt.Sprintf("train-%d", i)).request(gpu, "1").tolerate("nvidia.com/gpu").controller("job-1").obj())
+		pods = append(pods, objtest.MakePod("team-a", fmt.Sprintf("train-%d", i)).GPU("1").Tolerate("nvidia.com/gpu").Owner("ReplicaSet", "job-1").Obj())
 	}
 	return pods
 }
@@ -50,7 +51,7 @@ func gpuPods(n int) []*corev1.Pod {
 func TestPackFiveOneGPUPodsOntoFourGPUNodes(t *testing.T) {
 	ctx := context.Background()
 	bp := testBlueprint(t)
-	s, err := New(ctx, Cluster{Nodes: []*corev1.Node{makeNode("sys-0", "zone-1").obj()}})
+	s, err := New(ctx, Cluster{Nodes: []*corev1.Node{objtest.MakeNode("sys-0").Zone("zone-1").Obj()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,9 +110,9 @@ func TestPackOpensNoNodeForAPodNoNodeHolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	pods := []*corev1.Pod{
-		makePod("no-toleration").request(gpu, "1").obj(),
-		makePod("too-big").request(gpu, "8").tolerate("nvidia.com/gpu").obj(),
-		makePod("wrong-pool").selector("agentpool", "cpu").tolerate("nvidia.com/gpu").obj(),
+		objtest.MakePod("team-a", "no-toleration").GPU("1").Obj(),
+		objtest.MakePod("team-a", "too-big").GPU("8").Tolerate("nvidia.com/gpu").Obj(),
+		objtest.MakePod("team-a", "wrong-pool").NodeSelector("agentpool", "cpu").Tolerate("nvidia.com/gpu").Obj(),
 	}
 	p, err := s.Pack(ctx, pods, PoolTemplate(bp, pool(bp, "gpu"), 0), 3)
 	if err != nil {
@@ -142,17 +143,17 @@ func TestPackSpreadsOverExistingNodes(t *testing.T) {
 	bp := testBlueprint(t)
 	sys := pool(bp, "sys")
 	s, err := New(ctx, Cluster{
-		Nodes: []*corev1.Node{makeNode("old-0", "zone-1").obj(), makeNode("old-1", "zone-2").cpu("1").obj()},
+		Nodes: []*corev1.Node{objtest.MakeNode("old-0").Zone("zone-1").Obj(), objtest.MakeNode("old-1").Zone("zone-2").CPU("1").Obj()},
 		Pods: []*corev1.Pod{
-			makePod("web-0").label("app", "web").on("old-0").obj(),
-			makePod("web-1").label("app", "web").on("old-0").obj(),
-			makePod("filler").request(corev1.ResourceCPU, "1").on("old-1").obj(),
+			objtest.MakePod("team-a", "web-0").Label("app", "web").On("old-0").Obj(),
+			objtest.MakePod("team-a", "web-1").Label("app", "web").On("old-0").Obj(),
+			objtest.MakePod("team-a", "filler").CPU("1").On("old-1").Obj(),
 		},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	pods := []*corev1.Pod{makePod("web-2").label("app", "web").spread(corev1.LabelTopologyZone, 1, "web").obj()}
+	pods := []*corev1.Pod{objtest.MakePod("team-a", "web-2").Label("app", "web").Spread(corev1.LabelTopologyZone, 1, "web").Obj()}
 	p, err := s.Pack(ctx, pods, PoolTemplate(bp, sys, 0), 3)
 	if err != nil {
 		t.Fatal(err)
@@ -165,8 +166,8 @@ func TestPackSpreadsOverExistingNodes(t *testing.T) {
 func TestPlace(t *testing.T) {
 	ctx := context.Background()
 	s, err := New(ctx, Cluster{Nodes: []*corev1.Node{
-		makeNode("gpu-0", "zone-1").gpus(2).taint("nvidia.com/gpu", "true").obj(),
-		makeNode("cpu-0", "zone-1").obj(),
+		objtest.MakeNode("gpu-0").Zone("zone-1").GPUs("2").Taint("nvidia.com/gpu=true:NoSchedule").Obj(),
+		objtest.MakeNode("cpu-0").Zone("zone-1").Obj(),
 	}})
 	if err != nil {
 		t.Fatal(err)
