@@ -10,6 +10,7 @@ import (
 	"k8s.io/client-go/tools/record"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 )
 
 // benchPools is issue 11's scale: 1,000 nodes over four autoscaled pools
@@ -43,17 +44,19 @@ func benchWorld(b *testing.B, util float64) *world {
 		name  string
 		nodes int
 		pods  int
-		shape func(*podWrapper) *podWrapper
+		shape func(*objtest.PodWrapper) *objtest.PodWrapper
 	}{
-		{"cpu", 600, 7, func(p *podWrapper) *podWrapper { return p.cpu(milli(2000 * util)).mem("4Gi") }},
-		{"mem", 200, 3, func(p *podWrapper) *podWrapper { return p.cpu("1").mem(fmt.Sprintf("%dGi", int(40*util))) }},
-		{"gpu", 150, 4, func(p *podWrapper) *podWrapper { return p.gpu("1").cpu("4").tolerate("nvidia.com/gpu") }},
-		{"spot", 47, 2, func(p *podWrapper) *podWrapper { return p.cpu("4").tolerate(v1alpha1.LabelCapacity) }},
+		{"cpu", 600, 7, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU(milli(2000 * util)).Memory("4Gi") }},
+		{"mem", 200, 3, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.CPU("1").Memory(fmt.Sprintf("%dGi", int(40*util)))
+		}},
+		{"gpu", 150, 4, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.GPU("1").CPU("4").Tolerate("nvidia.com/gpu") }},
+		{"spot", 47, 2, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("4").Tolerate(v1alpha1.LabelCapacity) }},
 	} {
 		for _, n := range w.addNodes(pool.name, pool.nodes) {
 			for j := range pool.pods {
 				app := fmt.Sprintf("%s-run-%d", pool.name, j)
-				w.add(pool.shape(makePod(n.Name+"-"+app, app)).on(n.Name).obj())
+				w.add(pool.shape(replica(n.Name+"-"+app, app)).On(n.Name).Obj())
 			}
 		}
 	}
@@ -72,15 +75,19 @@ func benchPending() []*corev1.Pod {
 	for _, d := range []struct {
 		app   string
 		n     int
-		shape func(*podWrapper) *podWrapper
+		shape func(*objtest.PodWrapper) *objtest.PodWrapper
 	}{
-		{"web", 2500, func(p *podWrapper) *podWrapper { return p.cpu("1").mem("2Gi") }},
-		{"api", 1000, func(p *podWrapper) *podWrapper {
-			return p.cpu("500m").mem("1Gi").spread(corev1.LabelTopologyZone, "api")
+		{"web", 2500, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("1").Memory("2Gi") }},
+		{"api", 1000, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.CPU("500m").Memory("1Gi").Spread(corev1.LabelTopologyZone, 1, "api")
 		}},
-		{"train", 500, func(p *podWrapper) *podWrapper { return p.gpu("1").cpu("8").mem("32Gi").tolerate("nvidia.com/gpu") }},
-		{"batch", 800, func(p *podWrapper) *podWrapper { return p.cpu("4").mem("8Gi") }},
-		{"lost", 200, func(p *podWrapper) *podWrapper { return p.cpu("1").selector(v1alpha1.LabelPool, "no-such-pool") }},
+		{"train", 500, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.GPU("1").CPU("8").Memory("32Gi").Tolerate("nvidia.com/gpu")
+		}},
+		{"batch", 800, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("4").Memory("8Gi") }},
+		{"lost", 200, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.CPU("1").NodeSelector(v1alpha1.LabelPool, "no-such-pool")
+		}},
 	} {
 		out = append(out, pendingPods(d.app, d.n, d.shape)...)
 	}

@@ -8,6 +8,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"berth.io/berth/internal/objtest"
 )
 
 // twoPools is a blueprint with a system pool (tainted, so workload pods
@@ -63,7 +65,7 @@ func TestExpanderMostPods(t *testing.T) {
 	w := newWorld(t, twoPools("most-pods", `  - {name: small, machine: {cpu: 4, memory: 16Gi}, autoscale: {min: 0, max: 1}}
   - {name: big, machine: {cpu: 16, memory: 64Gi}, autoscale: {min: 0, max: 1}}
 `), 1)
-	pending := pendingPods("web", 8, func(p *podWrapper) *podWrapper { return p.cpu("1500m").mem("1Gi") })
+	pending := pendingPods("web", 8, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("1500m").Memory("1Gi") })
 	w.add(pending...)
 	v := w.view()
 	opts := optionsFor(t, w, v, pending)
@@ -96,7 +98,7 @@ func TestExpanderLeastWaste(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, twoPools("least-waste", pools), 1)
-			pending := pendingPods("app", tc.pods, func(p *podWrapper) *podWrapper { return p.cpu(tc.cpu).mem(tc.mem) })
+			pending := pendingPods("app", tc.pods, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU(tc.cpu).Memory(tc.mem) })
 			w.add(pending...)
 			v := w.view()
 			opts := optionsFor(t, w, v, pending)
@@ -125,7 +127,7 @@ func TestExpanderPriority(t *testing.T) {
 		w := newWorld(t, twoPools("priority", fmt.Sprintf(`  - {name: small, machine: {cpu: 4, memory: 16Gi}, autoscale: {min: 0, max: 10, priority: %d}}
   - {name: big, machine: {cpu: 16, memory: 64Gi}, autoscale: {min: 0, max: 10, priority: %d}}
 `, tc.small, tc.big)), 1)
-		pending := pendingPods("app", 2, func(p *podWrapper) *podWrapper { return p.cpu("1") })
+		pending := pendingPods("app", 2, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("1") })
 		w.add(pending...)
 		v := w.view()
 		opts := optionsFor(t, w, v, pending)
@@ -146,7 +148,7 @@ func TestExpanderRandomSeeded(t *testing.T) {
 	w := newWorld(t, twoPools("random", `  - {name: small, machine: {cpu: 4, memory: 16Gi}, autoscale: {min: 0, max: 10}}
   - {name: big, machine: {cpu: 16, memory: 64Gi}, autoscale: {min: 0, max: 10}}
 `), 1)
-	pending := pendingPods("app", 2, func(p *podWrapper) *podWrapper { return p.cpu("1") })
+	pending := pendingPods("app", 2, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("1") })
 	w.add(pending...)
 	v := w.view()
 	opts := optionsFor(t, w, v, pending)
@@ -175,7 +177,7 @@ func TestExpanderChain(t *testing.T) {
   - {name: big, machine: {cpu: 16, memory: 64Gi}, autoscale: {min: 0, max: 10, priority: 5}}
   - {name: mid, machine: {cpu: 3, memory: 12Gi}, autoscale: {min: 0, max: 10, priority: 1}}
 `), 1)
-	pending := pendingPods("app", 3, func(p *podWrapper) *podWrapper { return p.cpu("1").mem("4Gi") })
+	pending := pendingPods("app", 3, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("1").Memory("4Gi") })
 	w.add(pending...)
 	v := w.view()
 	opts := optionsFor(t, w, v, pending)

@@ -9,6 +9,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/objtest"
 )
 
 // A pool without autoscale is never resized by the autoscaler, whatever
@@ -32,8 +33,8 @@ func TestFixedPoolIsNeverResized(t *testing.T) {
 		}
 	}
 	// Each pod takes a whole node's worth: one fits fixed-0, one waits.
-	pending := pendingPods("web", 2, func(p *podWrapper) *podWrapper {
-		return p.cpu("3").selector(v1alpha1.LabelPool, "fixed")
+	pending := pendingPods("web", 2, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+		return p.CPU("3").NodeSelector(v1alpha1.LabelPool, "fixed")
 	})
 	w.add(pending...)
 

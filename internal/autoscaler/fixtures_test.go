@@ -22,6 +22,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/pools"
 )
 
@@ -205,100 +206,17 @@ func countPrefix(events []string, prefix string) int {
 	return n
 }
 
-// podWrapper builds a pod, Kueue-style: makePod(...).cpu("1").obj().
-// A pod starts owned by a ReplicaSet named after its app, so that
-// scale-down may move it, and requests nothing.
-type podWrapper struct{ corev1.Pod }
-
-func makePod(name, app string) *podWrapper {
-	return &podWrapper{corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: name, Namespace: "team-a", UID: types.UID("uid-" + name),
-			Labels:            map[string]string{"app": app},
-			CreationTimestamp: metav1.NewTime(t0.Add(-time.Hour)),
-			OwnerReferences: []metav1.OwnerReference{{
-				APIVersion: "apps/v1", Kind: "ReplicaSet", Name: app, UID: types.UID("rs-" + app), Controller: ptr.To(true),
-			}},
-		},
-		Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "main", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{}}}}},
-	}}
+// replica is a pod of app's ReplicaSet (so that scale-down may move it),
+// labelled app=app, an hour old, requesting nothing.
+func replica(name, app string) *objtest.PodWrapper {
+	return objtest.MakePod("team-a", name).Label("app", app).Owner("ReplicaSet", app).Created(t0.Add(-time.Hour))
 }
-
-func (p *podWrapper) request(name corev1.ResourceName, q string) *podWrapper {
-	c := &p.Spec.Containers[0]
-	c.Resources.Requests[name] = resource.MustParse(q)
-	if name != corev1.ResourceCPU && name != corev1.ResourceMemory {
-		if c.Resources.Limits == nil {
-			c.Resources.Limits = corev1.ResourceList{}
-		}
-		c.Resources.Limits[name] = resource.MustParse(q)
-	}
-	return p
-}
-
-func (p *podWrapper) cpu(q string) *podWrapper { return p.request(corev1.ResourceCPU, q) }
-func (p *podWrapper) mem(q string) *podWrapper { return p.request(corev1.ResourceMemory, q) }
-func (p *podWrapper) gpu(q string) *podWrapper { return p.request("nvidia.com/gpu", q) }
-
-// pending marks the pod as the scheduler leaves one it cannot place.
-func (p *podWrapper) pending() *podWrapper {
-	p.Status.Phase = corev1.PodPending
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodScheduled, Status: corev1.ConditionFalse, Reason: corev1.PodReasonUnschedulable}}
-	return p
-}
-
-func (p *podWrapper) on(node string) *podWrapper {
-	p.Spec.NodeName = node
-	p.Status.Phase = corev1.PodRunning
-	return p
-}
-
-func (p *podWrapper) ns(ns string) *podWrapper { p.Namespace = ns; return p }
-
-func (p *podWrapper) tolerate(key string) *podWrapper {
-	p.Spec.Tolerations = append(p.Spec.Tolerations, corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists})
-	return p
-}
-
-func (p *podWrapper) selector(k, v string) *podWrapper {
-	if p.Spec.NodeSelector == nil {
-		p.Spec.NodeSelector = map[string]string{}
-	}
-	p.Spec.NodeSelector[k] = v
-	return p
-}
-
-// spread keeps app's pods within one of each other over key.
-func (p *podWrapper) spread(key, app string) *podWrapper {
-	p.Spec.TopologySpreadConstraints = append(p.Spec.TopologySpreadConstraints, corev1.TopologySpreadConstraint{
-		MaxSkew: 1, TopologyKey: key, WhenUnsatisfiable: corev1.DoNotSchedule,
-		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-	})
-	return p
-}
-
-func (p *podWrapper) annotate(k, v string) *podWrapper {
-	if p.Annotations == nil {
-		p.Annotations = map[string]string{}
-	}
-	p.Annotations[k] = v
-	return p
-}
-
-func (p *podWrapper) noController() *podWrapper { p.OwnerReferences = nil; return p }
-
-func (p *podWrapper) volume(v corev1.Volume) *podWrapper {
-	p.Spec.Volumes = append(p.Spec.Volumes, v)
-	return p
-}
-
-func (p *podWrapper) obj() *corev1.Pod { return &p.Pod }
 
 // pendingPods are n identical pending pods of one app.
-func pendingPods(app string, n int, shape func(*podWrapper) *podWrapper) []*corev1.Pod {
+func pendingPods(app string, n int, shape func(*objtest.PodWrapper) *objtest.PodWrapper) []*corev1.Pod {
 	out := make([]*corev1.Pod, n)
 	for i := range n {
-		out[i] = shape(makePod(app+"-"+strconv.Itoa(i), app).pending()).obj()
+		out[i] = shape(replica(app+"-"+strconv.Itoa(i), app).Unschedulable("")).Obj()
 	}
 	return out
 }

@@ -13,6 +13,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/objtest"
 )
 
 // cpuPool is one autoscaled 4-CPU pool beside the system pool, and a
@@ -58,23 +59,25 @@ func TestScaleDownBlockers(t *testing.T) {
 	hostPath := corev1.Volume{Name: "host", VolumeSource: corev1.VolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/data"}}}
 	for _, tc := range []struct {
 		name  string
-		pod   func(*podWrapper) *podWrapper
+		pod   func(*objtest.PodWrapper) *objtest.PodWrapper
 		setup func(*world)
 		want  string // the reason code, "" for removable
 	}{
 		{name: "a movable pod", want: ""},
-		{name: "safe-to-evict false", pod: func(p *podWrapper) *podWrapper { return p.annotate(v1alpha1.AnnotationSafeToEvict, "false") }, want: "NotSafeToEvictAnnotation"},
-		{name: "no controller", pod: (*podWrapper).noController, want: "NotReplicated"},
-		{name: "emptyDir", pod: func(p *podWrapper) *podWrapper { return p.volume(emptyDir) }, want: "LocalStorageRequested"},
-		{name: "hostPath", pod: func(p *podWrapper) *podWrapper { return p.volume(hostPath) }, want: "LocalStorageRequested"},
-		{name: "emptyDir with skipNodesWithLocalStorage false", pod: func(p *podWrapper) *podWrapper { return p.volume(emptyDir) },
+		{name: "safe-to-evict false", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.Annotate(v1alpha1.AnnotationSafeToEvict, "false")
+		}, want: "NotSafeToEvictAnnotation"},
+		{name: "no controller", pod: (*objtest.PodWrapper).NoOwner, want: "NotReplicated"},
+		{name: "emptyDir", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.Volume(emptyDir) }, want: "LocalStorageRequested"},
+		{name: "hostPath", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.Volume(hostPath) }, want: "LocalStorageRequested"},
+		{name: "emptyDir with skipNodesWithLocalStorage false", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.Volume(emptyDir) },
 			setup: func(w *world) { w.profile().SkipNodesWithLocalStorage = ptr.To(false) }, want: ""},
-		{name: "kube-system pod without a PDB", pod: func(p *podWrapper) *podWrapper { return p.ns("kube-system") }, want: "UnmovableKubeSystemPod"},
-		{name: "kube-system pod with skipNodesWithSystemPods false", pod: func(p *podWrapper) *podWrapper { return p.ns("kube-system") },
+		{name: "kube-system pod without a PDB", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.Namespace("kube-system") }, want: "UnmovableKubeSystemPod"},
+		{name: "kube-system pod with skipNodesWithSystemPods false", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.Namespace("kube-system") },
 			setup: func(w *world) { w.profile().SkipNodesWithSystemPods = ptr.To(false) }, want: ""},
-		{name: "kube-system pod with a PDB allowing one", pod: func(p *podWrapper) *podWrapper { return p.ns("kube-system") },
+		{name: "kube-system pod with a PDB allowing one", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.Namespace("kube-system") },
 			setup: func(w *world) { w.budgets = append(w.budgets, budget("kube-system", "app", 1)) }, want: ""},
-		{name: "kube-system pod with a PDB allowing none", pod: func(p *podWrapper) *podWrapper { return p.ns("kube-system") },
+		{name: "kube-system pod with a PDB allowing none", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.Namespace("kube-system") },
 			setup: func(w *world) { w.budgets = append(w.budgets, budget("kube-system", "app", 0)) }, want: "NotEnoughPdb"},
 		{name: "PDB allowing no disruption", setup: func(w *world) { w.budgets = append(w.budgets, budget("team-a", "app", 0)) }, want: "NotEnoughPdb"},
 		{name: "PDB of another namespace", setup: func(w *world) { w.budgets = append(w.budgets, budget("team-b", "app", 0)) }, want: ""},
@@ -84,22 +87,22 @@ func TestScaleDownBlockers(t *testing.T) {
 			w.client.CoreV1().Nodes().Update(context.Background(), n, metav1.UpdateOptions{})
 		}, want: "ScaleDownDisabledAnnotation"},
 		{name: "pool at min", setup: func(w *world) { w.pool("cpu").Autoscale.Min = 2 }, want: "NodeGroupMinSizeReached"},
-		{name: "no place to move", setup: func(w *world) { w.add(makePod("big", "big").cpu("3600m").on("cpu-1").obj()) }, want: "NoPlaceToMovePods"},
-		{name: "safe-to-evict true overrides no controller, local storage and kube-system", pod: func(p *podWrapper) *podWrapper {
-			return p.noController().volume(emptyDir).volume(hostPath).ns("kube-system").annotate(v1alpha1.AnnotationSafeToEvict, "true")
+		{name: "no place to move", setup: func(w *world) { w.add(replica("big", "big").CPU("3600m").On("cpu-1").Obj()) }, want: "NoPlaceToMovePods"},
+		{name: "safe-to-evict true overrides no controller, local storage and kube-system", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.NoOwner().Volume(emptyDir).Volume(hostPath).Namespace("kube-system").Annotate(v1alpha1.AnnotationSafeToEvict, "true")
 		}, want: ""},
-		{name: "safe-to-evict true does not move a pod with no place to go", pod: func(p *podWrapper) *podWrapper {
-			return p.annotate(v1alpha1.AnnotationSafeToEvict, "true")
-		}, setup: func(w *world) { w.add(makePod("big", "big").cpu("3600m").on("cpu-1").obj()) }, want: "NoPlaceToMovePods"},
+		{name: "safe-to-evict true does not move a pod with no place to go", pod: func(p *objtest.PodWrapper) *objtest.PodWrapper {
+			return p.Annotate(v1alpha1.AnnotationSafeToEvict, "true")
+		}, setup: func(w *world) { w.add(replica("big", "big").CPU("3600m").On("cpu-1").Obj()) }, want: "NoPlaceToMovePods"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t, cpuPool, 1)
 			w.addNodes("cpu", 2)
-			pod := makePod("under-test", "app").cpu("500m")
+			pod := replica("under-test", "app").CPU("500m")
 			if tc.pod != nil {
 				pod = tc.pod(pod)
 			}
-			w.add(pod.on("cpu-0").obj())
+			w.add(pod.On("cpu-0").Obj())
 			if tc.setup != nil {
 				tc.setup(w)
 			}
@@ -139,12 +142,12 @@ func TestScaleDownUtilization(t *testing.T) {
 	w.addNodes("cpu", 4)
 	w.addNodes("gpu", 2)
 	w.add(
-		makePod("busy", "busy").cpu("2400m").on("cpu-0").obj(),                // 60% CPU: needed
-		makePod("light", "light").cpu("1").on("cpu-1").obj(),                  // 25%: unneeded, moves
-		makePod("memory", "memory").cpu("100m").mem("10Gi").on("cpu-2").obj(), // 62% memory: needed
+		replica("busy", "busy").CPU("2400m").On("cpu-0").Obj(),                   // 60% CPU: needed
+		replica("light", "light").CPU("1").On("cpu-1").Obj(),                     // 25%: unneeded, moves
+		replica("memory", "memory").CPU("100m").Memory("10Gi").On("cpu-2").Obj(), // 62% memory: needed
 		// cpu-3 is empty.
-		makePod("train", "train").gpu("1").cpu("1").tolerate("gpu").on("gpu-0").obj(), // all its GPU: needed
-		makePod("cpu-heavy", "heavy").cpu("20").tolerate("gpu").on("gpu-1").obj(),     // 83% CPU, no GPU: unneeded
+		replica("train", "train").GPU("1").CPU("1").Tolerate("gpu").On("gpu-0").Obj(), // all its GPU: needed
+		replica("cpu-heavy", "heavy").CPU("20").Tolerate("gpu").On("gpu-1").Obj(),     // 83% CPU, no GPU: unneeded
 	)
 	res := candidateNames(scaleDown(t, w))
 	want := []string{"cpu-1 (cpu 25%, memory 0%)", "cpu-3 (cpu 0%, memory 0%)", "gpu-1 (gpu 0%)"}

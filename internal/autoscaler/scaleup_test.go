@@ -14,6 +14,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/pools"
 )
 
@@ -70,7 +71,7 @@ func TestScaleUpNothingForPodsThatFit(t *testing.T) {
 		w := newWorld(t, cpuAndGPU, 1)
 		// The scheduler marked it unschedulable a moment ago; a pod has
 		// since finished and freed the room.
-		w.add(makePod("web-0", "web").cpu("3").pending().obj())
+		w.add(replica("web-0", "web").CPU("3").Unschedulable("").Obj())
 		if _, up := scaleUp(t, w); up {
 			t.Errorf("scaled up for a pod that fits node cpu-0")
 		}
@@ -81,7 +82,7 @@ func TestScaleUpNothingForPodsThatFit(t *testing.T) {
 	t.Run("an upcoming node has room", func(t *testing.T) {
 		w := newWorld(t, cpuAndGPU, 1)
 		w.pool("gpu").Autoscale.ProvisioningTime.Duration = 10 * time.Minute
-		w.add(makePod("train-0", "train").gpu("1").tolerate("gpu").pending().obj())
+		w.add(replica("train-0", "train").GPU("1").Tolerate("gpu").Unschedulable("").Obj())
 		if _, up := scaleUp(t, w); !up {
 			t.Fatal("no scale-up for a GPU pod with no GPU node")
 		}
@@ -106,7 +107,7 @@ func TestScaleUpNothingForPodsThatFit(t *testing.T) {
 		if _, err := w.client.CoreV1().Nodes().Create(context.Background(), n, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
-		w.add(makePod("train-0", "train").gpu("1").tolerate("gpu").pending().obj())
+		w.add(replica("train-0", "train").GPU("1").Tolerate("gpu").Unschedulable("").Obj())
 		if v, up := scaleUp(t, w); up {
 			t.Errorf("scaled up to %d for a pod the starting node gpu-0 will hold", w.group(v, "gpu").target())
 		}
@@ -117,8 +118,8 @@ func TestScaleUpBinPacks(t *testing.T) {
 	w := newWorld(t, cpuAndGPU, 1)
 	// cpu-0 is full; five 2-CPU pods fit two to a 4-CPU node: 3 nodes
 	// would do, but the pool's max of 3 leaves room for 2 new ones.
-	w.add(makePod("full", "full").cpu("4").on("cpu-0").obj())
-	pending := pendingPods("web", 4, func(p *podWrapper) *podWrapper { return p.cpu("2") })
+	w.add(replica("full", "full").CPU("4").On("cpu-0").Obj())
+	pending := pendingPods("web", 4, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("2") })
 	w.add(pending...)
 	v, up := scaleUp(t, w)
 	if !up {
@@ -142,10 +143,10 @@ func TestScaleUpBinPacks(t *testing.T) {
 
 func TestScaleUpNeverPastMax(t *testing.T) {
 	w := newWorld(t, cpuAndGPU, 1)
-	w.add(makePod("full", "full").cpu("4").on("cpu-0").obj())
+	w.add(replica("full", "full").CPU("4").On("cpu-0").Obj())
 	// Seven 2-CPU pods want four new nodes; max 3 allows two: four pods
 	// placed, three left, each told the pool is at its max.
-	pending := pendingPods("web", 7, func(p *podWrapper) *podWrapper { return p.cpu("2") })
+	pending := pendingPods("web", 7, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("2") })
 	w.add(pending...)
 	why := reasons(t, w, pending)
 	v, up := scaleUp(t, w)
@@ -182,9 +183,9 @@ func TestScaleUpNeverPastMax(t *testing.T) {
 	w.ready("cpu-1", "cpu-2")
 	w.pods = slices.DeleteFunc(w.pods, func(p *corev1.Pod) bool { return why[p.Name] != nil && len(why[p.Name]) == 1 })
 	for i, node := range []string{"cpu-1", "cpu-1", "cpu-2", "cpu-2"} {
-		w.add(makePod("web-bound-"+strconv.Itoa(i), "web").cpu("2").on(node).obj())
+		w.add(replica("web-bound-"+strconv.Itoa(i), "web").CPU("2").On(node).Obj())
 	}
-	w.add(pendingPods("more", 1, func(p *podWrapper) *podWrapper { return p.cpu("2") })...)
+	w.add(pendingPods("more", 1, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("2") })...)
 	v, up = scaleUp(t, w)
 	if up {
 		t.Errorf("scaled up past max: pool cpu target %d", w.group(v, "cpu").target())
@@ -203,8 +204,8 @@ func TestScaleUpNeverPastMax(t *testing.T) {
 
 func TestScaleUpSkipsPoolInBackoff(t *testing.T) {
 	w := newWorld(t, cpuAndGPU, 1)
-	w.add(makePod("full", "full").cpu("4").on("cpu-0").obj())
-	pending := pendingPods("web", 1, func(p *podWrapper) *podWrapper { return p.cpu("2") })
+	w.add(replica("full", "full").CPU("4").On("cpu-0").Obj())
+	pending := pendingPods("web", 1, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("2") })
 	w.add(pending...)
 	w.view() // make the groups
 	w.groups["cpu"].backoffUntil = t0.Add(backoffDuration)
@@ -228,8 +229,8 @@ func TestScaleUpSkipsPoolInBackoff(t *testing.T) {
 
 func TestScaleUpNoPoolFits(t *testing.T) {
 	w := newWorld(t, cpuAndGPU, 1)
-	pending := pendingPods("lost", 2, func(p *podWrapper) *podWrapper {
-		return p.cpu("1").selector(v1alpha1.LabelPool, "no-such-pool")
+	pending := pendingPods("lost", 2, func(p *objtest.PodWrapper) *objtest.PodWrapper {
+		return p.CPU("1").NodeSelector(v1alpha1.LabelPool, "no-such-pool")
 	})
 	w.add(pending...)
 	got := reasons(t, w, pending)["lost-0"]
@@ -268,7 +269,7 @@ func TestScaleUpCountsDaemonSetPods(t *testing.T) {
 			if tc.ds != "" {
 				w.daemonSets = append(w.daemonSets, daemonSet("agent", tc.ds))
 			}
-			w.add(pendingPods("web", 2, func(p *podWrapper) *podWrapper { return p.cpu("1") })...)
+			w.add(pendingPods("web", 2, func(p *objtest.PodWrapper) *objtest.PodWrapper { return p.CPU("1") })...)
 			v, up := scaleUp(t, w)
 			if !up {
 				t.Fatal("no scale-up")
@@ -285,7 +286,7 @@ func TestScaleUpFromZero(t *testing.T) {
 	if n := len(w.nodeNames("gpu")); n != 0 {
 		t.Fatalf("pool gpu starts with %d nodes", n)
 	}
-	w.add(makePod("train-0", "train").gpu("1").tolerate("gpu").pending().obj())
+	w.add(replica("train-0", "train").GPU("1").Tolerate("gpu").Unschedulable("").Obj())
 	v, up := scaleUp(t, w)
 	if !up {
 		t.Fatal("no scale-up")
