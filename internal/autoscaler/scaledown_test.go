@@ -159,6 +159,38 @@ func TestScaleDownUtilization(t *testing.T) {
 	}
 }
 
+// A node whose pods request its threshold's share or more (50% of CPU or
+// memory, 50% of its GPUs) is no candidate, even with every pod movable
+// and room elsewhere: a scan of pools running flat out removes nothing and
+// keeps no node by a blocker, since it looks at none.
+// BenchmarkScaleDownBusy times such a scan at 1,000 nodes.
+func TestScaleDownBusy(t *testing.T) {
+	w := newWorld(t, cpuPool, 1)
+	w.profile().ScaleDownUnneededTime = &metav1.Duration{}
+	w.addNodes("cpu", 3)
+	w.addNodes("gpu", 1)
+	w.add(
+		replica("cpu-half", "cpu-half").CPU("2").On("cpu-0").Obj(),           // 50% CPU: at the threshold
+		replica("mem-half", "mem-half").Memory("8Gi").On("cpu-1").Obj(),      // 50% memory
+		replica("most", "most").CPU("3").Memory("1Gi").On("cpu-2").Obj(),     // 75% CPU
+		replica("train", "train").GPU("1").Tolerate("gpu").On("gpu-0").Obj(), // its one GPU
+	)
+	before := w.nodeNames("cpu")
+	res := scaleDown(t, w)
+	if got := candidateNames(res); len(got) != 0 {
+		t.Errorf("candidates %q; want none, every node is at or over its threshold", got)
+	}
+	if len(res.blockedBy) != 0 {
+		t.Errorf("nodes kept by a blocker: %v; want none looked at", res.blockedBy)
+	}
+	if got := w.nodeNames("cpu"); !slices.Equal(got, before) || len(w.nodeNames("gpu")) != 1 {
+		t.Errorf("nodes cpu %v, gpu %v after the scan; want cpu %v and gpu-0 kept", got, w.nodeNames("gpu"), before)
+	}
+	if ev := w.events(); countPrefix(ev, "Normal "+castatus.ReasonScaleDown) != 0 {
+		t.Errorf("events %q; want no scale-down", ev)
+	}
+}
+
 func TestScaleDownEmptyInBulk(t *testing.T) {
 	w := newWorld(t, cpuPool, 1)
 	w.pool("cpu").Autoscale.Min = 1
