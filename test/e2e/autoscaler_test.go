@@ -19,9 +19,12 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/clientcmd"
+	watchtools "k8s.io/client-go/tools/watch"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
@@ -191,6 +194,7 @@ func (a *scaleEnv) cpuToMax(t *testing.T) {
 	d.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "cpu"}
 	a.create(d)
 	a.eventually(2*time.Minute, "pool cpu at its max of 8", func() (bool, error) { return a.poolSize("cpu") == 8, nil })
+	atMax := a.watchNodes(v1alpha1.LabelPool + "=cpu")
 	var pending []corev1.Pod
 	a.eventually(time.Minute, "16 replicas running and 4 pending", func() (bool, error) {
 		pods, err := a.c.CoreV1().Pods("load").List(ctx, metav1.ListOptions{LabelSelector: "app=wide"})
@@ -217,8 +221,8 @@ func (a *scaleEnv) cpuToMax(t *testing.T) {
 	if !strings.Contains(out, "maximum of 8") {
 		t.Errorf("berth why on a pod left over at the pool's max says:\n%s\nwant it to say pool cpu is at its maximum of 8", out)
 	}
-	// A few more scans: the pool stays at 8.
-	time.Sleep(3 * time.Second)
+	// A few more scans: the pool stays at 8, at no moment growing past it.
+	atMax.steady(t, 3*time.Second, "pool cpu at its max")
 	if n := a.poolSize("cpu"); n != 8 {
 		t.Errorf("pool cpu has %d nodes after more scans; want 8, its max", n)
 	}
@@ -226,13 +230,14 @@ func (a *scaleEnv) cpuToMax(t *testing.T) {
 		t.Fatal(err)
 	}
 	a.eventually(2*time.Minute, "pool cpu back at its min of 4", func() (bool, error) { return a.poolSize("cpu") == 4, nil })
-	time.Sleep(3 * time.Second)
+	a.watchNodes(v1alpha1.LabelPool+"=cpu").steady(t, 3*time.Second, "pool cpu at its min")
 	if n := a.poolSize("cpu"); n != 4 {
 		t.Errorf("pool cpu shrank to %d nodes; want it to stop at its min, 4", n)
 	}
 }
 
 func (a *scaleEnv) noPoolFits(t *testing.T) {
+	nodes := a.watchNodes("")
 	before := a.nodeCount()
 	d := makeDeployment("load", "nowhere", 2).d
 	d.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "no-such-pool"}
@@ -247,7 +252,7 @@ func (a *scaleEnv) noPoolFits(t *testing.T) {
 	if !ok || !named["cpu"] || !named["gpu"] || !named["spot-gpu"] {
 		t.Errorf("NotTriggerScaleUp says %q; want every autoscaled pool named with its reason", ev.Message)
 	}
-	time.Sleep(3 * time.Second)
+	nodes.steady(t, 3*time.Second, "pods no pool fits")
 	if n := a.nodeCount(); n != before {
 		t.Errorf("the cluster went from %d to %d nodes for pods no pool fits", before, n)
 	}
@@ -597,6 +602,88 @@ func (a *scaleEnv) node(pool string) corev1.Node {
 		a.t.Fatalf("pool %s has no node", pool)
 	}
 	return ns[0]
+}
+
+// nodeWatch follows a set of nodes from a list on and keeps the first
+// change to the set: a node added or deleted, or one marked for deletion
+// (the autoscaler's ToBeDeleted taint, or a deletion timestamp) that was
+// not at the list.
+type nodeWatch struct {
+	// changed holds the first change, in words; the watch stops there.
+	changed chan string
+	stop    func()
+}
+
+// watchNodes lists the nodes that match selector ("" for every node) and
+// follows them from that list on, until steady or the test ends.
+func (a *scaleEnv) watchNodes(selector string) *nodeWatch {
+	a.t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	l, err := a.c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: selector})
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	marked := map[string]bool{}
+	for i := range l.Items {
+		marked[l.Items[i].Name] = markedForDeletion(&l.Items[i])
+	}
+	lw := &cache.ListWatch{WatchFuncWithContext: func(ctx context.Context, o metav1.ListOptions) (watch.Interface, error) {
+		o.LabelSelector = selector
+		return a.c.CoreV1().Nodes().Watch(ctx, o)
+	}}
+	// A RetryWatcher resumes from the last event it delivered when the
+	// API server closes the stream, so no change is lost.
+	rw, err := watchtools.NewRetryWatcherWithContext(ctx, l.ResourceVersion, lw)
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	w := &nodeWatch{changed: make(chan string, 1), stop: func() { cancel(); rw.Stop() }}
+	a.t.Cleanup(w.stop)
+	go func() {
+		for ev := range rw.ResultChan() {
+			var change string
+			switch ev.Type {
+			case watch.Added, watch.Deleted:
+				change = fmt.Sprintf("node %s %s", ev.Object.(*corev1.Node).Name, strings.ToLower(string(ev.Type)))
+			case watch.Modified:
+				if n := ev.Object.(*corev1.Node); markedForDeletion(n) && !marked[n.Name] {
+					change = "node " + n.Name + " marked for deletion"
+				}
+			case watch.Error:
+				change = "the watch failed: " + apierrors.FromObject(ev.Object).Error()
+			}
+			if change != "" {
+				w.changed <- change
+				return
+			}
+		}
+	}()
+	return w
+}
+
+func markedForDeletion(n *corev1.Node) bool {
+	if n.DeletionTimestamp != nil {
+		return true
+	}
+	for _, t := range n.Spec.Taints {
+		if t.Key == v1alpha1.TaintToBeDeleted {
+			return true
+		}
+	}
+	return false
+}
+
+// steady waits out window and fails the test at the first change the
+// watch has seen since it began, so that a node that comes and goes within
+// the window fails it as one that stays does.
+func (w *nodeWatch) steady(t *testing.T, window time.Duration, what string) {
+	t.Helper()
+	defer w.stop()
+	select {
+	case change := <-w.changed:
+		t.Errorf("%s: %s; want the nodes unchanged", what, change)
+	case <-time.After(window):
+	}
 }
 
 func (a *scaleEnv) nodeCount() int {
