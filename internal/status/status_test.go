@@ -6,50 +6,31 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
-	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 )
 
 // A pool's requested resources are the sum of its nodes' pods' requests,
 // counted as the scheduler counts them (an init container larger than the
 // app's sets the pod's request); pods on no node or on a node of another
-// pool do not count.
+// pool do not count. A fake clientset ignores field selectors, so this
+// shows the sums alone: which pods status reads (scheduled, not finished),
+// its field selector's work, is tested on the API server in test/e2e
+// (TestZoneSpread, with a succeeded and a failed pod on the pool).
 func TestCollectRequestsByPool(t *testing.T) {
-	node := func(name, pool string) *corev1.Node {
-		return &corev1.Node{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.LabelPool: pool}},
-			Status: corev1.NodeStatus{
-				Allocatable: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("8")},
-				Conditions:  []corev1.NodeCondition{{Type: corev1.NodeReady, Status: corev1.ConditionTrue}},
-			},
-		}
-	}
-	cpu := func(q string) corev1.ResourceRequirements {
-		return corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse(q)}}
-	}
-	pod := func(name, nodeName, app, init string) *corev1.Pod {
-		p := &corev1.Pod{
-			ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: "team-a"},
-			Spec: corev1.PodSpec{
-				NodeName:   nodeName,
-				Containers: []corev1.Container{{Name: "app", Resources: cpu(app)}},
-			},
-		}
-		if init != "" {
-			p.Spec.InitContainers = []corev1.Container{{Name: "pull", Resources: cpu(init)}}
-		}
-		return p
+	node := func(name, pool string) *corev1.Node { return objtest.MakeNode(name).Pool(pool).CPU("8").Ready().Obj() }
+	pod := func(name, node, cpu string) *objtest.PodWrapper {
+		return objtest.MakePod("team-a", name).NodeName(node).CPU(cpu)
 	}
 	objs := []runtime.Object{
 		node("cpu-0", "cpu"), node("cpu-1", "cpu"), node("gpu-0", "gpu"),
-		pod("a", "cpu-0", "500m", ""),
-		pod("b", "cpu-0", "250m", "2"), // its init container's 2 CPUs count
-		pod("c", "cpu-1", "1", ""),
-		pod("d", "gpu-0", "3", ""),
-		pod("pending", "", "7", ""),
+		pod("a", "cpu-0", "500m").Obj(),
+		pod("b", "cpu-0", "250m").InitRequest(corev1.ResourceCPU, "2").Obj(), // its init container's 2 CPUs count
+		pod("c", "cpu-1", "1").Obj(),
+		pod("d", "gpu-0", "3").Obj(),
+		pod("pending", "", "7").Obj(),
 	}
 	sum, err := Collect(context.Background(), fake.NewClientset(objs...), nil)
 	if err != nil {

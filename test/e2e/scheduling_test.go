@@ -11,6 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -169,6 +170,12 @@ func TestZoneSpread(t *testing.T) {
 	ns := namespace(t)
 	clearPods(t, ns)
 	replica := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("1"), corev1.ResourceMemory: resource.MustParse("4Gi")}
+	// A pod that succeeded and one that failed on a small node: status's
+	// field selector leaves them out of the pool's requests, as the
+	// scheduler does (a fake client ignores field selectors, so this is
+	// the selector's test).
+	finishedOn(t, ns, "spread-small-0", corev1.PodSucceeded, replica)
+	finishedOn(t, ns, "spread-small-1", corev1.PodFailed, replica)
 	// Fill each small node to leave room for exactly two replicas.
 	for _, node := range []string{"spread-small-0", "spread-small-1"} {
 		n, err := client.CoreV1().Nodes().Get(ctx, node, metav1.GetOptions{})
@@ -218,6 +225,41 @@ func TestZoneSpread(t *testing.T) {
 	if diff := cmp.Diff(want, byZone("spread", true)); diff != "" {
 		t.Errorf("replicas by zone with the constraint (-want +got):\n%s", diff)
 	}
+}
+
+// finishedOn runs a pod requesting req on node and, once it runs, sets
+// its phase to a finished one (Succeeded or Failed), as a kubelet would
+// when its containers exit; KWOK's stages leave a finished pod alone.
+func finishedOn(t *testing.T, ns, node string, phase corev1.PodPhase, req corev1.ResourceList) {
+	t.Helper()
+	ctx := context.Background()
+	p := plainPod(ns, strings.ToLower(string(phase))+"-on-"+node)
+	p.Labels = map[string]string{"app": "finished"}
+	p.Spec.NodeSelector = map[string]string{corev1.LabelHostname: node}
+	p.Spec.Tolerations = []corev1.Toleration{{Key: "e2e-spread", Operator: corev1.TolerationOpExists}}
+	p.Spec.RestartPolicy = corev1.RestartPolicyNever
+	p.Spec.Containers[0].Resources.Requests = req
+	if _, err := client.CoreV1().Pods(ns).Create(ctx, p, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "pod "+p.Name+" running, then "+string(phase), func() (bool, error) {
+		got, err := client.CoreV1().Pods(ns).Get(ctx, p.Name, metav1.GetOptions{})
+		if err != nil {
+			return false, err
+		}
+		switch got.Status.Phase {
+		case phase:
+			return true, nil
+		case corev1.PodRunning:
+			got.Status.Phase = phase
+			_, err = client.CoreV1().Pods(ns).UpdateStatus(ctx, got, metav1.UpdateOptions{})
+			if apierrors.IsConflict(err) {
+				err = nil
+			}
+			return false, err
+		}
+		return false, nil
+	})
 }
 
 // statusCountsPool checks that berth status's requested resources for a
