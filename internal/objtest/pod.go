@@ -66,6 +66,12 @@ func (p *PodWrapper) Created(t time.Time) *PodWrapper {
 	return p
 }
 
+// ContainerName renames the first container.
+func (p *PodWrapper) ContainerName(name string) *PodWrapper {
+	p.Spec.Containers[0].Name = name
+	return p
+}
+
 // Request sets the first container's request of a resource. An extended
 // resource (anything but CPU and memory) gets the same limit, as the API
 // server requires of one.
