@@ -8,6 +8,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/objtest"
 )
 
 // autoscalerStatus is the status ConfigMap the autoscaler publishes,
@@ -47,7 +48,7 @@ func TestAutoscalerAddsANode(t *testing.T) {
 	s.Local = true
 	s.Autoscaler, s.AutoscalerActivity = autoscalerStatus(t, map[string][3]int{"burst": {1, 3, 1}, "gpu": {2, 2, 0}})
 	s.Events = []corev1.Event{podEvent("p", castatus.ReasonTriggeredScaleUp, castatus.TriggeredMessage([]castatus.ScaleUp{{Pool: "burst", From: 0, To: 1, Max: 3}}), 4*time.Second)}
-	pod := makePod("ns", "p").nodeSelector("berth.io/pool", "burst").ptr()
+	pod := objtest.MakePod("ns", "p").NodeSelector("berth.io/pool", "burst").Obj()
 	pod.UID = "Pod/p"
 	v := Explain(s, pod)
 	wantTop(t, v, CausePoolCanGrow, []string{"pool burst is adding a node for this pod (requested 4s ago; 1 node upcoming)"},
@@ -71,7 +72,7 @@ func TestAutoscalerPoolAtMax(t *testing.T) {
 	s.Blueprint.Spec.Pools[2].Autoscale.Max = 4
 	s.Local = true
 	s.Autoscaler, s.AutoscalerActivity = autoscalerStatus(t, map[string][3]int{"gpu": {4, 4, 2}})
-	v := Explain(s, makePod("team-a", "t").request(gpu, "1").tolerate("gpu", "true").ptr())
+	v := Explain(s, objtest.MakePod("team-a", "t").GPU("1").Toleration(tolerateGPU).Obj())
 	wantTop(t, v, CauseResources, []string{"pool gpu is at its maximum of 4 nodes (autoscale 0-4)"}, []string{"raise pool gpu's autoscale.max"})
 
 	// Without a blueprint, NotTriggerScaleUp says it, with the max from
@@ -80,7 +81,7 @@ func TestAutoscalerPoolAtMax(t *testing.T) {
 	s.Autoscaler, s.AutoscalerActivity = autoscalerStatus(t, map[string][3]int{"gpu": {2, 2, 0}})
 	s.Events = []corev1.Event{podEvent("t", castatus.ReasonNotTriggerScaleUp, castatus.NotTriggeredMessage([]castatus.NotTriggered{
 		{Pool: "gpu", Reason: castatus.MaxSizeReached}, {Pool: "cpu", Reason: "0/1 nodes are available: 1 node(s) had untolerated taint {gpu: true}"}}), 10*time.Second)}
-	pod := makePod("ns", "t").request(gpu, "1").tolerate("gpu", "true").ptr()
+	pod := objtest.MakePod("ns", "t").GPU("1").Toleration(tolerateGPU).Obj()
 	pod.UID = "Pod/t"
 	v = Explain(s, pod)
 	if c := cause(v, CausePoolAtMax); c == nil || c.Message != "pool gpu is at its maximum of 2: the autoscaler will not grow it (NotTriggerScaleUp, 10s ago)" {

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
+
+	"berth.io/berth/internal/objtest"
 )
 
 // BenchmarkExplain1000Nodes is the analysis and the text alone (no API
@@ -16,12 +18,12 @@ func BenchmarkExplain1000Nodes(b *testing.B) {
 	var pods []corev1.Pod
 	for i := range 1000 {
 		name := fmt.Sprintf("n-%d", i)
-		ns = append(ns, makeNode(name, fmt.Sprintf("pool-%d", i%10)).zone(fmt.Sprintf("zone-%d", i%3)).obj())
+		ns = append(ns, *poolNode(name, fmt.Sprintf("pool-%d", i%10)).Zone(fmt.Sprintf("zone-%d", i%3)).Obj())
 		for j := range 10 {
-			pods = append(pods, makePod("ns", fmt.Sprintf("p-%d-%d", i, j)).label("app", "web").request(corev1.ResourceCPU, "1").on(name).obj())
+			pods = append(pods, *objtest.MakePod("ns", fmt.Sprintf("p-%d-%d", i, j)).Label("app", "web").CPU("1").On(name).Obj())
 		}
 	}
-	pod := makePod("ns", "big").label("app", "web").request(corev1.ResourceCPU, "12").ptr()
+	pod := objtest.MakePod("ns", "big").Label("app", "web").CPU("12").Obj()
 	b.ReportAllocs()
 	for b.Loop() {
 		s := snapshotOf(ns, pods...)
@@ -54,12 +56,12 @@ func replicaFixture(nodes, perApp int) ([]corev1.Node, []corev1.Pod) {
 	var pods []corev1.Pod
 	for i := range nodes {
 		name := fmt.Sprintf("n-%d", i)
-		ns = append(ns, makeNode(name, fmt.Sprintf("pool-%d", i%10)).zone(fmt.Sprintf("zone-%d", i%3)).obj())
-		pods = append(pods, makePod("ns", fmt.Sprintf("running-%d", i)).label("app", "db").request(corev1.ResourceCPU, "1").on(name).obj())
+		ns = append(ns, *poolNode(name, fmt.Sprintf("pool-%d", i%10)).Zone(fmt.Sprintf("zone-%d", i%3)).Obj())
+		pods = append(pods, *objtest.MakePod("ns", fmt.Sprintf("running-%d", i)).Label("app", "db").CPU("1").On(name).Obj())
 	}
 	for _, app := range []string{"web", "api"} {
 		for j := range perApp {
-			p := makePod("ns", fmt.Sprintf("%s-%d", app, j)).label("app", app).request(corev1.ResourceCPU, "1").owner("ReplicaSet", app).obj()
+			p := *objtest.MakePod("ns", fmt.Sprintf("%s-%d", app, j)).Label("app", app).CPU("1").Owner("ReplicaSet", app).Obj()
 			p.Spec.Volumes = []corev1.Volume{{Name: fmt.Sprintf("kube-api-access-%05d", j), VolumeSource: corev1.VolumeSource{Projected: &corev1.ProjectedVolumeSource{}}}}
 			p.Spec.Containers[0].VolumeMounts = []corev1.VolumeMount{{Name: p.Spec.Volumes[0].Name, MountPath: "/var/run/secrets/kubernetes.io/serviceaccount"}}
 			pods = append(pods, p)

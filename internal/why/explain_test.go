@@ -9,12 +9,13 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/problem"
 )
 
 // cluster is two cpu nodes and two tainted GPU nodes.
 func cluster() []corev1.Node {
-	return nodes(makeNode("cpu-0", "cpu"), makeNode("cpu-1", "cpu").zone("zone-2"), gpuNode("gpu-0"), gpuNode("gpu-1").zone("zone-2"))
+	return nodes(poolNode("cpu-0", "cpu"), poolNode("cpu-1", "cpu").Zone("zone-2"), gpuNode("gpu-0"), gpuNode("gpu-1").Zone("zone-2"))
 }
 
 // wantTop checks the verdict's cause and that its message and fix hold
@@ -48,7 +49,7 @@ func cause(v Verdict, code string) *Cause {
 func TestUntoleratedTaint(t *testing.T) {
 	s := snapshotOf(cluster())
 	s.Blueprint = testBlueprint(t, "")
-	pod := makePod("team-a", "train").request(gpu, "1").ptr()
+	pod := objtest.MakePod("team-a", "train").GPU("1").Obj()
 	v := Explain(s, pod)
 	want := Cause{Layer: LayerPools, Code: CauseTaint, Problem: problem.Problem{
 		Message: "no pool tolerates the pod: pool gpu has taint gpu=true:NoSchedule",
@@ -63,31 +64,31 @@ func TestUntoleratedTaint(t *testing.T) {
 
 	// In a namespace without GPU quota the guardrails would refuse the
 	// toleration: the fix says so.
-	v = Explain(s, makePod("web", "train").request(gpu, "1").ptr())
+	v = Explain(s, objtest.MakePod("web", "train").GPU("1").Obj())
 	wantTop(t, v, CauseTaint, nil, []string{"namespace web has no GPU quota", "only in team-a"})
 }
 
 func TestNodeSelectorMatchesNoPool(t *testing.T) {
-	v := Explain(snapshotOf(cluster()), makePod("ns", "web").nodeSelector("agentpool", "nope").ptr())
+	v := Explain(snapshotOf(cluster()), objtest.MakePod("ns", "web").NodeSelector("agentpool", "nope").Obj())
 	wantTop(t, v, CauseNodeAffinity,
 		[]string{"nodeSelector agentpool=nope: nodes have agentpool=cpu, gpu"},
 		[]string{"select one of the pools (cpu, gpu)"})
 }
 
 func TestRequiredNodeAffinity(t *testing.T) {
-	pod := makePod("ns", "web").ptr()
+	pod := objtest.MakePod("ns", "web").Obj()
 	pod.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
 		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "disk", Operator: corev1.NodeSelectorOpIn, Values: []string{"ssd"}}}}},
 	}}}
-	v := Explain(snapshotOf(nodes(makeNode("a", "cpu").label("disk", "hdd"), makeNode("b", "cpu"))), pod)
+	v := Explain(snapshotOf(nodes(poolNode("a", "cpu").Label("disk", "hdd"), poolNode("b", "cpu"))), pod)
 	wantTop(t, v, CauseNodeAffinity, []string{"node affinity disk In [ssd]: nodes have disk=hdd (1 node without it)"}, []string{"blueprint pools[].labels"})
 }
 
 func TestInsufficientCPUAndMemory(t *testing.T) {
 	s := snapshotOf(cluster(),
-		makePod("ns", "big-0").request(corev1.ResourceCPU, "12").request(corev1.ResourceMemory, "60Gi").on("cpu-0").obj(),
-		makePod("ns", "big-1").request(corev1.ResourceCPU, "12").request(corev1.ResourceMemory, "60Gi").on("cpu-1").obj())
-	v := Explain(s, makePod("ns", "p").request(corev1.ResourceCPU, "8").request(corev1.ResourceMemory, "8Gi").ptr())
+		*objtest.MakePod("ns", "big-0").CPU("12").Memory("60Gi").On("cpu-0").Obj(),
+		*objtest.MakePod("ns", "big-1").CPU("12").Memory("60Gi").On("cpu-1").Obj())
+	v := Explain(s, objtest.MakePod("ns", "p").CPU("8").Memory("8Gi").Obj())
 	want := "pool cpu is full: cpu: requested 8, free 4 of 16 on each of 2 nodes; memory: requested 8Gi, free 4Gi of 64Gi on each of 2 nodes"
 	if !strings.HasPrefix(v.Top.Message, want) {
 		t.Errorf("verdict = %s\nwant it to start with %s", v.Top.Message, want)
@@ -97,18 +98,18 @@ func TestInsufficientCPUAndMemory(t *testing.T) {
 
 func TestInitContainersCount(t *testing.T) {
 	// An init container's request counts when it is the largest.
-	pod := makePod("ns", "p").request(corev1.ResourceCPU, "1").ptr()
+	pod := objtest.MakePod("ns", "p").CPU("1").Obj()
 	pod.Spec.InitContainers = []corev1.Container{{Name: "fetch", Resources: corev1.ResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("20")}}}}
-	v := Explain(snapshotOf(nodes(makeNode("a", "cpu"))), pod)
+	v := Explain(snapshotOf(nodes(poolNode("a", "cpu"))), pod)
 	wantTop(t, v, CauseResources, []string{"no node is big enough for the pod: cpu requested 20, the largest allocatable is 16 (node a, pool cpu)"}, nil)
 }
 
 func TestInsufficientGPUPoolAtMax(t *testing.T) {
 	s := snapshotOf(cluster(),
-		makePod("team-a", "t0").request(gpu, "1").tolerate("gpu", "true").on("gpu-0").obj(),
-		makePod("team-a", "t1").request(gpu, "1").tolerate("gpu", "true").on("gpu-1").obj())
+		*objtest.MakePod("team-a", "t0").GPU("1").Toleration(tolerateGPU).On("gpu-0").Obj(),
+		*objtest.MakePod("team-a", "t1").GPU("1").Toleration(tolerateGPU).On("gpu-1").Obj())
 	s.Blueprint = testBlueprint(t, "")
-	v := Explain(s, makePod("team-a", "late").request(gpu, "1").tolerate("gpu", "true").ptr())
+	v := Explain(s, objtest.MakePod("team-a", "late").GPU("1").Toleration(tolerateGPU).Obj())
 	wantTop(t, v, CauseResources, []string{
 		"pool gpu is full: nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes",
 		"preemption cannot help",
@@ -125,34 +126,34 @@ func TestInsufficientGPUPoolAtMax(t *testing.T) {
 }
 
 func TestTooManyPods(t *testing.T) {
-	s := snapshotOf(nodes(makeNode("a", "apps").alloc(corev1.ResourcePods, "1")), makePod("ns", "x").on("a").obj())
-	v := Explain(s, makePod("ns", "p").ptr())
+	s := snapshotOf(nodes(poolNode("a", "apps").Allocatable(corev1.ResourcePods, "1")), *objtest.MakePod("ns", "x").On("a").Obj())
+	v := Explain(s, objtest.MakePod("ns", "p").Obj())
 	wantTop(t, v, CauseResources, []string{"pool apps is full: pods: requested 1, free 0 of 1 on a"}, nil)
 }
 
 func TestNominatedPodsReserveRoom(t *testing.T) {
-	other := makePod("ns", "first").request(gpu, "1").tolerate("gpu", "true").obj()
+	other := *objtest.MakePod("ns", "first").GPU("1").Toleration(tolerateGPU).Obj()
 	other.Status.NominatedNodeName = "gpu-0"
 	s := snapshotOf(nodes(gpuNode("gpu-0")), other)
-	v := Explain(s, makePod("ns", "second").request(gpu, "1").tolerate("gpu", "true").ptr())
+	v := Explain(s, objtest.MakePod("ns", "second").GPU("1").Toleration(tolerateGPU).Obj())
 	wantTop(t, v, CauseResources, []string{"nvidia.com/gpu: requested 1, free 0 of 1 on gpu-0"}, nil)
 }
 
 func TestCordoned(t *testing.T) {
-	v := Explain(snapshotOf(nodes(makeNode("a", "cpu").cordon(), gpuNode("g"))), makePod("ns", "p").ptr())
+	v := Explain(snapshotOf(nodes(poolNode("a", "cpu").Cordon(), gpuNode("g"))), objtest.MakePod("ns", "p").Obj())
 	wantTop(t, v, CauseCordoned, []string{"every node that could hold the pod is cordoned (spec.unschedulable): pool cpu: a"}, []string{"kubectl uncordon"})
 }
 
 func TestFitsAndPodAffinity(t *testing.T) {
-	pod := makePod("ns", "p").unschedulable("0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.").ptr()
-	v := Explain(snapshotOf(nodes(makeNode("a", "cpu"))), pod)
+	pod := objtest.MakePod("ns", "p").Unschedulable("0/1 nodes are available: 1 node(s) didn't match pod anti-affinity rules.").Obj()
+	v := Explain(snapshotOf(nodes(poolNode("a", "cpu"))), pod)
 	wantTop(t, v, CauseFits, []string{"berth finds room", "pool cpu: 1 of 1", "the scheduler last said: 0/1 nodes"}, nil)
 
 	// Required anti-affinity against a pod already on the only node: the
 	// scheduler's InterPodAffinity rejects it, in its own words.
 	pod.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{RequiredDuringSchedulingIgnoredDuringExecution: []corev1.PodAffinityTerm{{
 		TopologyKey: corev1.LabelHostname, LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}}}}
-	v = Explain(snapshotOf(nodes(makeNode("a", "cpu")), makePod("ns", "web-0").label("app", "web").on("a").obj()), pod)
+	v = Explain(snapshotOf(nodes(poolNode("a", "cpu")), *objtest.MakePod("ns", "web-0").Label("app", "web").On("a").Obj()), pod)
 	wantTop(t, v, CausePodAffinity, []string{"pool cpu: the scheduler's InterPodAffinity filter rejects the pod: node(s) didn't match pod anti-affinity rules"},
 		[]string{"change the pod's required pod (anti-)affinity"})
 	if v.Pools[0].Stage != "InterPodAffinity" {
@@ -162,15 +163,15 @@ func TestFitsAndPodAffinity(t *testing.T) {
 
 func TestNotASchedulingProblem(t *testing.T) {
 	s := snapshotOf(cluster())
-	running := makePod("ns", "p").on("cpu-0").ptr()
+	running := objtest.MakePod("ns", "p").On("cpu-0").Obj()
 	wantTop(t, Explain(s, running), CauseNotPending, []string{"the pod is Running on node cpu-0"}, nil)
 
-	bound := makePod("ns", "p").ptr()
+	bound := objtest.MakePod("ns", "p").Obj()
 	bound.Spec.NodeName = "cpu-0"
 	bound.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "app", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ImagePullBackOff", Message: "Back-off pulling image"}}}}
 	wantTop(t, Explain(s, bound), CauseBound, []string{"scheduled to node cpu-0", "container app waiting: ImagePullBackOff (Back-off pulling image)"}, nil)
 
-	gated := makePod("ns", "p").ptr()
+	gated := objtest.MakePod("ns", "p").Obj()
 	gated.Spec.SchedulingGates = []corev1.PodSchedulingGate{{Name: "kueue.x-k8s.io/admission"}}
 	v := Explain(s, gated)
 	wantTop(t, v, CauseGated, []string{"scheduling gates kueue.x-k8s.io/admission"}, []string{"spec.schedulingGates"})
@@ -178,15 +179,15 @@ func TestNotASchedulingProblem(t *testing.T) {
 		t.Error("a gated pod's pools are not shown: they say what happens once the gate goes")
 	}
 
-	victim := makePod("ns", "victim").on("gpu-0").obj()
+	victim := *objtest.MakePod("ns", "victim").On("gpu-0").Obj()
 	victim.DeletionTimestamp = &metav1.Time{Time: now}
-	nominated := makePod("ns", "p").ptr()
+	nominated := objtest.MakePod("ns", "p").Obj()
 	nominated.Status.NominatedNodeName = "gpu-0"
 	wantTop(t, Explain(snapshotOf(cluster(), victim), nominated), CausePreempting, []string{"nominated node gpu-0", "victims terminating: ns/victim"}, nil)
 }
 
 func TestOtherScheduler(t *testing.T) {
-	pod := makePod("ns", "p").ptr()
+	pod := objtest.MakePod("ns", "p").Obj()
 	pod.Spec.SchedulerName = "volcano"
 	v := Explain(snapshotOf(cluster()), pod)
 	if c := cause(v, CauseOtherScheduler); c == nil || !strings.Contains(c.Message, "spec.schedulerName volcano") {
@@ -198,9 +199,9 @@ func TestSeveralFiltersFail(t *testing.T) {
 	// No toleration, and the GPUs are taken anyway: the first filter
 	// leads, the rest follow.
 	s := snapshotOf(cluster(),
-		makePod("lab", "t0").request(gpu, "1").tolerate("gpu", "true").on("gpu-0").obj(),
-		makePod("lab", "t1").request(gpu, "1").tolerate("gpu", "true").on("gpu-1").obj())
-	v := Explain(s, makePod("demo", "notebook").request(gpu, "1").ptr())
+		*objtest.MakePod("lab", "t0").GPU("1").Toleration(tolerateGPU).On("gpu-0").Obj(),
+		*objtest.MakePod("lab", "t1").GPU("1").Toleration(tolerateGPU).On("gpu-1").Obj())
+	v := Explain(s, objtest.MakePod("demo", "notebook").GPU("1").Obj())
 	wantTop(t, v, CauseTaint, []string{"no pool tolerates the pod: pool gpu has taint gpu=true:NoSchedule; and besides, pool gpu: insufficient nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes"}, nil)
 }
 

@@ -6,12 +6,14 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/internal/objtest"
 )
 
 // darkGPUNode is a GPU node whose device plugin has not advertised its
 // GPU: the machine has one (nvidia.com/gpu.count), allocatable has none.
-func darkGPUNode(name string) *nodeBuilder {
-	b := makeNode(name, "gpu").alloc(corev1.ResourceCPU, "24").taint("gpu", "true", corev1.TaintEffectNoSchedule).label("nvidia.com/gpu.count", "1")
+func darkGPUNode(name string) *objtest.NodeWrapper {
+	b := poolNode(name, "gpu").CPU("24").Taint("gpu=true:NoSchedule").Label("nvidia.com/gpu.count", "1")
 	return b
 }
 
@@ -26,8 +28,8 @@ func devicePlugin(tolerations ...corev1.Toleration) *appsv1.DaemonSet {
 }
 
 func TestInvisibleGPUs(t *testing.T) {
-	ns := nodes(makeNode("cpu-0", "cpu"), darkGPUNode("gpu-0"), darkGPUNode("gpu-1").zone("zone-2"))
-	pod := makePod("team-a", "train").request(gpu, "1").tolerate("gpu", "true").ptr()
+	ns := nodes(poolNode("cpu-0", "cpu"), darkGPUNode("gpu-0"), darkGPUNode("gpu-1").Zone("zone-2"))
+	pod := objtest.MakePod("team-a", "train").GPU("1").Toleration(tolerateGPU).Obj()
 
 	// No DaemonSet at all.
 	s := snapshotOf(ns)
@@ -44,7 +46,7 @@ func TestInvisibleGPUs(t *testing.T) {
 		[]string{`add to DaemonSet kube-system/nvidia-device-plugin-daemonset's spec.template.spec.tolerations {key: gpu, operator: Equal, value: "true", effect: NoSchedule}`})
 
 	// It tolerates everything, but its pods are not Running.
-	starting := makePod("kube-system", "nvidia-device-plugin-daemonset-abc").owner("DaemonSet", "nvidia-device-plugin-daemonset").on("gpu-0").obj()
+	starting := *objtest.MakePod("kube-system", "nvidia-device-plugin-daemonset-abc").Owner("DaemonSet", "nvidia-device-plugin-daemonset").On("gpu-0").Obj()
 	starting.Status.Phase = corev1.PodPending
 	starting.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "plugin", State: corev1.ContainerState{Waiting: &corev1.ContainerStateWaiting{Reason: "ContainerCreating"}}}}
 	s = snapshotOf(ns, starting)
@@ -58,7 +60,7 @@ func TestInvisibleGPUs(t *testing.T) {
 	}
 
 	// With the GPUs advertised, nothing is said.
-	s = snapshotOf(nodes(gpuNode("gpu-0").label("nvidia.com/gpu.count", "1")))
+	s = snapshotOf(nodes(gpuNode("gpu-0").Label("nvidia.com/gpu.count", "1")))
 	if c := cause(Explain(s, pod), CauseGPUsInvisible); c != nil || Explain(s, pod).Top.Code == CauseGPUsInvisible {
 		t.Errorf("visible GPUs reported invisible: %+v", c)
 	}

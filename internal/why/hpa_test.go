@@ -13,6 +13,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/problem"
 )
 
@@ -89,7 +90,7 @@ func scaledDeployment(t *testing.T, name string, desired int32, pods ...corev1.P
 func running(n int, name string) []corev1.Pod {
 	var out []corev1.Pod
 	for i := range n {
-		out = append(out, makePod("search", name+"-"+string(rune('a'+i))).owner("ReplicaSet", name+"-5d8f").on("cpu-0").obj())
+		out = append(out, *objtest.MakePod("search", name+"-"+string(rune('a'+i))).Owner("ReplicaSet", name+"-5d8f").On("cpu-0").Obj())
 	}
 	return out
 }
@@ -131,7 +132,7 @@ func TestHPAAtMax(t *testing.T) {
 
 // A Pending pod stays the verdict; the HPA at its maximum adds to it.
 func TestHPAAtMaxWithPendingPod(t *testing.T) {
-	pods := append(running(3, "embed"), makePod("search", "embed-d").owner("ReplicaSet", "embed-5d8f").nodeSelector("agentpool", "nope").obj())
+	pods := append(running(3, "embed"), *objtest.MakePod("search", "embed-d").Owner("ReplicaSet", "embed-5d8f").NodeSelector("agentpool", "nope").Obj())
 	s, w := scaledDeployment(t, "embed", 4, pods...)
 	s.HPAs = []autoscalingv2.HorizontalPodAutoscaler{makeHPA("search", "embed", 1, 4).pods("requests_per_second", "20", "35").replicas(4, 4).
 		condition(autoscalingv2.ScalingLimited, corev1.ConditionTrue, "TooManyReplicas", "the desired replica count is more than the maximum replica count").obj()}

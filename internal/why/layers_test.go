@@ -12,31 +12,32 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/problem"
 )
 
 // threeZones is one apps node per zone.
 func threeZones() []corev1.Node {
-	return nodes(makeNode("a-1", "apps").zone("zone-1"), makeNode("a-2", "apps").zone("zone-2"), makeNode("a-3", "apps").zone("zone-3"))
+	return nodes(poolNode("a-1", "apps").Zone("zone-1"), poolNode("a-2", "apps").Zone("zone-2"), poolNode("a-3", "apps").Zone("zone-3"))
 }
 
-func spreadPod(name string, ignoreAffinity bool) *podBuilder {
-	b := makePod("ns", name).label("app", "web")
+func spreadPod(name string, ignoreAffinity bool) *objtest.PodWrapper {
+	b := objtest.MakePod("ns", name).Label("app", "web")
 	tsc := corev1.TopologySpreadConstraint{MaxSkew: 1, TopologyKey: corev1.LabelTopologyZone, WhenUnsatisfiable: corev1.DoNotSchedule,
 		LabelSelector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "web"}}}
 	if ignoreAffinity {
 		ignore := corev1.NodeInclusionPolicyIgnore
 		tsc.NodeAffinityPolicy = &ignore
 	}
-	b.p.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{tsc}
+	b.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{tsc}
 	return b
 }
 
 func TestTopologySpread(t *testing.T) {
 	// The pod may only run in zone-3, but its constraint counts every
 	// zone (nodeAffinityPolicy Ignore): zone-3 already has one.
-	s := snapshotOf(threeZones(), spreadPod("web-0", true).on("a-3").obj())
-	v := Explain(s, spreadPod("web-1", true).nodeSelector(corev1.LabelTopologyZone, "zone-3").ptr())
+	s := snapshotOf(threeZones(), *spreadPod("web-0", true).On("a-3").Obj())
+	v := Explain(s, spreadPod("web-1", true).NodeSelector(corev1.LabelTopologyZone, "zone-3").Obj())
 	want := Cause{Layer: LayerPools, Code: CauseSpread, Problem: problem.Problem{
 		Message: "pool apps: topology spread over topology.kubernetes.io/zone: zone-3 has 1 matching pod, zone-1 has 0; placing the pod there makes skew 2 > maxSkew 1; no node in zone-1 passes the pod's other filters, so the skew cannot shrink by itself",
 		Fix:     "let the pod reach zone-1 (its node selector or affinity keeps it out; nodeAffinityPolicy Ignore still counts that domain), raise maxSkew, or set whenUnsatisfiable: ScheduleAnyway"}}
@@ -46,11 +47,11 @@ func TestTopologySpread(t *testing.T) {
 
 	// Honouring node affinity (the default), zone-3 is the only domain:
 	// no skew, it fits.
-	v = Explain(s, spreadPod("web-1", false).nodeSelector(corev1.LabelTopologyZone, "zone-3").ptr())
+	v = Explain(s, spreadPod("web-1", false).NodeSelector(corev1.LabelTopologyZone, "zone-3").Obj())
 	wantTop(t, v, CauseFits, nil, nil)
 
 	// A key no node has.
-	p := spreadPod("web-1", false).ptr()
+	p := spreadPod("web-1", false).Obj()
 	p.Spec.TopologySpreadConstraints[0].TopologyKey = "example.com/rack"
 	wantTop(t, Explain(s, p), CauseSpread, []string{"the node has no example.com/rack label"}, []string{"label pool apps's nodes with example.com/rack"})
 }
@@ -63,8 +64,8 @@ func TestLimitRangeDefaultsDoNotFit(t *testing.T) {
 			Default:        corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100")},
 			DefaultRequest: corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100")}}}},
 	}}
-	pod := makePod("lab", "p").request(corev1.ResourceCPU, "100").
-		annotate(limitRangerAnnotation, "LimitRanger plugin set: cpu request for container app; cpu limit for container app").ptr()
+	pod := objtest.MakePod("lab", "p").ContainerName("app").CPU("100").
+		Annotate(limitRangerAnnotation, "LimitRanger plugin set: cpu request for container app; cpu limit for container app").Obj()
 	v := Explain(s, pod)
 	wantTop(t, v, CauseLimitRange, []string{
 		"LimitRange huge-defaults set cpu request 100 on app (the pod asked for none)",
@@ -80,8 +81,8 @@ func TestLimitRangeDefaultsDoNotFit(t *testing.T) {
 
 	// When the pod's own request is what does not fit, the LimitRange is
 	// context only.
-	own := makePod("lab", "p").request(corev1.ResourceCPU, "100").request(corev1.ResourceMemory, "1Gi").
-		annotate(limitRangerAnnotation, "LimitRanger plugin set: memory request for container app").ptr()
+	own := objtest.MakePod("lab", "p").ContainerName("app").CPU("100").Memory("1Gi").
+		Annotate(limitRangerAnnotation, "LimitRanger plugin set: memory request for container app").Obj()
 	v = Explain(s, own)
 	wantTop(t, v, CauseResources, nil, nil)
 	if c := cause(v, CauseLimitRange); c == nil || !strings.Contains(c.Message, "set memory request 1Gi on app") {
@@ -91,8 +92,8 @@ func TestLimitRangeDefaultsDoNotFit(t *testing.T) {
 
 func TestQuotaRefusesWorkload(t *testing.T) {
 	s := snapshotOf(cluster(),
-		makePod("team-a", "hog-0").request(gpu, "1").obj(),
-		makePod("team-a", "hog-1").request(gpu, "1").obj())
+		*objtest.MakePod("team-a", "hog-0").GPU("1").Obj(),
+		*objtest.MakePod("team-a", "hog-1").GPU("1").Obj())
 	s.Blueprint = testBlueprint(t, "")
 	s.Events = []corev1.Event{event("ReplicaSet", "team-a", "serve-7d9", "FailedCreate",
 		`pods "serve-7d9-x2" is forbidden: exceeded quota: team-quota, requested: requests.nvidia.com/gpu=1, used: requests.nvidia.com/gpu=4, limited: requests.nvidia.com/gpu=4`)}
@@ -124,15 +125,15 @@ func TestQuotaRefusesWorkload(t *testing.T) {
 // fullGPUs is two GPU nodes each running a priority-0 pod labelled app=batch.
 func fullGPUs() *Snapshot {
 	s := snapshotOf(cluster(),
-		makePod("lab", "batch-0").label("app", "batch").request(gpu, "1").tolerate("gpu", "true").on("gpu-0").obj(),
-		makePod("lab", "batch-1").label("app", "batch").request(gpu, "1").tolerate("gpu", "true").on("gpu-1").obj())
+		*objtest.MakePod("lab", "batch-0").Label("app", "batch").GPU("1").Toleration(tolerateGPU).On("gpu-0").Obj(),
+		*objtest.MakePod("lab", "batch-1").Label("app", "batch").GPU("1").Toleration(tolerateGPU).On("gpu-1").Obj())
 	s.PriorityClasses = []schedulingv1.PriorityClass{priorityClass("inference-high", 100000, corev1.PreemptLowerPriority), priorityClass("training-low", 1000, corev1.PreemptNever)}
 	return s
 }
 
 func TestPreemptionPossible(t *testing.T) {
 	s := fullGPUs()
-	v := Explain(s, makePod("lab", "serve").request(gpu, "1").tolerate("gpu", "true").priority("inference-high", 100000, corev1.PreemptLowerPriority).ptr())
+	v := Explain(s, objtest.MakePod("lab", "serve").GPU("1").Toleration(tolerateGPU).Priority("inference-high", 100000, corev1.PreemptLowerPriority).Obj())
 	wantTop(t, v, CauseResources, []string{"preemption could make room on node gpu-0 by evicting 1 lower-priority pod: lab/batch-0 (priority 0)"}, nil)
 	if c := cause(v, CausePreemptPossible); c == nil {
 		t.Errorf("no %s cause: %+v", CausePreemptPossible, v.Causes)
@@ -144,7 +145,7 @@ func TestPreemptionPossible(t *testing.T) {
 
 func TestPreemptionNever(t *testing.T) {
 	s := fullGPUs()
-	v := Explain(s, makePod("lab", "train").request(gpu, "1").tolerate("gpu", "true").priority("training-low", 1000, corev1.PreemptNever).ptr())
+	v := Explain(s, objtest.MakePod("lab", "train").GPU("1").Toleration(tolerateGPU).Priority("training-low", 1000, corev1.PreemptNever).Obj())
 	wantTop(t, v, CauseResources, []string{
 		"pool gpu is full: nvidia.com/gpu: requested 1, free 0 of 1 on each of 2 nodes",
 		"preemption is off: PriorityClass training-low, value 1000, sets preemptionPolicy Never, so the pod waits rather than evict lab/batch-0 (priority 0) on node gpu-0",
@@ -157,7 +158,7 @@ func TestPreemptionNever(t *testing.T) {
 func TestPDBInTheWay(t *testing.T) {
 	s := fullGPUs()
 	s.PDBs = []policyv1.PodDisruptionBudget{pdb("lab", "batch-budget", map[string]string{"app": "batch"}, 0)}
-	v := Explain(s, makePod("lab", "serve").request(gpu, "1").tolerate("gpu", "true").priority("inference-high", 100000, corev1.PreemptLowerPriority).ptr())
+	v := Explain(s, objtest.MakePod("lab", "serve").GPU("1").Toleration(tolerateGPU).Priority("inference-high", 100000, corev1.PreemptLowerPriority).Obj())
 	wantTop(t, v, CauseResources, []string{"PDBs in the way: lab/batch-budget"}, nil)
 	c := cause(v, CausePDB)
 	if c == nil || !strings.Contains(c.Message, "PodDisruptionBudget lab/batch-budget covers 1 victim and allows no disruption") {
@@ -167,7 +168,7 @@ func TestPDBInTheWay(t *testing.T) {
 	// A budget that still allows a disruption is not in the way.
 	s = fullGPUs()
 	s.PDBs = []policyv1.PodDisruptionBudget{pdb("lab", "batch-budget", map[string]string{"app": "batch"}, 1)}
-	v = Explain(s, makePod("lab", "serve").request(gpu, "1").tolerate("gpu", "true").priority("inference-high", 100000, corev1.PreemptLowerPriority).ptr())
+	v = Explain(s, objtest.MakePod("lab", "serve").GPU("1").Toleration(tolerateGPU).Priority("inference-high", 100000, corev1.PreemptLowerPriority).Obj())
 	if c := cause(v, CausePDB); c != nil {
 		t.Errorf("a budget allowing a disruption is reported in the way: %+v", c)
 	}
@@ -177,7 +178,7 @@ func TestPoolCanGrowFromZero(t *testing.T) {
 	s := snapshotOf(cluster())
 	s.Blueprint = testBlueprint(t, "  - {name: burst, machine: {cpu: 8, memory: 32Gi}, autoscale: {min: 0, max: 3}}")
 	s.Local = true
-	v := Explain(s, makePod("ns", "p").nodeSelector("berth.io/pool", "burst").ptr())
+	v := Explain(s, objtest.MakePod("ns", "p").NodeSelector("berth.io/pool", "burst").Obj())
 	wantTop(t, v, CausePoolCanGrow, []string{
 		"no node can hold the pod now, but pool burst could grow from 0 to 3 nodes (autoscale 0-3), and a new node would hold the pod, but the autoscaler is not running on this local cluster (no kube-system/cluster-autoscaler-status)",
 		"the closest existing pool, cpu: 2 nodes: nodeSelector berth.io/pool=burst not matched (berth.io/pool=cpu)",
@@ -194,18 +195,18 @@ func TestPoolCanGrowFromZero(t *testing.T) {
 
 	// On a cloud cluster an autoscaler would do it.
 	s.Local = false
-	wantTop(t, Explain(s, makePod("ns", "p").nodeSelector("berth.io/pool", "burst").ptr()), CausePoolCanGrow,
+	wantTop(t, Explain(s, objtest.MakePod("ns", "p").NodeSelector("berth.io/pool", "burst").Obj()), CausePoolCanGrow,
 		[]string{"if an autoscaler manages the pool"}, []string{"a cluster autoscaler that manages pool burst adds a node (up to 3)"})
 
 	// Too big even for a new node: no growth promised.
-	wantTop(t, Explain(s, makePod("ns", "p").nodeSelector("berth.io/pool", "burst").request("cpu", "12").ptr()), CauseNodeAffinity, nil, nil)
+	wantTop(t, Explain(s, objtest.MakePod("ns", "p").NodeSelector("berth.io/pool", "burst").Request("cpu", "12").Obj()), CauseNodeAffinity, nil, nil)
 }
 
 func TestPoolCanGrowWhenFull(t *testing.T) {
 	s := fullGPUs()
 	s.Blueprint = testBlueprint(t, "")
 	s.Blueprint.Spec.Pools[2].Autoscale.Max = 4
-	v := Explain(s, makePod("team-a", "t").request(gpu, "1").tolerate("gpu", "true").ptr())
+	v := Explain(s, objtest.MakePod("team-a", "t").GPU("1").Toleration(tolerateGPU).Obj())
 	wantTop(t, v, CauseResources, []string{"pool gpu is full", "pool gpu could grow from 2 to 4 nodes (autoscale 0-4)"},
 		[]string{"a cluster autoscaler that manages pool gpu adds a node (up to 4)"})
 }
@@ -213,7 +214,7 @@ func TestPoolCanGrowWhenFull(t *testing.T) {
 func TestSchedulerAccountQuoted(t *testing.T) {
 	s := snapshotOf(cluster())
 	s.Events = []corev1.Event{event("Pod", "ns", "p", "FailedScheduling", "0/4 nodes are available: 2 Insufficient cpu.")}
-	pod := makePod("ns", "p").unschedulable("0/4 nodes are available: 2 Insufficient cpu.").ptr()
+	pod := objtest.MakePod("ns", "p").Unschedulable("0/4 nodes are available: 2 Insufficient cpu.").Obj()
 	pod.UID = types.UID("Pod/p")
 	v := Explain(s, pod)
 	want := &SchedulerAccount{Reason: "Unschedulable", Message: "0/4 nodes are available: 2 Insufficient cpu.",
@@ -225,8 +226,8 @@ func TestSchedulerAccountQuoted(t *testing.T) {
 
 func TestWorkloadWithPendingPod(t *testing.T) {
 	s := snapshotOf(cluster(),
-		makePod("ns", "web-1").owner("ReplicaSet", "web-1a2").on("cpu-0").obj(),
-		makePod("ns", "web-2").owner("ReplicaSet", "web-1a2").nodeSelector("agentpool", "nope").obj())
+		*objtest.MakePod("ns", "web-1").Owner("ReplicaSet", "web-1a2").On("cpu-0").Obj(),
+		*objtest.MakePod("ns", "web-2").Owner("ReplicaSet", "web-1a2").NodeSelector("agentpool", "nope").Obj())
 	s.Events = []corev1.Event{event("ReplicaSet", "ns", "web-1a2", "FailedCreate", `pods "web-3" is forbidden: exceeded quota: q, requested: pods=1, used: pods=2, limited: pods=2`)}
 	w := &Workload{Kind: "Deployment", Namespace: "ns", Name: "web", Desired: 3, Creators: []Ref{{Kind: "ReplicaSet", Name: "web-1a2", UID: "ReplicaSet/web-1a2"}}}
 	s.Workloads = []Workload{*w}
@@ -243,7 +244,7 @@ func TestWorkloadWithPendingPod(t *testing.T) {
 	}
 
 	// Once every pod is scheduled, there is nothing to explain.
-	s = snapshotOf(cluster(), makePod("ns", "web-1").owner("ReplicaSet", "web-1a2").on("cpu-0").obj())
+	s = snapshotOf(cluster(), *objtest.MakePod("ns", "web-1").Owner("ReplicaSet", "web-1a2").On("cpu-0").Obj())
 	w.Desired = 1
 	wantTop(t, ExplainWorkload(s, w), CauseNotPending, []string{"deployment/ns/web has 1 pod(s), 1 Running, none Pending"}, nil)
 }

@@ -6,20 +6,22 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/internal/objtest"
 )
 
 // ReadAll reads scheduling events only where a pod waits: every
 // namespace with a Pending pod that is not being deleted, once each.
 func TestWaitingNamespaces(t *testing.T) {
-	deleting := makePod("gone", "p").obj()
+	deleting := *objtest.MakePod("gone", "p").Obj()
 	deleting.DeletionTimestamp = &metav1.Time{Time: now}
-	noPhase := makePod("fresh", "p").obj()
+	noPhase := *objtest.MakePod("fresh", "p").Obj()
 	noPhase.Status.Phase = ""
 	pods := []corev1.Pod{
-		makePod("web", "a").obj(),
-		makePod("web", "b").obj(),
-		makePod("batch", "a").obj(),
-		makePod("quiet", "a").on("n-1").obj(),
+		*objtest.MakePod("web", "a").Obj(),
+		*objtest.MakePod("web", "b").Obj(),
+		*objtest.MakePod("batch", "a").Obj(),
+		*objtest.MakePod("quiet", "a").On("n-1").Obj(),
 		deleting,
 		noPhase,
 	}

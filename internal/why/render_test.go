@@ -11,6 +11,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"berth.io/berth/internal/objtest"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -48,9 +50,9 @@ func neverVerdict(t *testing.T) Verdict {
 		},
 	}}
 	s.Events = []corev1.Event{event("Pod", "lab", "train", "FailedScheduling", "0/4 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector. preemption: not eligible due to preemptionPolicy=Never.")}
-	pod := makePod("lab", "train").request(gpu, "1").tolerate("gpu", "true").nodeSelector("berth.io/pool", "gpu").
-		priority("training-low", 1000, corev1.PreemptNever).owner("Job", "train").
-		unschedulable("0/4 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector. preemption: not eligible due to preemptionPolicy=Never.").ptr()
+	pod := objtest.MakePod("lab", "train").GPU("1").Toleration(tolerateGPU).NodeSelector("berth.io/pool", "gpu").
+		Priority("training-low", 1000, corev1.PreemptNever).Owner("Job", "train").
+		Unschedulable("0/4 nodes are available: 2 Insufficient nvidia.com/gpu, 2 node(s) didn't match Pod's node affinity/selector. preemption: not eligible due to preemptionPolicy=Never.").Obj()
 	pod.UID = "Pod/train"
 	return Explain(s, pod)
 }
@@ -75,8 +77,8 @@ func TestRenderJSON(t *testing.T) {
 
 func TestRenderSummary(t *testing.T) {
 	s := fullGPUs()
-	s.Pods = append(s.Pods, makePod("lab", "train").request(gpu, "1").tolerate("gpu", "true").priority("training-low", 1000, corev1.PreemptNever).obj(),
-		makePod("web", "site").nodeSelector("agentpool", "nope").obj())
+	s.Pods = append(s.Pods, *objtest.MakePod("lab", "train").GPU("1").Toleration(tolerateGPU).Priority("training-low", 1000, corev1.PreemptNever).Obj(),
+		*objtest.MakePod("web", "site").NodeSelector("agentpool", "nope").Obj())
 	sum := ExplainAll(s, "")
 	var b bytes.Buffer
 	if err := RenderSummary(&b, &sum); err != nil {
