@@ -18,40 +18,6 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// testPod builds a pod for the tests: makePod(...).on(node).ready().obj().
-type testPod struct{ corev1.Pod }
-
-func makePod(namespace, name string, labels map[string]string) *testPod {
-	return &testPod{corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: namespace, Name: name, Labels: labels},
-		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "main"}}},
-		Status:     corev1.PodStatus{Phase: corev1.PodPending},
-	}}
-}
-
-func (p *testPod) on(node string) *testPod { p.Spec.NodeName = node; return p }
-
-// running makes the pod Running with its Ready condition set to ready.
-func (p *testPod) running(ready bool) *testPod {
-	st := corev1.ConditionFalse
-	if ready {
-		st = corev1.ConditionTrue
-	}
-	p.Status.Phase = corev1.PodRunning
-	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: st}}
-	return p
-}
-
-func (p *testPod) ready() *testPod { return p.running(true) }
-
-// resources sets the main container's requests and limits.
-func (p *testPod) resources(requests, limits corev1.ResourceList) *testPod {
-	p.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: requests, Limits: limits}
-	return p
-}
-
-func (p *testPod) obj() *corev1.Pod { return &p.Pod }
-
 // resources is a resource list from names and quantities:
 // resources("cpu", "500m", "memory", "256Mi").
 func resources(kv ...string) corev1.ResourceList {

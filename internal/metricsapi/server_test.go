@@ -14,6 +14,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 )
 
 var testNow = time.Date(2025, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -32,15 +33,15 @@ func testCluster() []runtime.Object {
 		deployment("shop", "web", web),
 		deployment("shop", "infer", infer),
 		statefulSet("shop", "db", map[string]string{"app": "db"}),
-		makePod("shop", "web-a", web).on("n1").ready().resources(webReq, webLim).obj(),
-		makePod("shop", "web-b", web).on("n1").ready().resources(webReq, webLim).obj(),
-		makePod("shop", "web-c", web).on("n2").ready().resources(webReq, webLim).obj(),
-		makePod("shop", "web-pending", web).on("n1").resources(webReq, webLim).obj(),
-		makePod("shop", "web-unready", web).on("n2").running(false).resources(webReq, webLim).obj(),
-		makePod("shop", "infer-a", infer).on("gpu-1").ready().resources(inferReq, inferLim).obj(),
-		makePod("shop", "infer-b", infer).on("gpu-1").ready().resources(inferReq, inferLim).obj(),
-		makePod("shop", "db-0", map[string]string{"app": "db"}).on("n3").ready().resources(resources("cpu", "100m", "memory", "64Mi"), nil).obj(),
-		makePod("other", "web-x", web).on("n3").ready().resources(resources("cpu", "200m", "memory", "128Mi"), nil).obj(),
+		objtest.MakePod("shop", "web-a").Labels(web).NodeName("n1").Ready().Resources(webReq, webLim).Obj(),
+		objtest.MakePod("shop", "web-b").Labels(web).NodeName("n1").Ready().Resources(webReq, webLim).Obj(),
+		objtest.MakePod("shop", "web-c").Labels(web).NodeName("n2").Ready().Resources(webReq, webLim).Obj(),
+		objtest.MakePod("shop", "web-pending").Labels(web).NodeName("n1").Resources(webReq, webLim).Obj(),
+		objtest.MakePod("shop", "web-unready").Labels(web).NodeName("n2").NotReady().Resources(webReq, webLim).Obj(),
+		objtest.MakePod("shop", "infer-a").Labels(infer).NodeName("gpu-1").Ready().Resources(inferReq, inferLim).Obj(),
+		objtest.MakePod("shop", "infer-b").Labels(infer).NodeName("gpu-1").Ready().Resources(inferReq, inferLim).Obj(),
+		objtest.MakePod("shop", "db-0").Labels(map[string]string{"app": "db"}).NodeName("n3").Ready().Resources(resources("cpu", "100m", "memory", "64Mi"), nil).Obj(),
+		objtest.MakePod("other", "web-x").Labels(web).NodeName("n3").Ready().Resources(resources("cpu", "200m", "memory", "128Mi"), nil).Obj(),
 		node("n1"), node("n2"), node("n3"), node("gpu-1"), node("idle"),
 	}
 }
