@@ -142,7 +142,8 @@ func BenchmarkScaleDown(b *testing.B) {
 
 // BenchmarkScaleDownBusy is the same evaluation with every node at or
 // over its threshold, as in a cluster running flat out: no node is a
-// candidate, so no removal is simulated.
+// candidate, so no removal is simulated (TestScaleDownBusy holds the
+// verdict; this times it).
 func BenchmarkScaleDownBusy(b *testing.B) {
 	w := benchWorld(b, 1)
 	res := benchScaleDown(b, w, w.view())
