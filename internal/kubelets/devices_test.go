@@ -15,6 +15,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/controller"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
@@ -64,14 +65,7 @@ func record(t *testing.T, c kubernetes.Interface, bp *v1alpha1.Blueprint, rv str
 
 // pluginPod is a Running pod of DaemonSet ds on node.
 func pluginPod(ds, node string) *corev1.Pod {
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{
-			Name: ds + "-" + node, Namespace: v1alpha1.DefaultDevicePluginNamespace,
-			OwnerReferences: []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "DaemonSet", Name: ds, UID: "u", Controller: new(true)}},
-		},
-		Spec:   corev1.PodSpec{NodeName: node},
-		Status: corev1.PodStatus{Phase: corev1.PodRunning},
-	}
+	return objtest.MakePod(v1alpha1.DefaultDevicePluginNamespace, ds+"-"+node).Owner("DaemonSet", ds).On(node).Obj()
 }
 
 // gpus waits for the node to advertise want GPUs.
