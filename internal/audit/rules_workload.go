@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
@@ -43,7 +44,7 @@ func (v *view) checkWorkload(w *workload) {
 		// berth/system-pool
 		for i := range spec.Tolerations {
 			t := &spec.Tolerations[i]
-			if toleratesTaint(t, &corev1.Taint{Key: v1alpha1.TaintCriticalAddonsOnly, Value: "true", Effect: corev1.TaintEffectNoSchedule}) {
+			if t.ToleratesTaint(klog.Background(), &corev1.Taint{Key: v1alpha1.TaintCriticalAddonsOnly, Value: "true", Effect: corev1.TaintEffectNoSchedule}, false) {
 				v.add(v1alpha1.RuleSystemPool, w.obj, fmt.Sprintf("%s.tolerations[%d]", path, i),
 					fmt.Sprintf("namespace %s is not a system namespace, yet this tolerates CriticalAddonsOnly and can run on the system pool", w.obj.Namespace),
 					"remove the toleration (one with no key tolerates every taint); cluster add-ons belong in kube-system or a system namespace")
@@ -62,8 +63,13 @@ func (v *view) checkWorkload(w *workload) {
 	v.checkSpotDisruption(w)
 }
 
-// selectsGPU reports whether the pod asks for a GPU pool by label.
+// selectsGPU reports whether the pod asks for a GPU pool: its node
+// selection leaves it only GPU nodes of those audited, or, where those
+// cannot say, it picks nodes by a GPU label or a GPU pool's name.
 func (v *view) selectsGPU(spec *corev1.PodSpec) (string, bool) {
+	if field, ok, known := v.selectsOnly(spec, v.gpuPools); known {
+		return field, ok
+	}
 	if field, ok := selects(spec, gpuNodeLabels, nil); ok {
 		return field, true
 	}
@@ -146,10 +152,13 @@ func (v *view) preemption(w *workload) (corev1.PreemptionPolicy, string) {
 }
 
 // onSpot reports whether the pod tolerates a spot pool's taint or selects
-// spot nodes.
+// spot nodes (as selectsGPU selects GPU nodes).
 func (v *view) onSpot(w *workload) bool {
 	if _, ok := tolerates(w.spec, v.spotTaints); ok {
 		return true
+	}
+	if _, ok, known := v.selectsOnly(w.spec, v.spotPools); known {
+		return ok
 	}
 	for k, val := range spotLabels {
 		if _, ok := selects(w.spec, []string{k}, map[string]bool{val: true, strings.ToLower(val): true}); ok {

@@ -8,6 +8,7 @@ import (
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
 )
@@ -202,66 +203,16 @@ func (w *workload) role() role {
 }
 
 // tolerates reports whether the pod tolerates any of taints, and the
-// index of the toleration that does.
+// index of the toleration that does: the scheduler's matching
+// (Toleration.ToleratesTaint), without the comparison operators that are
+// still alpha.
 func tolerates(spec *corev1.PodSpec, taints []corev1.Taint) (int, bool) {
 	for i := range spec.Tolerations {
-		tol := &spec.Tolerations[i]
 		for j := range taints {
-			if toleratesTaint(tol, &taints[j]) {
+			if spec.Tolerations[i].ToleratesTaint(klog.Background(), &taints[j], false) {
 				return i, true
 			}
 		}
 	}
 	return 0, false
-}
-
-// toleratesTaint is the scheduler's matching, without the comparison
-// operators that are still alpha.
-func toleratesTaint(tol *corev1.Toleration, t *corev1.Taint) bool {
-	if tol.Effect != "" && tol.Effect != t.Effect {
-		return false
-	}
-	if tol.Key != "" && tol.Key != t.Key {
-		return false
-	}
-	switch tol.Operator {
-	case "", corev1.TolerationOpEqual:
-		return tol.Key != "" && tol.Value == t.Value
-	case corev1.TolerationOpExists:
-		return true
-	}
-	return false
-}
-
-// selects reports whether the pod's node selector or required node
-// affinity picks a node by one of keys (with a value in values when
-// values is not nil), and the field that does.
-func selects(spec *corev1.PodSpec, keys []string, values map[string]bool) (string, bool) {
-	for _, k := range keys {
-		if val, ok := spec.NodeSelector[k]; ok && (values == nil || values[val]) {
-			return "nodeSelector", true
-		}
-	}
-	a := spec.Affinity
-	if a == nil || a.NodeAffinity == nil || a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution == nil {
-		return "", false
-	}
-	for _, term := range a.NodeAffinity.RequiredDuringSchedulingIgnoredDuringExecution.NodeSelectorTerms {
-		for _, e := range term.MatchExpressions {
-			for _, k := range keys {
-				if e.Key != k {
-					continue
-				}
-				if values == nil && (e.Operator == corev1.NodeSelectorOpIn || e.Operator == corev1.NodeSelectorOpExists) {
-					return "affinity.nodeAffinity", true
-				}
-				for _, val := range e.Values {
-					if e.Operator == corev1.NodeSelectorOpIn && values[val] {
-						return "affinity.nodeAffinity", true
-					}
-				}
-			}
-		}
-	}
-	return "", false
 }
