@@ -11,6 +11,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
+	"k8s.io/apimachinery/pkg/labels"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
 	"k8s.io/klog/v2"
@@ -349,8 +350,10 @@ func unmetOn(pod *corev1.Pod, node *corev1.Node) []unmet {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	nodeLabels := labels.Set(node.Labels)
 	for _, k := range keys {
-		if v, ok := node.Labels[k]; !ok || v != pod.Spec.NodeSelector[k] {
+		// Each entry alone, as NodeAffinity matches them all at once.
+		if !labels.SelectorFromSet(labels.Set{k: pod.Spec.NodeSelector[k]}).Matches(nodeLabels) {
 			out = append(out, unmet{what: "nodeSelector " + k + "=" + pod.Spec.NodeSelector[k], key: k})
 		}
 	}

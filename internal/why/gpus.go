@@ -2,16 +2,16 @@ package why
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
-	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
-	"k8s.io/klog/v2"
+	daemonutil "k8s.io/kubernetes/pkg/controller/daemon/util"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/simulate"
 )
 
 // devicePluginRef is the device-plugin DaemonSet the blueprint names
@@ -84,17 +84,24 @@ func (e *explainer) invisibleGPUs() (c *Cause, all bool) {
 		c.Fix = fmt.Sprintf("install the NVIDIA device plugin as DaemonSet %s (spec.devicePlugin names it; a berth local cluster installs it at `berth up` unless spec.devicePlugin.install is false; elsewhere the GPU operator or NVIDIA's chart does)", ds)
 		return c, all
 	}
-	tmpl := &corev1.Pod{Spec: plugin.Spec.Template.Spec}
+	// Whether the plugin may run on a dark node is the scheduler's verdict
+	// on the pod the DaemonSet controller would make for it (with the
+	// tolerations that controller adds); berth names only the taint or
+	// the selection in the way.
+	pod := simulate.DaemonPod(plugin)
+	daemonutil.AddOrUpdateDaemonPodTolerations(&pod.Spec)
+	pc := newCheck(e.s, pod)
 	for _, p := range poolNames {
-		node := byPool[p][0].node
-		if t, bad := corev1helpers.FindMatchingUntoleratedTaint(klog.Background(), node.Spec.Taints, tmpl.Spec.Tolerations, func(t *corev1.Taint) bool {
-			return t.Effect == corev1.TaintEffectNoSchedule || t.Effect == corev1.TaintEffectNoExecute
-		}, false); bad && conditionTaint(t.Key) == "" {
+		f := pc.fit(byPool[p][0])
+		// A node condition's taint is the node's state, said below by
+		// what the plugin's pods are doing, not the pool's to change.
+		if i := slices.IndexFunc(f.taints, func(t corev1.Taint) bool { return conditionTaint(t.Key) == "" }); i >= 0 {
+			t := f.taints[i]
 			c.Message = fmt.Sprintf("%s: device-plugin DaemonSet %s does not tolerate pool %s's taint %s, so it runs no pod on those nodes", head, ds, p, taintString(t))
 			c.Fix = fmt.Sprintf("add to DaemonSet %s's spec.template.spec.tolerations %s (or {operator: Exists}, as NVIDIA's chart does, to run on every tainted GPU node)", ds, tolerationFor(t))
 			return c, all
 		}
-		if ok, _ := nodeaffinity.GetRequiredNodeAffinity(tmpl).Match(node); !ok {
+		if len(f.unmet) > 0 {
 			c.Message = fmt.Sprintf("%s: device-plugin DaemonSet %s's node selector or affinity leaves out pool %s's nodes", head, ds, p)
 			c.Fix = fmt.Sprintf("let DaemonSet %s select the GPU nodes (spec.template.spec.nodeSelector or affinity, e.g. %s exists)", ds, v1alpha1.LabelGPUCount)
 			return c, all

@@ -45,6 +45,25 @@ func TestInvisibleGPUs(t *testing.T) {
 		[]string{"device-plugin DaemonSet kube-system/nvidia-device-plugin-daemonset does not tolerate pool gpu's taint gpu=true:NoSchedule"},
 		[]string{`add to DaemonSet kube-system/nvidia-device-plugin-daemonset's spec.template.spec.tolerations {key: gpu, operator: Equal, value: "true", effect: NoSchedule}`})
 
+	// A node that has just joined is also not Ready: the DaemonSet
+	// controller's own tolerations cover that taint, not the pool's, so
+	// the pool's taint is still the one in the way, whichever comes first.
+	joining := nodes(poolNode("cpu-0", "cpu"), darkGPUNode("gpu-0"))
+	joining[1].Spec.Taints = append([]corev1.Taint{{Key: corev1.TaintNodeNotReady, Effect: corev1.TaintEffectNoSchedule}}, joining[1].Spec.Taints...)
+	s = snapshotOf(joining)
+	s.DevicePlugin = devicePlugin()
+	wantTop(t, Explain(s, pod), CauseGPUsInvisible,
+		[]string{"device-plugin DaemonSet kube-system/nvidia-device-plugin-daemonset does not tolerate pool gpu's taint gpu=true:NoSchedule"}, nil)
+
+	// It tolerates the taint, but selects other nodes.
+	s = snapshotOf(ns)
+	s.DevicePlugin = devicePlugin(corev1.Toleration{Operator: corev1.TolerationOpExists})
+	s.DevicePlugin.Spec.Template.Spec.Affinity = &corev1.Affinity{NodeAffinity: &corev1.NodeAffinity{RequiredDuringSchedulingIgnoredDuringExecution: &corev1.NodeSelector{
+		NodeSelectorTerms: []corev1.NodeSelectorTerm{{MatchExpressions: []corev1.NodeSelectorRequirement{{Key: "nvidia.com/gpu.count", Operator: corev1.NodeSelectorOpGt, Values: []string{"1"}}}}}}}}
+	wantTop(t, Explain(s, pod), CauseGPUsInvisible,
+		[]string{"device-plugin DaemonSet kube-system/nvidia-device-plugin-daemonset's node selector or affinity leaves out pool gpu's nodes"},
+		[]string{"let DaemonSet kube-system/nvidia-device-plugin-daemonset select the GPU nodes"})
+
 	// It tolerates everything, but its pods are not Running.
 	starting := *objtest.MakePod("kube-system", "nvidia-device-plugin-daemonset-abc").Owner("DaemonSet", "nvidia-device-plugin-daemonset").On("gpu-0").Obj()
 	starting.Status.Phase = corev1.PodPending
