@@ -14,11 +14,15 @@ import (
 
 // spreadConstraint is one DoNotSchedule TopologySpreadConstraint with
 // its matching pods counted per domain, for the numbers of a message
-// once PodTopologySpread has rejected a node (the verdict is the
-// plugin's), counted as its PreFilter counts them: over the nodes that carry every constraint's key and pass
-// its node inclusion policies (node affinity honoured and taints ignored,
-// unless the constraint says otherwise), pods of the pod's namespace that
-// match the selector and are not terminating.
+// once PodTopologySpread has rejected a node: the verdict is the
+// plugin's, but the plugin keeps its counts in unexported cycle state,
+// so berth counts again, as its PreFilter counts: over the nodes that
+// carry every constraint's key and pass its node inclusion policies
+// (node affinity honoured and taints ignored, unless the constraint says
+// otherwise; both matched by component-helpers, as the plugin matches
+// them), pods of the pod's namespace that match the selector and are not
+// terminating. TestSpreadCountsAgreeWithThePlugin holds the two to the
+// same nodes.
 type spreadConstraint struct {
 	c        corev1.TopologySpreadConstraint
 	selector labels.Selector
