@@ -7,7 +7,6 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
@@ -104,7 +103,7 @@ func (c *Controller) removeDrained(ctx context.Context, v *view, cd *candidate) 
 	grace := int64(*v.profile.MaxGracefulTerminationSec)
 	unneededFor := since(v.now, cd.since)
 	go func() {
-		err := c.drain(ctx, cd.pods, grace)
+		err := c.drain(ctx, n.Name, cd.pods, grace)
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		c.draining = ""
@@ -128,59 +127,33 @@ func (c *Controller) removeDrained(ctx context.Context, v *view, cd *candidate) 
 	}()
 }
 
-// drain evicts pods through the Eviction API, which honours
-// PodDisruptionBudgets, retrying a refused eviction for up to
-// maxPodEvictionTime, and waits for them to be gone.
-func (c *Controller) drain(ctx context.Context, pods []*corev1.Pod, grace int64) error {
-	for _, p := range pods {
-		g := grace
-		if t := p.Spec.TerminationGracePeriodSeconds; t != nil && *t < g {
-			g = *t
-		}
-		ev := &policyv1.Eviction{
-			ObjectMeta:    metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace},
-			DeleteOptions: &metav1.DeleteOptions{GracePeriodSeconds: &g},
-		}
-		deadline := c.clock.Now().Add(maxPodEvictionTime)
-		for {
-			err := c.client.PolicyV1().Evictions(p.Namespace).Evict(ctx, ev)
-			if err == nil || apierrors.IsNotFound(err) {
-				c.recorder.Event(p, corev1.EventTypeNormal, castatus.ReasonScaleDown, "deleting pod for node scale down")
-				break
-			}
-			if !apierrors.IsTooManyRequests(err) || c.clock.Now().After(deadline) {
-				return fmt.Errorf("evicting pod %s/%s: %w", p.Namespace, p.Name, err)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-c.clock.After(time.Second):
-			}
-		}
+// drain evicts the node's pods through the pools' Drainer, as
+// cluster-autoscaler drains: every pod at once, each with its grace
+// period capped at grace, a refused eviction retried for up to
+// maxPodEvictionTime, the pods waited for grace plus
+// podEvictionHeadroom, and an event on each pod evicted. The node is
+// tainted already, not cordoned.
+func (c *Controller) drain(ctx context.Context, node string, pods []*corev1.Pod, grace int64) error {
+	d := &pools.Drainer{
+		Client:      c.client,
+		Timeout:     maxPodEvictionTime,
+		GoneTimeout: time.Duration(grace)*time.Second + podEvictionHeadroom,
+		MaxGrace:    &grace,
+		Clock:       c.clock,
+		Evicted: func(p *corev1.Pod) {
+			c.recorder.Event(p, corev1.EventTypeNormal, castatus.ReasonScaleDown, "deleting pod for node scale down")
+		},
 	}
-	deadline := c.clock.Now().Add(time.Duration(grace)*time.Second + 30*time.Second)
-	for _, p := range pods {
-		for {
-			cur, err := c.client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
-			if apierrors.IsNotFound(err) || err == nil && cur.UID != p.UID {
-				break
-			}
-			if c.clock.Now().After(deadline) {
-				return fmt.Errorf("pod %s/%s is still there after its grace period", p.Namespace, p.Name)
-			}
-			select {
-			case <-ctx.Done():
-				return ctx.Err()
-			case <-c.clock.After(200 * time.Millisecond):
-			}
-		}
-	}
-	return nil
+	return d.Evict(ctx, node, pods)
 }
 
 // maxPodEvictionTime is how long cluster-autoscaler retries an eviction
 // a PodDisruptionBudget refuses before it gives the node up.
 const maxPodEvictionTime = 2 * time.Minute
+
+// podEvictionHeadroom is how long past their grace period
+// cluster-autoscaler waits for evicted pods to be gone.
+const podEvictionHeadroom = 30 * time.Second
 
 // failed records a failed removal: the node is untainted and scale-down
 // waits scaleDownDelayAfterFailure.

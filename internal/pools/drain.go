@@ -16,6 +16,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/problem"
@@ -24,7 +25,10 @@ import (
 // Drainer empties nodes as `kubectl drain` does: cordon, then evict every
 // pod but DaemonSet and mirror pods through the Eviction API, so that
 // PodDisruptionBudgets are honoured, and wait for the evicted pods'
-// controllers to have them running again elsewhere.
+// controllers to have them running again elsewhere. It is the one drain:
+// blue/green replacements and upgrades use Drain, and the autoscaler's
+// scale-down uses Evict with cluster-autoscaler's settings (MaxGrace,
+// its clock, an event per evicted pod) on the node it has tainted.
 type Drainer struct {
 	Client kubernetes.Interface
 	// Progress receives a line per node drained and per eviction a
@@ -35,6 +39,18 @@ type Drainer struct {
 	Timeout time.Duration
 	// Retry is how often a refused eviction is retried. Zero means 1s.
 	Retry time.Duration
+	// GoneTimeout bounds how long an evicted pod may take to be gone.
+	// Zero means Timeout.
+	GoneTimeout time.Duration
+	// MaxGrace, when set, caps each evicted pod's termination grace
+	// period in seconds (cluster-autoscaler's
+	// max-graceful-termination-sec). Nil leaves each pod its own.
+	MaxGrace *int64
+	// Clock times the retries and the timeouts. Nil means the real one.
+	Clock clock.WithDelayedExecution
+	// Evicted, when set, is told of each pod the API server evicted (or
+	// found gone already).
+	Evicted func(*corev1.Pod)
 }
 
 // BlockedError is a drain a PodDisruptionBudget held back for longer than
@@ -64,6 +80,27 @@ func (d *Drainer) timeout() time.Duration {
 	return d.Timeout
 }
 
+func (d *Drainer) goneTimeout() time.Duration {
+	if d.GoneTimeout == 0 {
+		return d.timeout()
+	}
+	return d.GoneTimeout
+}
+
+func (d *Drainer) retry() time.Duration {
+	if d.Retry == 0 {
+		return time.Second
+	}
+	return d.Retry
+}
+
+func (d *Drainer) clock() clock.WithDelayedExecution {
+	if d.Clock == nil {
+		return clock.RealClock{}
+	}
+	return d.Clock
+}
+
 // Cordon marks a node unschedulable.
 func (d *Drainer) Cordon(ctx context.Context, node string) error {
 	_, err := d.Client.CoreV1().Nodes().Patch(ctx, node, types.MergePatchType, []byte(`{"spec":{"unschedulable":true}}`), metav1.PatchOptions{FieldManager: v1alpha1.FieldManager})
@@ -89,8 +126,16 @@ func (d *Drainer) Drain(ctx context.Context, node string) ([]*corev1.Pod, error)
 			pods = append(pods, p)
 		}
 	}
-	// Evict them all at once, as kubectl does: the budgets, not the
-	// order, decide how many may go at a time.
+	if err := d.Evict(ctx, node, pods); err != nil {
+		return nil, err
+	}
+	return pods, nil
+}
+
+// Evict evicts pods from node and waits for them to be gone. It evicts
+// them all at once, as kubectl and cluster-autoscaler do: the budgets,
+// not the order, decide how many may go at a time.
+func (d *Drainer) Evict(ctx context.Context, node string, pods []*corev1.Pod) error {
 	var (
 		wg   sync.WaitGroup
 		mu   sync.Mutex
@@ -108,22 +153,23 @@ func (d *Drainer) Drain(ctx context.Context, node string) ([]*corev1.Pod, error)
 		}()
 	}
 	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
-	}
-	return pods, nil
+	return errors.Join(errs...)
 }
 
 // evict evicts one pod, retrying while a budget refuses, and waits for it
 // to be gone.
 func (d *Drainer) evict(ctx context.Context, node string, p *corev1.Pod) error {
-	retry := d.Retry
-	if retry == 0 {
-		retry = time.Second
-	}
-	start := time.Now()
+	clk := d.clock()
+	start := clk.Now()
 	reported := false
 	eviction := &policyv1.Eviction{ObjectMeta: metav1.ObjectMeta{Name: p.Name, Namespace: p.Namespace}}
+	if d.MaxGrace != nil {
+		grace := *d.MaxGrace
+		if t := p.Spec.TerminationGracePeriodSeconds; t != nil && *t < grace {
+			grace = *t
+		}
+		eviction.DeleteOptions = &metav1.DeleteOptions{GracePeriodSeconds: &grace}
+	}
 	for {
 		err := d.Client.PolicyV1().Evictions(p.Namespace).Evict(ctx, eviction)
 		if err == nil || apierrors.IsNotFound(err) {
@@ -137,19 +183,33 @@ func (d *Drainer) evict(ctx context.Context, node string, p *corev1.Pod) error {
 			fmt.Fprintf(d.progress(), "      waiting: %s/%s is held by a disruption budget: %s\n", p.Namespace, p.Name, budget)
 			reported = true
 		}
-		if waited := time.Since(start); waited > d.timeout() {
+		if waited := clk.Since(start); waited > d.timeout() {
 			return &BlockedError{Node: node, Pod: p.Namespace + "/" + p.Name, Budget: budget, Waited: waited}
 		}
 		select {
 		case <-ctx.Done():
 			return ctx.Err()
-		case <-time.After(retry):
+		case <-clk.After(d.retry()):
 		}
 	}
-	return wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, d.timeout(), true, func(ctx context.Context) (bool, error) {
+	if d.Evicted != nil {
+		d.Evicted(p)
+	}
+	evicted := clk.Now()
+	for {
 		got, err := d.Client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
-		return apierrors.IsNotFound(err) || (err == nil && got.UID != p.UID), nil
-	})
+		if apierrors.IsNotFound(err) || (err == nil && got.UID != p.UID) {
+			return nil
+		}
+		if waited := clk.Since(evicted); waited > d.goneTimeout() {
+			return fmt.Errorf("pod %s/%s, evicted from %s, is still there after %s", p.Namespace, p.Name, node, waited.Round(time.Second))
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-clk.After(100 * time.Millisecond):
+		}
+	}
 }
 
 // budgetMessage is the API server's account of the budget that refused
