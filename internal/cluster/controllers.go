@@ -27,8 +27,9 @@ import (
 // Register(*controller.Manager) (or a loop of its own that Register adds),
 // and a line here. Each takes the cluster-wide informers it watches from
 // shared, and the recorded blueprints from blueprints, in NewController:
-// both start once every controller has registered.
-func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, scaler *autoscaler.Controller) []controller.Controller {
+// both start once every controller has registered. blueprint names the
+// blueprint the cluster was started from.
+func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, scaler *autoscaler.Controller, blueprint string) []controller.Controller {
 	return []controller.Controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin the recorded blueprint names runs
@@ -39,7 +40,7 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 		kubelets.NewLeaseController(kubeletClient, shared),
 		// The device plugin's DaemonSet `berth up` installed, kept as
 		// the recorded blueprint says (internal/kubelets).
-		kubelets.NewPluginController(client, blueprints),
+		kubelets.NewPluginController(client, blueprints, blueprint),
 		// A PodDisruptionBudget per workload of a class with a budget.
 		budgets.NewController(client, shared),
 		// Spot interruptions: the notice carried out, and random ones
@@ -81,7 +82,7 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	scaler.Informers, scaler.Blueprints = shared, blueprints
 	c.autoscaler = autoscaler.NewController(client, scaler)
 	m := controller.NewManager(client)
-	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, c.autoscaler) {
+	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, c.autoscaler, opts.Blueprint.Metadata.Name) {
 		if err := ctl.Register(m); err != nil {
 			return err
 		}

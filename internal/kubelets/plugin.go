@@ -145,26 +145,32 @@ func InstallDevicePlugin(ctx context.Context, c kubernetes.Interface, bp *v1alph
 type PluginController struct {
 	client     kubernetes.Interface
 	blueprints *recorded.Store
+	// blueprint names the blueprint `berth up` started, whose plugin it
+	// installed; another blueprint sharing the cluster (guardrails Off)
+	// names no plugin of berth's, even under the same default name.
+	blueprint string
 }
 
-// NewPluginController returns the controller that keeps the installed
-// device plugin current, reading the blueprints recorded in blueprints.
-func NewPluginController(client kubernetes.Interface, blueprints *recorded.Store) *PluginController {
-	return &PluginController{client: client, blueprints: blueprints}
+// NewPluginController returns the controller that keeps the device
+// plugin `berth up` installed for blueprint current, reading its record
+// in blueprints.
+func NewPluginController(client kubernetes.Interface, blueprints *recorded.Store, blueprint string) *PluginController {
+	return &PluginController{client: client, blueprints: blueprints, blueprint: blueprint}
 }
 
 // Register reconciles a blueprint's device plugin when its record
 // changes.
 func (c *PluginController) Register(m *controller.Manager) error {
 	return m.Controller("device-plugin").
-		Watches(c.blueprints.Informer(), recordName).
+		Watches(c.blueprints.Informer(), c.record).
 		Complete(c)
 }
 
-// recordName is the name of the blueprint a record holds.
-func recordName(obj any) []string {
-	if cm, ok := obj.(*corev1.ConfigMap); ok && recorded.IsRecord(cm) {
-		return []string{cm.Labels[v1alpha1.LabelBlueprint]}
+// record is the name of the blueprint `berth up` started, when obj is
+// its record.
+func (c *PluginController) record(obj any) []string {
+	if cm, ok := obj.(*corev1.ConfigMap); ok && recorded.IsRecord(cm) && cm.Labels[v1alpha1.LabelBlueprint] == c.blueprint {
+		return []string{c.blueprint}
 	}
 	return nil
 }
