@@ -62,6 +62,14 @@ type Options struct {
 	Progress io.Writer
 	// Timeout bounds the wait for readiness. Zero means two minutes.
 	Timeout time.Duration
+	// ControllerManagerFlags are kube-controller-manager flags added to
+	// berth's, as --flag=value: `berth rehearse` compresses the HPA
+	// controller's timers with them. Nil adds none.
+	ControllerManagerFlags []string
+	// JobBackoffSpeed, above 1, divides the Job controller's backoffs
+	// (which take no flag) by it, for `berth rehearse`'s compressed
+	// clock. A process runs one cluster, and this is the process's.
+	JobBackoffSpeed float64
 	// Autoscaler tunes the node autoscaler (`berth up`'s flags). Its
 	// Profile is always the blueprint's name.
 	Autoscaler autoscaler.Options
@@ -251,7 +259,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}); err != nil {
 			return nil // stopped before the API server was ready
 		}
-		return runControllerManager(ctx, kubeconfig, state.pki())
+		return runControllerManager(ctx, kubeconfig, state.pki(), opts.ControllerManagerFlags, opts.JobBackoffSpeed)
 	})
 	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig) })
 	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })

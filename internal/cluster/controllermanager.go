@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
+	"k8s.io/kubernetes/pkg/controller/job"
 
 	"berth.io/berth/internal/cluster/pki"
 )
@@ -24,7 +26,13 @@ var disabledControllers = []string{
 // it creates each namespace's default ServiceAccount, fills quota status,
 // computes PDB status for evictions, runs the workload controllers and
 // evicts pods from NotReady nodes.
-func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir) error {
+// extra are flags added after berth's own (a rehearsal's compressed
+// timers); a later flag wins. A jobSpeed above 1 divides the Job
+// controller's backoffs by it.
+func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir, extra []string, jobSpeed float64) error {
+	if jobSpeed > 1 {
+		compressJobBackoffs(jobSpeed)
+	}
 	s, err := options.NewKubeControllerManagerOptions()
 	if err != nil {
 		return fmt.Errorf("kube-controller-manager options: %w", err)
@@ -55,6 +63,7 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir) err
 		"--kube-api-burst=2000",
 		"--feature-gates=" + featureGates,
 	}
+	args = append(args, extra...)
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("kube-controller-manager flags: %w", err)
 	}
@@ -66,4 +75,19 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir) err
 		return fmt.Errorf("kube-controller-manager config: %w", err)
 	}
 	return app.Run(ctx, c.Complete())
+}
+
+// compressJobBackoffs divides the Job controller's backoffs by speed: its
+// retry of a Job whose pods the API refused (a quota: 1 s doubling to a
+// minute) and its wait before replacing a failed pod (10 s doubling to
+// 10 minutes). They take no flag; upstream exports them as variables,
+// read when the controller is made and at each sync, and one process
+// runs one cluster, so setting them before the controller manager starts
+// reaches that cluster's Job controller alone.
+func compressJobBackoffs(speed float64) {
+	scale := func(d *time.Duration) { *d = time.Duration(float64(*d) / speed) }
+	scale(&job.DefaultJobApiBackOff)
+	scale(&job.MaxJobApiBackOff)
+	scale(&job.DefaultJobPodFailureBackOff)
+	scale(&job.MaxJobPodFailureBackOff)
 }
