@@ -72,6 +72,10 @@ const (
 	// LabelBudgetFor, on a budget berth made, names the workload it
 	// protects, as KIND.NAME (deployment.reco).
 	LabelBudgetFor = "berth.io/budget-for"
+	// LabelRehearsal marks the workloads `berth rehearse` submits from a
+	// trace; its value is the trace row's kind (training, batch,
+	// inference).
+	LabelRehearsal = "berth.io/rehearsal"
 	// LabelAppName and LabelAppComponent are Kubernetes' recommended
 	// labels; scaffolds set them and audit reads the component as a hint
 	// of a workload's role.

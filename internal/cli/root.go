@@ -107,6 +107,7 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newSpotCommand(s, kube),
 		newLoadCommand(s, kube),
 		newNewCommand(s),
+		newRehearseCommand(s),
 	)
 	return root
 }

@@ -20,7 +20,7 @@ const root = "../.."
 
 // cell finds the packages in the first cell of a row of ARCHITECTURE.md's
 // table: "`internal/model/store`, `internal/model`" lists two, in order.
-var cell = regexp.MustCompile("`([a-z0-9/]+)`")
+var cell = regexp.MustCompile("`([a-z0-9/._-]+)`")
 
 // tableOrder reads the packages of ARCHITECTURE.md's table, each with its
 // position: a package may import only those with a smaller position.

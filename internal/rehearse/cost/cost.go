@@ -21,6 +21,7 @@ import (
 	"math"
 	"sort"
 	"strconv"
+	"strings"
 
 	"berth.io/berth/internal/problem"
 )
@@ -53,6 +54,33 @@ func (m Money) MarshalJSON() ([]byte, error) {
 		sign, m = "-", -m
 	}
 	return fmt.Appendf(nil, "%s%d.%02d", sign, int64(m)/100, int64(m)%100), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON writes, exactly: a number of
+// dollars with at most two decimals (a report read back, as `berth
+// rehearse --vs` reads its children's).
+func (m *Money) UnmarshalJSON(b []byte) error {
+	s := string(b)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	whole, frac, _ := strings.Cut(s, ".")
+	if len(frac) > 2 || whole == "" {
+		return fmt.Errorf("%s is not an amount of dollars to the cent", b)
+	}
+	frac += strings.Repeat("0", 2-len(frac))
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s is not an amount of dollars to the cent", b)
+	}
+	c, err := strconv.ParseInt(frac, 10, 64)
+	if err != nil {
+		return fmt.Errorf("%s is not an amount of dollars to the cent", b)
+	}
+	*m = Money(w*100 + c)
+	if neg {
+		*m = -*m
+	}
+	return nil
 }
 
 // Resources are what a team's pods requested on a pool over a rehearsal,

@@ -1,0 +1,283 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/internal/autoscaler"
+	"berth.io/berth/internal/cluster"
+	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/rehearse/trace"
+)
+
+type rehearseOptions struct {
+	Streams
+	file      string
+	tracePath string
+	speed     float64
+	seed      int64
+	vs        string
+	output    string
+	reportDir string
+	until     time.Duration
+	prices    string
+	cloud     string
+
+	bp    *loadedBlueprint
+	trace *trace.Trace
+	table *cost.Table
+}
+
+func newRehearseCommand(s Streams) *cobra.Command {
+	o := &rehearseOptions{Streams: s}
+	cmd := &cobra.Command{
+		Use:   "rehearse -f BLUEPRINT --trace FILE",
+		Short: "Replay a workload trace on the blueprint's local cluster and report waits, GPU use, disruptions and cost",
+		Long: `Replay a workload trace on a local cluster started from the blueprint, on a
+compressed clock (--speed 60 plays an hour a minute), through the real scheduler,
+quotas, priorities, preemption, node autoscaler and spot interruptions, and report
+what the cluster did: each team's waits, each pool's node-hours and idle GPU-hours,
+work lost to interruptions, time a service ran below its budget, and cost.
+
+--vs OTHER.yaml replays the same trace with the same seed on a second blueprint and
+prints the two side by side.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := o.Complete(); err != nil {
+				return err
+			}
+			return o.Run(cmd.Context())
+		},
+	}
+	cmd.AddCommand(newRehearseImportCommand(s))
+	f := cmd.Flags()
+	f.StringVarP(&o.file, "file", "f", "", "blueprint file (default ./berth.yaml, else the retail template)")
+	f.StringVar(&o.tracePath, "trace", "", "the workload trace, CSV or YAML (see README \"Rehearsals\")")
+	f.Float64Var(&o.speed, "speed", 60, "seconds of trace per second of wall time (60: an hour a minute)")
+	f.Int64Var(&o.seed, "seed", 1, "seeds the autoscaler's random expander and the spot pools' random interruptions")
+	f.StringVar(&o.vs, "vs", "", "a second blueprint to replay the same trace on, with the same seed, for comparison")
+	f.StringVarP(&o.output, "output", "o", "table", "table or json")
+	f.StringVar(&o.reportDir, "report", "", "also write report.json and report.html (charts as SVG) to this directory")
+	f.StringVar(&o.prices, "prices", "", "a price table (CSV: cloud,type,region,onDemand,spot,source,date) whose rows replace berth's for the same instance types")
+	f.StringVar(&o.cloud, "cloud", "", "aws, azure or gcp: price each pool as the instance type berth export gives it there")
+	f.DurationVar(&o.until, "until", 0, "stop at this trace time even if jobs still wait (default: three times the trace's end)")
+	return cmd
+}
+
+func (o *rehearseOptions) Complete() error {
+	if o.tracePath == "" {
+		return problem.New("berth rehearse needs a trace", "pass --trace FILE (CSV or YAML; README \"Rehearsals\" gives the format)")
+	}
+	if o.output != "table" && o.output != "json" {
+		return problem.Errorf("pass -o table or -o json", "-o %q: unknown output", o.output)
+	}
+	var err error
+	o.bp, err = loadBlueprint(o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	if err != nil {
+		return err
+	}
+	if o.trace, err = trace.Read(o.tracePath); err != nil {
+		return err
+	}
+	if errs := o.trace.Check(o.bp.Blueprint); len(errs) > 0 {
+		return fmt.Errorf("the trace does not fit blueprint %s (%s):\n%w", o.bp.Metadata.Name, o.bp.source, errs)
+	}
+	o.table = cost.Shipped()
+	if o.prices != "" {
+		own, err := cost.Load(o.prices)
+		if err != nil {
+			return err
+		}
+		o.table = o.table.With(own)
+	}
+	if o.cloud != "" {
+		if _, err := cost.ParseCloud(o.cloud); err != nil {
+			return err
+		}
+	}
+	if _, _, err := rehearse.Compress(o.bp.Blueprint, o.speed); err != nil {
+		return err
+	}
+	if o.vs != "" {
+		other, err := loadBlueprint(o.vs, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
+		if err != nil {
+			return err
+		}
+		if errs := o.trace.Check(other.Blueprint); len(errs) > 0 {
+			return fmt.Errorf("the trace does not fit blueprint %s (%s, --vs):\n%w", other.Metadata.Name, other.source, errs)
+		}
+	}
+	return nil
+}
+
+func (o *rehearseOptions) Run(ctx context.Context) error {
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if o.vs == "" {
+		rep, err := o.rehearse(ctx)
+		if rep != nil {
+			if werr := o.write(rep); werr != nil {
+				return werr
+			}
+		}
+		if errors.Is(err, context.Canceled) {
+			return &ExitError{Code: 130, Err: errors.New("interrupted: the report above is partial")}
+		}
+		return err
+	}
+	// One cluster per process: each design runs in a child of its own,
+	// one after the other, so that neither slows the other's clock.
+	a, err := o.child(ctx, o.file)
+	if err != nil {
+		return err
+	}
+	b, err := o.child(ctx, o.vs)
+	if err != nil {
+		return err
+	}
+	if o.output == "json" {
+		return json.NewEncoder(o.Out).Encode(map[string]*rehearse.Report{"a": a, "b": b})
+	}
+	if o.reportDir != "" {
+		if err := rehearse.WriteDir(o.reportDir, a, b); err != nil {
+			return err
+		}
+	}
+	return rehearse.WriteComparison(o.Out, a, b)
+}
+
+// rehearse starts a throwaway local cluster from the compressed
+// blueprint and replays the trace on it.
+func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error) {
+	bp, timers, err := rehearse.Compress(o.bp.Blueprint, o.speed)
+	if err != nil {
+		return nil, err
+	}
+	for i := range bp.Spec.Pools {
+		if s := bp.Spec.Pools[i].Spot; s != nil && s.MeanTimeBetweenInterruptions != nil {
+			s.Seed = o.seed + int64(i)
+		}
+	}
+	cmFlags, cmTimers := rehearse.ControllerManagerFlags(o.speed)
+	timers = append(append(append(timers, cmTimers...), rehearse.JobControllerTimers(o.speed)...), rehearse.Unscaled(o.speed)...)
+
+	dir, err := os.MkdirTemp("", "berth-rehearse-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	fmt.Fprintf(o.ErrOut, "Rehearsing %s on %s at speed %g: starting a local cluster\n", o.tracePath, o.bp.source, o.speed)
+	compressed := &loadedBlueprint{Blueprint: bp, source: o.bp.source}
+	c, err := cluster.Start(ctx, cluster.Options{
+		Name:                   "rehearse",
+		StateDir:               dir,
+		Blueprint:              bp,
+		UnsafeNoFsync:          true,
+		Progress:               indent(o.ErrOut),
+		ControllerManagerFlags: cmFlags,
+		JobBackoffSpeed:        o.speed,
+		Autoscaler:             autoscaler.Options{Seed: uint64(o.seed)},
+		Apply: func(ctx context.Context, c *cluster.Cluster, step func(string, ...any)) error {
+			return applyOnUp(ctx, step, c, compressed)
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer c.Stop()
+	client, err := kubernetes.NewForConfig(c.Config)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(o.ErrOut, "Replaying %d jobs over %s of trace time (about %s)\n", len(o.trace.Jobs), o.trace.End(), (time.Duration(float64(o.trace.End()) / o.speed)).Round(time.Second))
+	cloud, _ := cost.ParseCloud(o.cloud)
+	prices := cost.Price(o.bp.Blueprint, o.table, cloud)
+	rep, err := rehearse.Run(ctx, rehearse.Options{Client: client, Blueprint: bp, Trace: o.trace, Speed: o.speed, Until: o.until, Prices: prices, Progress: o.ErrOut})
+	if rep != nil {
+		rep.Blueprint = o.bp.Metadata.Name
+		rep.Trace = o.tracePath
+		rep.Seed = o.seed
+		rep.Timers = timers
+		rep.Notes = append(rehearse.TimerNotes(timers), rep.Notes...)
+	}
+	return rep, err
+}
+
+// write prints the report as asked and writes the report directory.
+func (o *rehearseOptions) write(rep *rehearse.Report) error {
+	if o.reportDir != "" {
+		if err := rehearse.WriteDir(o.reportDir, rep, nil); err != nil {
+			return err
+		}
+	}
+	if o.output == "json" {
+		enc := json.NewEncoder(o.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	return rehearse.WriteTable(o.Out, rep)
+}
+
+// child rehearses one blueprint in a child process of this same binary
+// and reads its JSON report; its progress goes to our stderr.
+func (o *rehearseOptions) child(ctx context.Context, file string) (*rehearse.Report, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := []string{"rehearse", "--trace", o.tracePath, "--speed", strconv.FormatFloat(o.speed, 'g', -1, 64), "--seed", strconv.FormatInt(o.seed, 10), "-o", "json"}
+	if file != "" {
+		args = append(args, "-f", file)
+	}
+	if o.until > 0 {
+		args = append(args, "--until", o.until.String())
+	}
+	if o.prices != "" {
+		args = append(args, "--prices", o.prices)
+	}
+	if o.cloud != "" {
+		args = append(args, "--cloud", o.cloud)
+	}
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	cmd.WaitDelay = 30 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, o.ErrOut
+	runErr := cmd.Run()
+	var rep rehearse.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		if runErr != nil {
+			return nil, fmt.Errorf("rehearsing %s: %w", file, runErr)
+		}
+		return nil, fmt.Errorf("rehearsing %s: reading its report: %w", file, err)
+	}
+	return &rep, nil
+}
+
+// indent prefixes each line written to w with three spaces.
+func indent(w io.Writer) io.Writer {
+	pr, pw := io.Pipe()
+	go func() {
+		s := bufio.NewScanner(pr)
+		for s.Scan() {
+			fmt.Fprintf(w, "   %s\n", s.Text())
+		}
+	}()
+	return pw
+}

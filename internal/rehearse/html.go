@@ -1,0 +1,191 @@
+package rehearse
+
+import (
+	"encoding/json"
+	"fmt"
+	"html/template"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// WriteDir writes report.json and report.html to dir: one rehearsal, or
+// two side by side when b is not nil. The page stands alone (its charts
+// are inline SVG, no script), so it can be attached to a review.
+func WriteDir(dir string, a, b *Report) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("--report %s: %w", dir, err)
+	}
+	var doc any = a
+	if b != nil {
+		doc = map[string]*Report{"a": a, "b": b}
+	}
+	raw, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(raw, '\n'), 0o644); err != nil {
+		return err
+	}
+	page := pageData{A: a, B: b}
+	if b != nil {
+		page.Comparison = compare(a, b)
+	}
+	page.Waits = waitChart(a, b)
+	page.GPUs = gpuChart(a, b)
+	f, err := os.Create(filepath.Join(dir, "report.html"))
+	if err != nil {
+		return err
+	}
+	if err := reportPage.Execute(f, page); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+type pageData struct {
+	A, B       *Report
+	Comparison []comparison
+	Waits      template.HTML
+	GPUs       template.HTML
+}
+
+// bar is one bar of a chart: a label, and a value per rehearsal.
+type bar struct {
+	label  string
+	values []float64
+	// text writes a value for its label.
+	text func(float64) string
+}
+
+// chart draws horizontal bars, one row per label, one bar per
+// rehearsal (A dark, B light), scaled to the largest value.
+func chart(title string, bars []bar) template.HTML {
+	const rowH, labelW, barW = 22, 220, 420
+	peak := 0.0
+	for _, b := range bars {
+		for _, v := range b.values {
+			peak = max(peak, v)
+		}
+	}
+	if peak == 0 {
+		peak = 1
+	}
+	rows := 0
+	for _, b := range bars {
+		rows += len(b.values)
+	}
+	var s strings.Builder
+	height := rows*rowH + len(bars)*6 + 30
+	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="%s">`, labelW+barW+120, height, template.HTMLEscapeString(title))
+	fmt.Fprintf(&s, `<text x="0" y="16" font-weight="bold">%s</text>`, template.HTMLEscapeString(title))
+	y := 30
+	colors := []string{"#1f5f8b", "#8fc1e3"}
+	for _, b := range bars {
+		for i, v := range b.values {
+			label := ""
+			if i == 0 {
+				label = b.label
+			}
+			w := int(float64(barW) * v / peak)
+			fmt.Fprintf(&s, `<text x="0" y="%d" font-size="13">%s</text>`, y+15, template.HTMLEscapeString(label))
+			fmt.Fprintf(&s, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, labelW, y+2, max(w, 1), rowH-4, colors[i%2])
+			fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="12">%s</text>`, labelW+max(w, 1)+6, y+15, template.HTMLEscapeString(b.text(v)))
+			y += rowH
+		}
+		y += 6
+	}
+	s.WriteString(`</svg>`)
+	return template.HTML(s.String())
+}
+
+func reports(a, b *Report) []*Report {
+	if b == nil {
+		return []*Report{a}
+	}
+	return []*Report{a, b}
+}
+
+// waitChart is each team and class's p95 wait.
+func waitChart(a, b *Report) template.HTML {
+	var bars []bar
+	index := map[string]int{}
+	rs := reports(a, b)
+	for i, r := range rs {
+		for _, g := range r.Groups {
+			k := g.Team + "/" + g.Class
+			at, ok := index[k]
+			if !ok {
+				at = len(bars)
+				index[k] = at
+				bars = append(bars, bar{label: k, values: make([]float64, len(rs)), text: func(v float64) string {
+					return short(Duration(time.Duration(v * float64(time.Minute))))
+				}})
+			}
+			bars[at].values[i] = time.Duration(g.WaitP95).Minutes()
+		}
+	}
+	return chart("Wait, p95 (minutes of trace time)", bars)
+}
+
+// gpuChart is each GPU pool's idle GPU-hours.
+func gpuChart(a, b *Report) template.HTML {
+	var bars []bar
+	index := map[string]int{}
+	rs := reports(a, b)
+	for i, r := range rs {
+		for _, p := range r.Pools {
+			if p.GPUHours == 0 {
+				continue
+			}
+			at, ok := index[p.Name]
+			if !ok {
+				at = len(bars)
+				index[p.Name] = at
+				bars = append(bars, bar{label: "pool " + p.Name, values: make([]float64, len(rs)), text: func(v float64) string { return hours(v) + " GPU-h idle" }})
+			}
+			bars[at].values[i] = p.GPUHoursIdle
+		}
+	}
+	return chart("Idle GPU-hours per pool", bars)
+}
+
+var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{"short": short, "hours": hours, "charts": charts}).Parse(`<!doctype html>
+<html lang="en"><head><meta charset="utf-8"><title>berth rehearse: {{.A.Blueprint}}{{if .B}} vs {{.B.Blueprint}}{{end}}</title>
+<style>
+body{font-family:system-ui,sans-serif;margin:2em;color:#222}
+table{border-collapse:collapse;margin:1em 0}
+td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
+th{background:#f3f5f7}
+.legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
+</style></head><body>
+<h1>Rehearsal of {{.A.Blueprint}}{{if .B}} vs {{.B.Blueprint}}{{end}}</h1>
+<p>Trace {{.A.Trace}}, speed {{.A.Speed}}, seed {{.A.Seed}}{{if .A.Partial}} (A stopped early: partial){{end}}{{if .B}}{{if .B.Partial}} (B stopped early: partial){{end}}{{end}}.</p>
+{{if .B}}<p class="legend"><span style="background:#1f5f8b"></span>A {{.A.Blueprint}}<span style="background:#8fc1e3"></span>B {{.B.Blueprint}}</p>
+<h2>What changed</h2>
+<table><tr><th>measure</th><th>A</th><th>B</th><th>B − A</th></tr>
+{{range .Comparison}}<tr><td>{{.Measure}}</td><td>{{.A}}</td><td>{{.B}}</td><td>{{.Diff}}</td></tr>
+{{end}}</table>{{end}}
+{{.Waits}}
+{{.GPUs}}
+{{template "one" .A}}{{if .B}}{{template "one" .B}}{{end}}
+</body></html>
+{{define "one"}}<h2>{{.Blueprint}}: {{short .Rehearsed}} of trace in {{.Wall}}</h2>
+{{range charts .}}{{.}}
+{{end}}
+<table><tr><th>team</th><th>class</th><th>jobs</th><th>done</th><th>failed</th><th>never ran</th><th>wait p50</th><th>p95</th><th>max</th><th>quota-refused</th><th>lost GPU-h</th></tr>
+{{range .Groups}}<tr><td>{{.Team}}</td><td>{{.Class}}</td><td>{{.Jobs}}</td><td>{{.Completed}}</td><td>{{.Failed}}</td><td>{{.NeverRan}}</td><td>{{short .WaitP50}}</td><td>{{short .WaitP95}}</td><td>{{short .WaitMax}}</td><td>{{short .QuotaRefused}}</td><td>{{hours .LostGPUHours}}</td></tr>
+{{end}}</table>
+<table><tr><th>pool</th><th>capacity</th><th>node-h</th><th>peak nodes</th><th>GPU-h</th><th>allocated</th><th>idle</th><th>at zero</th></tr>
+{{range .Pools}}<tr><td>{{.Name}}</td><td>{{.Capacity}}</td><td>{{hours .NodeHours}}</td><td>{{.PeakNodes}}</td><td>{{hours .GPUHours}}</td><td>{{hours .GPUHoursAllocated}}</td><td>{{hours .GPUHoursIdle}}</td><td>{{short .AtZero}}</td></tr>
+{{end}}</table>
+{{if .Services}}<table><tr><th>service</th><th>team</th><th>peak rps</th><th>replicas mean</th><th>peak</th><th>min available</th><th>below budget</th></tr>
+{{range .Services}}<tr><td>{{.Name}}</td><td>{{.Team}}</td><td>{{.PeakRPS}}</td><td>{{printf "%.1f" .MeanReplicas}}</td><td>{{.PeakReplicas}}</td><td>{{.MinAvailable}}</td><td>{{short .BelowBudget}}</td></tr>
+{{end}}</table>{{end}}
+<h3>Timers</h3><table><tr><th>timer</th><th>owner</th><th>value</th><th>ran at</th><th>scaled</th><th>floor (trace)</th><th>note</th></tr>
+{{range .Timers}}<tr><td>{{.Name}}</td><td>{{.Owner}}</td><td>{{.Value}}</td><td>{{.Ran}}</td><td>{{.Scaled}}</td><td>{{if not .Scaled}}{{short .Floor}}{{end}}</td><td>{{.Note}}</td></tr>
+{{end}}</table>
+{{range .Notes}}<p>note: {{.}}</p>{{end}}
+{{end}}`))

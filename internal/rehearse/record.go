@@ -1,0 +1,603 @@
+package rehearse
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"sync"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/scaffold"
+)
+
+// recorder watches the cluster and keeps what the report needs: per job
+// its pods' lives, per pool its nodes and GPUs over time, per service its
+// ready replicas against its budget. Informer handlers call it with the
+// time they saw a change; it never lists in a loop.
+type recorder struct {
+	mu     sync.Mutex
+	clock  Clock
+	client kubernetes.Interface
+	// teams maps a namespace to the team it belongs to.
+	teams map[string]string
+	// quota is each team's GPU quota, for the report's charts.
+	quota map[string]float64
+
+	jobs     map[string]*jobRun // namespace/name
+	services map[string]*serviceRun
+	pods     map[types.UID]*podRun
+	nodes    map[string]*nodeRun
+	pools    map[string]*poolRun
+	// pending counts the rehearsal's pods made and not yet running;
+	// teamGPUs the GPUs each team's pods hold.
+	pending  level
+	teamGPUs map[string]*level
+	// changed is signalled (without blocking) after each change, so that
+	// Run's wait notices the end at once.
+	changed chan struct{}
+	// total counts the trace's training and batch rows.
+	total int
+	// lag is the latest a submission was made, in wall time.
+	lag time.Duration
+	// patches run the resume patches outside the informers' handlers.
+	patches sync.WaitGroup
+}
+
+// jobRun is one training or batch row's Job as the cluster ran it.
+type jobRun struct {
+	w         *workload
+	submitted time.Time
+	// refused is admission's refusal of the Job itself, if any.
+	refused string
+	// seen counts the pods the Job made, live those not ended, running
+	// those Running now and started those that ever ran.
+	seen, live, running, started int
+	// allStarted is when the last of its pods first ran: every pod of
+	// its parallelism had started (at once for a gang, one after another
+	// when its quota or room let only some run).
+	allStarted time.Time
+	finished   time.Time
+	failed     bool
+	// preemptions and interruptions count pods that ended early, by
+	// whom: the scheduler for a higher priority, or anything else that
+	// took the node or the pod away (spot, drain, eviction).
+	preemptions, interruptions int
+	// lost is work done and not checkpointed, in trace time, summed
+	// over the pods that ended early.
+	lost time.Duration
+	// saved is work checkpointed by pods that ended early, waiting for
+	// a replacement; awaiting are replacements waiting for it.
+	saved    []time.Duration
+	awaiting []*podRun
+	// quotaSince is when the Job's pods were last refused by quota, and
+	// quotaRefused how long they have been in all (wall time).
+	quotaSince   time.Time
+	quotaRefused time.Duration
+}
+
+// podRun is one pod of the rehearsal.
+type podRun struct {
+	job       *jobRun
+	namespace string
+	name      string
+	team      string
+	pool      string
+	gpus, cpu float64
+	started   time.Time
+	// from is the work the pod resumed from (trace time).
+	from  time.Duration
+	ended bool
+}
+
+type nodeRun struct {
+	pool string
+	gpus float64
+}
+
+// poolRun is a pool's nodes and GPUs over time.
+type poolRun struct {
+	name     string
+	capacity string
+	nodes    level
+	gpus     level
+	// allocated is the GPUs held by running pods; used the teams' share
+	// of GPUs and CPU.
+	allocated level
+	used      map[string]*teamUse
+}
+
+type teamUse struct{ gpus, cpu level }
+
+// serviceRun is one inference row's service as the cluster ran it.
+type serviceRun struct {
+	w         *workload
+	submitted time.Time
+	removed   time.Time
+	refused   string
+	ready     level
+	// minAvailable is its budget's desired healthy pods; below how long
+	// it had fewer Ready replicas, from its submission (start-up
+	// included: a service is below its budget until it first reaches it).
+	minAvailable int32
+	readyNow     int32
+	below        time.Duration
+	belowSince   time.Time
+}
+
+func newRecorder(client kubernetes.Interface, clock Clock, bp *v1alpha1.Blueprint) *recorder {
+	r := &recorder{
+		clock: clock, client: client, teams: map[string]string{},
+		jobs: map[string]*jobRun{}, services: map[string]*serviceRun{}, pods: map[types.UID]*podRun{},
+		nodes: map[string]*nodeRun{}, pools: map[string]*poolRun{}, changed: make(chan struct{}, 1),
+		quota: map[string]float64{},
+	}
+	for _, t := range bp.Spec.Teams {
+		r.teams[t.Name] = t.Name
+		if t.Quota != nil && t.Quota.GPU != nil {
+			r.quota[t.Name] = float64(t.Quota.GPU.Value())
+		}
+		for _, ns := range t.Namespaces {
+			r.teams[ns] = t.Name
+		}
+	}
+	for _, p := range bp.Spec.Pools {
+		pr := r.pool(p.Name)
+		pr.capacity = string(p.Capacity)
+	}
+	r.reset(clock)
+	return r
+}
+
+// reset starts every level at zero at the clock's start.
+func (r *recorder) reset(clock Clock) {
+	r.clock = clock
+	for _, p := range r.pools {
+		p.nodes, p.gpus, p.allocated = level{keep: true}, level{}, level{}
+		p.nodes.set(clock.Start, 0)
+		p.gpus.set(clock.Start, 0)
+		p.allocated.set(clock.Start, 0)
+	}
+	r.pending = level{keep: true}
+	r.pending.set(clock.Start, 0)
+	r.teamGPUs = map[string]*level{}
+}
+
+// teamLevel is the GPUs a team's pods hold.
+func (r *recorder) teamLevel(team string) *level {
+	l := r.teamGPUs[team]
+	if l == nil {
+		l = &level{keep: true}
+		l.set(r.clock.Start, 0)
+		r.teamGPUs[team] = l
+	}
+	return l
+}
+
+func (r *recorder) pool(name string) *poolRun {
+	p := r.pools[name]
+	if p == nil {
+		p = &poolRun{name: name, used: map[string]*teamUse{}, nodes: level{keep: true}}
+		r.pools[name] = p
+	}
+	return p
+}
+
+func (r *recorder) signal() {
+	select {
+	case r.changed <- struct{}{}:
+	default:
+	}
+}
+
+// handlers adapts a recorder method to an informer's events.
+func handlers[T any](on func(obj T, deleted bool)) cache.ResourceEventHandler {
+	return cache.ResourceEventHandlerFuncs{
+		AddFunc: func(obj any) {
+			if o, ok := obj.(T); ok {
+				on(o, false)
+			}
+		},
+		UpdateFunc: func(_, obj any) {
+			if o, ok := obj.(T); ok {
+				on(o, false)
+			}
+		},
+		DeleteFunc: func(obj any) {
+			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
+				obj = d.Obj
+			}
+			if o, ok := obj.(T); ok {
+				on(o, true)
+			}
+		},
+	}
+}
+
+// submitted notes a row's objects created (or refused) at now.
+func (r *recorder) submitted(w *workload, now time.Time, refused error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := w.namespace + "/" + w.job.Name
+	msg := ""
+	if refused != nil {
+		msg = refused.Error()
+	}
+	if w.job.Kind == scaffold.Inference {
+		s := &serviceRun{w: w, submitted: now, refused: msg, minAvailable: w.minAvailable}
+		s.ready.set(now, 0)
+		if refused == nil {
+			s.update(now)
+		}
+		r.services[key] = s
+	} else {
+		r.jobs[key] = &jobRun{w: w, submitted: now, refused: msg}
+	}
+	r.signal()
+}
+
+// removed notes an inference row's service deleted at the end of its
+// duration.
+func (r *recorder) removed(w *workload, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if s := r.services[w.namespace+"/"+w.job.Name]; s != nil {
+		s.removed = now
+		s.closeBelow(now)
+		s.ready.set(now, 0)
+	}
+}
+
+func (r *recorder) onNode(n *corev1.Node, deleted bool) {
+	pool := n.Labels[v1alpha1.LabelPool]
+	if pool == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	_, known := r.nodes[n.Name]
+	switch {
+	case deleted && known:
+		nr := r.nodes[n.Name]
+		delete(r.nodes, n.Name)
+		p := r.pool(nr.pool)
+		p.nodes.add(now, -1)
+		p.gpus.add(now, -nr.gpus)
+	case !deleted && !known:
+		gpus := 0.0
+		if q, ok := n.Status.Capacity[corev1.ResourceName(v1alpha1.DefaultGPUResource)]; ok {
+			gpus = float64(q.Value())
+		}
+		if c, err := resourceCount(n.Labels[v1alpha1.LabelGPUCount]); err == nil {
+			gpus = c
+		}
+		r.nodes[n.Name] = &nodeRun{pool: pool, gpus: gpus}
+		p := r.pool(pool)
+		if p.capacity == "" {
+			p.capacity = n.Labels[v1alpha1.LabelCapacity]
+		}
+		p.nodes.add(now, 1)
+		p.gpus.add(now, gpus)
+	}
+	r.signal()
+}
+
+func (r *recorder) onPod(p *corev1.Pod, deleted bool) {
+	if _, ok := p.Labels[v1alpha1.LabelRehearsal]; !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := time.Now()
+	pr := r.pods[p.UID]
+	if pr == nil {
+		if deleted {
+			return
+		}
+		pr = &podRun{namespace: p.Namespace, name: p.Name, team: r.teams[p.Namespace], gpus: podGPUs(p), cpu: podCPU(p)}
+		r.pods[p.UID] = pr
+		r.pending.add(now, 1)
+		if name := p.Labels[batchv1.JobNameLabel]; name != "" {
+			if j := r.jobs[p.Namespace+"/"+name]; j != nil {
+				pr.job = j
+				j.seen++
+				j.live++
+				if j.live >= int(j.w.job.Pods) {
+					j.closeQuota(now)
+				}
+				if j.seen > int(j.w.job.Pods) {
+					r.resume(j, pr)
+				}
+			}
+		}
+	}
+	if pr.ended {
+		return
+	}
+	if pr.started.IsZero() && p.Status.Phase == corev1.PodRunning && p.DeletionTimestamp == nil && !deleted {
+		r.start(pr, p, now)
+	}
+	if deleted || p.Status.Phase == corev1.PodSucceeded || p.Status.Phase == corev1.PodFailed || p.DeletionTimestamp != nil {
+		r.end(pr, p, now)
+	}
+	r.signal()
+}
+
+// start counts a pod that runs from now: its GPUs and CPU on its pool,
+// and its Job's pods running.
+func (r *recorder) start(pr *podRun, p *corev1.Pod, now time.Time) {
+	pr.started = now
+	r.pending.add(now, -1)
+	if n := r.nodes[p.Spec.NodeName]; n != nil {
+		pr.pool = n.pool
+	} else {
+		pr.pool = p.Spec.NodeSelector[v1alpha1.LabelPool]
+	}
+	pool := r.pool(pr.pool)
+	pool.allocated.add(now, pr.gpus)
+	use := pool.used[pr.team]
+	if use == nil {
+		use = &teamUse{gpus: level{keep: true}}
+		use.gpus.set(r.clock.Start, 0)
+		use.cpu.set(r.clock.Start, 0)
+		pool.used[pr.team] = use
+	}
+	use.gpus.add(now, pr.gpus)
+	use.cpu.add(now, pr.cpu)
+	if pr.gpus > 0 {
+		r.teamLevel(pr.team).add(now, pr.gpus)
+	}
+	if j := pr.job; j != nil {
+		j.running++
+		j.started++
+		if j.started >= int(j.w.job.Pods) && j.allStarted.IsZero() {
+			j.allStarted = now
+		}
+	}
+}
+
+// end closes a pod's life. A pod of a Job that ended early (not
+// Succeeded) hands its checkpointed work to its replacement and counts
+// the rest as lost.
+func (r *recorder) end(pr *podRun, p *corev1.Pod, now time.Time) {
+	pr.ended = true
+	if pr.started.IsZero() {
+		r.pending.add(now, -1)
+	}
+	if !pr.started.IsZero() {
+		pool := r.pool(pr.pool)
+		pool.allocated.add(now, -pr.gpus)
+		if use := pool.used[pr.team]; use != nil {
+			use.gpus.add(now, -pr.gpus)
+			use.cpu.add(now, -pr.cpu)
+		}
+		if pr.gpus > 0 {
+			r.teamLevel(pr.team).add(now, -pr.gpus)
+		}
+	}
+	j := pr.job
+	if j != nil {
+		j.live--
+	}
+	if j == nil || p.Status.Phase == corev1.PodSucceeded {
+		if j != nil && !pr.started.IsZero() {
+			j.running--
+		}
+		return
+	}
+	if !pr.started.IsZero() {
+		j.running--
+	}
+	if reason := disruption(p); reason == corev1.PodReasonPreemptionByScheduler {
+		j.preemptions++
+	} else {
+		j.interruptions++
+	}
+	work := pr.from
+	if !pr.started.IsZero() {
+		work += r.clock.Trace(now) - r.clock.Trace(pr.started)
+	}
+	work = min(work, j.w.job.Duration)
+	saved := time.Duration(0)
+	if c := j.w.job.Checkpoint; c > 0 {
+		saved = work / c * c
+	}
+	j.lost += work - saved
+	if len(j.awaiting) > 0 {
+		next := j.awaiting[0]
+		j.awaiting = j.awaiting[1:]
+		r.patchFrom(next, saved)
+		return
+	}
+	j.saved = append(j.saved, saved)
+}
+
+// resume gives a Job's replacement pod the work its predecessor saved,
+// or has it wait for that work if the predecessor's end has not been
+// seen yet.
+func (r *recorder) resume(j *jobRun, pr *podRun) {
+	if len(j.saved) == 0 {
+		j.awaiting = append(j.awaiting, pr)
+		return
+	}
+	saved := j.saved[0]
+	j.saved = j.saved[1:]
+	r.patchFrom(pr, saved)
+}
+
+// patchFrom has a replacement pod run only the work left after saved:
+// its berth.io/duration becomes the rest, counted (as KWOK counts it)
+// from its own start time. Zero saved leaves the whole duration.
+func (r *recorder) patchFrom(pr *podRun, saved time.Duration) {
+	pr.from = saved
+	if saved == 0 {
+		return
+	}
+	rest := runTime(pr.job.w.job.Duration-saved, r.clock.Speed)
+	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1alpha1.AnnotationDuration: rest}}})
+	r.patches.Add(1)
+	go func() {
+		defer r.patches.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if _, err := r.client.CoreV1().Pods(pr.namespace).Patch(ctx, pr.name, types.MergePatchType, body, metav1.PatchOptions{FieldManager: v1alpha1.FieldManager}); err != nil {
+			klog.V(2).InfoS("resuming a replacement pod from its checkpoint", "pod", pr.namespace+"/"+pr.name, "err", err)
+		}
+	}()
+}
+
+func (r *recorder) onJob(j *batchv1.Job, deleted bool) {
+	if _, ok := j.Labels[v1alpha1.LabelRehearsal]; !ok || deleted {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	run := r.jobs[j.Namespace+"/"+j.Name]
+	if run == nil || !run.finished.IsZero() {
+		return
+	}
+	for _, c := range j.Status.Conditions {
+		if c.Status != corev1.ConditionTrue {
+			continue
+		}
+		switch c.Type {
+		case batchv1.JobComplete, batchv1.JobFailed:
+			now := time.Now()
+			run.finished = now
+			run.failed = c.Type == batchv1.JobFailed
+			run.closeQuota(now)
+			r.signal()
+		}
+	}
+}
+
+// onEvent notes a Job's pods refused by quota: the Job controller's
+// FailedCreate event, as `kubectl describe job` shows it.
+func (r *recorder) onEvent(e *corev1.Event, deleted bool) {
+	if deleted || e.InvolvedObject.Kind != "Job" || e.Reason != "FailedCreate" || !strings.Contains(e.Message, "exceeded quota") {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	j := r.jobs[e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name]
+	if j == nil || !j.finished.IsZero() || j.live >= int(j.w.job.Pods) || !j.quotaSince.IsZero() {
+		return
+	}
+	j.quotaSince = time.Now()
+}
+
+func (j *jobRun) closeQuota(now time.Time) {
+	if !j.quotaSince.IsZero() {
+		j.quotaRefused += now.Sub(j.quotaSince)
+		j.quotaSince = time.Time{}
+	}
+}
+
+func (r *recorder) onDeployment(d *appsv1.Deployment, deleted bool) {
+	if _, ok := d.Labels[v1alpha1.LabelRehearsal]; !ok {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.services[d.Namespace+"/"+d.Name]
+	if s == nil || !s.removed.IsZero() {
+		return
+	}
+	now := time.Now()
+	s.readyNow = d.Status.ReadyReplicas
+	if deleted {
+		s.readyNow = 0
+	}
+	s.ready.set(now, float64(s.readyNow))
+	s.update(now)
+	r.signal()
+}
+
+// onBudget follows an inference service's budget: the one berth makes
+// for a class with a disruption budget (labelled with the workload it
+// protects), or the one `berth new` writes for a class without.
+func (r *recorder) onBudget(b *policyv1.PodDisruptionBudget, deleted bool) {
+	name := ""
+	if v, ok := strings.CutPrefix(b.Labels[v1alpha1.LabelBudgetFor], "deployment."); ok {
+		name = v
+	} else if _, ok := b.Labels[v1alpha1.LabelRehearsal]; ok {
+		name = b.Labels[v1alpha1.LabelAppName]
+	}
+	if name == "" {
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := r.services[b.Namespace+"/"+name]
+	if s == nil || !s.removed.IsZero() || deleted {
+		return
+	}
+	now := time.Now()
+	if b.Status.DesiredHealthy > 0 {
+		s.minAvailable = b.Status.DesiredHealthy
+	}
+	s.update(now)
+}
+
+// update starts or ends a spell below the budget as the service's Ready
+// replicas and its budget stand now.
+func (s *serviceRun) update(now time.Time) {
+	if s.readyNow < s.minAvailable {
+		if s.belowSince.IsZero() {
+			s.belowSince = now
+		}
+		return
+	}
+	s.closeBelow(now)
+}
+
+func (s *serviceRun) closeBelow(now time.Time) {
+	if !s.belowSince.IsZero() {
+		s.below += now.Sub(s.belowSince)
+		s.belowSince = time.Time{}
+	}
+}
+
+// disruption is the reason of a pod's DisruptionTarget condition, if it
+// has one.
+func disruption(p *corev1.Pod) string {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return c.Reason
+		}
+	}
+	return ""
+}
+
+func podGPUs(p *corev1.Pod) float64 {
+	var n int64
+	for _, c := range p.Spec.Containers {
+		for name, q := range c.Resources.Limits {
+			if strings.HasSuffix(string(name), "/gpu") {
+				n += q.Value()
+			}
+		}
+	}
+	return float64(n)
+}
+
+func podCPU(p *corev1.Pod) float64 {
+	var m int64
+	for _, c := range p.Spec.Containers {
+		if q, ok := c.Resources.Requests[corev1.ResourceCPU]; ok {
+			m += q.MilliValue()
+		}
+	}
+	return float64(m) / 1000
+}

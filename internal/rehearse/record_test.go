@@ -1,0 +1,193 @@
+package rehearse
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes/fake"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/rehearse/trace"
+	"berth.io/berth/internal/scaffold"
+)
+
+// A job of one pod that runs an hour and checkpoints every 15 minutes,
+// on a clock at speed 60 started an hour ago of wall time before now.
+func checkpointedJob(t *testing.T, start time.Time) (*recorder, *jobRun, *fake.Clientset) {
+	t.Helper()
+	client := fake.NewClientset()
+	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Teams: []v1alpha1.Team{{Name: "team-a", Namespaces: []string{"team-a"}}}}}
+	r := newRecorder(client, Clock{Start: start, Speed: 60}, bp)
+	w := &workload{job: trace.Job{Team: "team-a", Kind: scaffold.Training, Name: "ft", Pods: 1, GPUs: 2, Duration: time.Hour, Checkpoint: 15 * time.Minute}, namespace: "team-a", class: "training"}
+	r.submitted(w, start, nil)
+	return r, r.jobs["team-a/ft"], client
+}
+
+func jobPod(uid, name string, phase corev1.PodPhase) *corev1.Pod {
+	return &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name, UID: types.UID(uid), Labels: map[string]string{
+			v1alpha1.LabelRehearsal: "training", batchv1.JobNameLabel: "ft",
+		}},
+		Spec:   corev1.PodSpec{NodeName: "gpu-0", Containers: []corev1.Container{{Name: "ft"}}},
+		Status: corev1.PodStatus{Phase: phase},
+	}
+}
+
+func interrupted(p *corev1.Pod) *corev1.Pod {
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonTerminationByKubelet}}
+	return p
+}
+
+// A pod interrupted 40 minutes into an hour's work that checkpoints
+// every 15 saves 30 and loses 10; its replacement runs the 30 left, and
+// the report counts the lost work times the pod's GPUs.
+func TestInterruptedPodResumesFromItsCheckpoint(t *testing.T) {
+	start := time.Now().Add(-time.Hour)
+	r, j, client := checkpointedJob(t, start)
+	first := jobPod("1", "ft-a", corev1.PodRunning)
+	if _, err := client.CoreV1().Pods("team-a").Create(context.Background(), jobPod("2", "ft-b", corev1.PodPending), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r.onPod(first, false)
+	r.mu.Lock()
+	r.pods["1"].started = start // ran from the trace's start
+	r.mu.Unlock()
+	// 40 minutes of trace time later (40 s of wall time at speed 60).
+	fortyMinutes := start.Add(40 * time.Second)
+	r.mu.Lock()
+	r.end(r.pods["1"], interrupted(first), fortyMinutes)
+	r.mu.Unlock()
+
+	if j.lost != 10*time.Minute || len(j.saved) != 1 || j.saved[0] != 30*time.Minute {
+		t.Fatalf("lost %s, saved %v; want 10m lost and 30m saved", j.lost, j.saved)
+	}
+	if j.interruptions != 1 || j.preemptions != 0 {
+		t.Errorf("interruptions %d, preemptions %d; want 1 and 0", j.interruptions, j.preemptions)
+	}
+	r.onPod(jobPod("2", "ft-b", corev1.PodPending), false)
+	r.patches.Wait()
+	got, err := client.CoreV1().Pods("team-a").Get(context.Background(), "ft-b", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := got.Annotations[v1alpha1.AnnotationDuration]; d != "30000ms" {
+		t.Errorf("the replacement runs %q; want 30000ms (30 minutes at speed 60)", d)
+	}
+	rep := r.report(fortyMinutes, Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}})
+	if got := rep.Jobs[0].LostGPUHours; got < 0.333 || got > 0.334 {
+		t.Errorf("lost GPU-hours %v; want 10 minutes of 2 GPUs, 0.333", got)
+	}
+}
+
+// A replacement the Job made before the end of the pod it replaces was
+// seen waits for that end, then resumes from its checkpoint all the same.
+func TestReplacementSeenFirstResumesWhenItsPredecessorEnds(t *testing.T) {
+	start := time.Now().Add(-time.Hour)
+	r, j, client := checkpointedJob(t, start)
+	if _, err := client.CoreV1().Pods("team-a").Create(context.Background(), jobPod("2", "ft-b", corev1.PodPending), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	first := jobPod("1", "ft-a", corev1.PodRunning)
+	r.onPod(first, false)
+	r.mu.Lock()
+	r.pods["1"].started = start
+	r.mu.Unlock()
+	r.onPod(jobPod("2", "ft-b", corev1.PodPending), false)
+	if len(j.awaiting) != 1 {
+		t.Fatalf("awaiting %d replacements; want 1", len(j.awaiting))
+	}
+	r.mu.Lock()
+	r.end(r.pods["1"], interrupted(first), start.Add(50*time.Second))
+	r.mu.Unlock()
+	r.patches.Wait()
+	got, _ := client.CoreV1().Pods("team-a").Get(context.Background(), "ft-b", metav1.GetOptions{})
+	if d := got.Annotations[v1alpha1.AnnotationDuration]; d != "15000ms" {
+		t.Errorf("the replacement runs %q; want 15000ms (the 15 minutes after the 45-minute checkpoint)", d)
+	}
+	if j.lost != 5*time.Minute {
+		t.Errorf("lost %s; want 5m", j.lost)
+	}
+}
+
+// A pod preempted by the scheduler counts as a preemption, not an
+// interruption; with no checkpoint all its work is lost.
+func TestPreemptedPodWithoutCheckpointLosesItsWork(t *testing.T) {
+	start := time.Now().Add(-time.Hour)
+	r, j, _ := checkpointedJob(t, start)
+	j.w.job.Checkpoint = 0
+	p := jobPod("1", "ft-a", corev1.PodRunning)
+	r.onPod(p, false)
+	r.mu.Lock()
+	r.pods["1"].started = start
+	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}}
+	r.end(r.pods["1"], p, start.Add(20*time.Second))
+	r.mu.Unlock()
+	if j.preemptions != 1 || j.interruptions != 0 || j.lost != 20*time.Minute || j.saved[0] != 0 {
+		t.Errorf("preemptions %d, interruptions %d, lost %s, saved %v; want 1, 0, 20m, [0s]", j.preemptions, j.interruptions, j.lost, j.saved)
+	}
+}
+
+// A pool's levels integrate to node-hours and idle GPU-hours in trace
+// time, and its time at zero counts from the start.
+func TestPoolHoursInTraceTime(t *testing.T) {
+	start := time.Now().Add(-time.Hour)
+	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Pools: []v1alpha1.Pool{{Name: "gpu"}}}}
+	r := newRecorder(fake.NewClientset(), Clock{Start: start, Speed: 60}, bp)
+	p := r.pools["gpu"]
+	// No node for 10 minutes, then two nodes of 4 GPUs for an hour, two
+	// GPUs of them held for half an hour (wall time ÷ 60).
+	p.nodes.set(start.Add(10*time.Second), 2)
+	p.gpus.set(start.Add(10*time.Second), 8)
+	p.allocated.set(start.Add(10*time.Second), 2)
+	p.allocated.set(start.Add(40*time.Second), 0)
+	rep := r.report(start.Add(70*time.Second), Options{Blueprint: bp, Trace: &trace.Trace{}})
+	pr := rep.Pools[0]
+	if pr.NodeHours != 2 || pr.GPUHours != 8 || pr.GPUHoursAllocated != 1 || pr.GPUHoursIdle != 7 || time.Duration(pr.AtZero) != 10*time.Minute {
+		t.Errorf("pool %+v; want 2 node-hours, 8 GPU-hours, 1 allocated, 7 idle, 10m at zero", pr)
+	}
+}
+
+func TestPercentileIsNearestRank(t *testing.T) {
+	ds := []time.Duration{5, 1, 4, 2, 3, 6, 7, 8, 9, 10}
+	for p, want := range map[float64]time.Duration{50: 5, 95: 10, 100: 10, 10: 1} {
+		if got := percentile(ds, p); got != want {
+			t.Errorf("p%g = %d; want %d", p, got, want)
+		}
+	}
+	if percentile(nil, 95) != 0 {
+		t.Error("the percentile of no waits is not 0")
+	}
+}
+
+// A report reads back from its JSON as it was written, cost included:
+// `berth rehearse --vs` reads its children's reports so.
+func TestReportJSONRoundTrip(t *testing.T) {
+	start := time.Now().Add(-time.Hour)
+	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Pools: []v1alpha1.Pool{{Name: "gpu", Capacity: v1alpha1.OnDemand, Price: &v1alpha1.Price{OnDemand: 1_230_000}}}}}
+	r := newRecorder(fake.NewClientset(), Clock{Start: start, Speed: 60}, bp)
+	r.pools["gpu"].nodes.set(start.Add(10*time.Second), 2)
+	prices := cost.Price(bp, cost.Shipped(), "")
+	rep := r.report(start.Add(70*time.Second), Options{Blueprint: bp, Trace: &trace.Trace{}, Prices: prices})
+	if rep.Cost == nil || rep.Cost.Total == 0 {
+		t.Fatalf("no cost: %+v", rep.Cost)
+	}
+	first, err := json.Marshal(rep)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Report
+	if err := json.Unmarshal(first, &back); err != nil {
+		t.Fatalf("reading the report back: %v", err)
+	}
+	second, _ := json.Marshal(&back)
+	if string(first) != string(second) {
+		t.Errorf("the report changed on its way back:\n%s\n%s", first, second)
+	}
+}

@@ -1,0 +1,98 @@
+package rehearse
+
+import (
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// WriteTable writes the report for people: jobs per team and class,
+// pools, services, cost, then the timers left unscaled and the notes.
+func WriteTable(w io.Writer, r *Report) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	state := ""
+	if r.Partial {
+		state = " (stopped early: partial)"
+	}
+	fmt.Fprintf(tw, "Rehearsal of %s on %s: %s of trace time in %s at speed %g%s\n\n", r.Blueprint, r.Trace, round(time.Duration(r.Rehearsed)), time.Duration(r.Wall).Round(time.Second), r.Speed, state)
+
+	fmt.Fprintln(tw, "TEAM\tCLASS\tJOBS\tDONE\tFAILED\tNEVER RAN\tWAIT p50\tp95\tmax\tQUOTA-REFUSED\tLOST GPU-h")
+	for _, g := range r.Groups {
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", g.Team, g.Class, g.Jobs, g.Completed, g.Failed, g.NeverRan,
+			short(g.WaitP50), short(g.WaitP95), short(g.WaitMax), short(g.QuotaRefused), hours(g.LostGPUHours))
+	}
+	if len(r.Groups) == 0 {
+		fmt.Fprintln(tw, "(no training or batch jobs)")
+	}
+
+	fmt.Fprintln(tw, "\nPOOL\tCAPACITY\tNODE-h\tPEAK NODES\tGPU-h\tALLOCATED\tIDLE\tAT ZERO")
+	for _, p := range r.Pools {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", p.Name, p.Capacity, hours(p.NodeHours), p.PeakNodes, hours(p.GPUHours), hours(p.GPUHoursAllocated), hours(p.GPUHoursIdle), short(p.AtZero))
+	}
+
+	if len(r.Services) > 0 {
+		fmt.Fprintln(tw, "\nSERVICE\tTEAM\tCLASS\tPEAK RPS\tREPLICAS mean\tpeak\tMIN AVAILABLE\tBELOW BUDGET")
+		for _, s := range r.Services {
+			if s.Refused != "" {
+				fmt.Fprintf(tw, "%s\t%s\t%s\trefused: %s\n", s.Name, s.Team, s.Class, s.Refused)
+				continue
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%.1f\t%d\t%d\t%s\n", s.Name, s.Team, s.Class, s.PeakRPS, s.MeanReplicas, s.PeakReplicas, s.MinAvailable, short(s.BelowBudget))
+		}
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r.Cost != nil {
+		if err := writeCost(w, r.Cost); err != nil {
+			return err
+		}
+	}
+
+	var unscaled []Timer
+	for _, t := range r.Timers {
+		if !t.Scaled {
+			unscaled = append(unscaled, t)
+		}
+	}
+	if len(unscaled) > 0 {
+		fmt.Fprintf(w, "\nTimers left unscaled at speed %g (each is a floor under the figures, in trace time):\n", r.Speed)
+		for _, t := range unscaled {
+			fmt.Fprintf(w, "  %s (%s): %s of wall time = %s of trace. %s\n", t.Name, t.Owner, time.Duration(t.Ran), short(t.Floor), t.Note)
+		}
+	}
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+	refused := 0
+	for _, j := range r.Jobs {
+		if j.State == Refused {
+			if refused == 0 {
+				fmt.Fprintln(w, "\nRefused by admission:")
+			}
+			refused++
+			fmt.Fprintf(w, "  %s %s/%s: %s\n", j.Kind, j.Team, j.Name, strings.ReplaceAll(j.Refused, "\n", "\n    "))
+		}
+	}
+	return nil
+}
+
+// short writes a trace duration to the minute (to the second under a
+// minute), without trailing zero units: 1h5m, 42s, 0s.
+func short(d Duration) string {
+	t := round(time.Duration(d))
+	s := t.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// hours writes hours to one decimal.
+func hours(h float64) string { return strconv.FormatFloat(h, 'f', 1, 64) }

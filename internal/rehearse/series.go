@@ -1,0 +1,106 @@
+package rehearse
+
+import (
+	"sort"
+	"time"
+
+	"berth.io/berth/internal/rehearse/cost"
+)
+
+// Series are what changed over the rehearsal, for charts: each a step
+// function of trace time, a point where its value changed.
+type Series struct {
+	// Nodes are each pool's nodes.
+	Nodes map[string][]Point `json:"nodes"`
+	// Pending counts the rehearsal's pods made and not yet running.
+	Pending []Point `json:"pending"`
+	// TeamGPUs are the GPUs each team's pods held; Quota each team's GPU
+	// quota.
+	TeamGPUs map[string][]Point `json:"teamGPUs,omitempty"`
+	Quota    map[string]float64 `json:"quota,omitempty"`
+	// Cost is the dollars spent so far, from the priced pools' nodes.
+	Cost []Point `json:"cost,omitempty"`
+}
+
+// Point is a value from trace time T on.
+type Point struct {
+	T Duration `json:"t"`
+	V float64  `json:"v"`
+}
+
+// points turns a level's wall-time steps into trace-time points, up to
+// stopped (where the last value is repeated, so a chart draws it to the
+// end).
+func (c Clock) points(l *level, stopped time.Time) []Point {
+	out := make([]Point, 0, len(l.points)+1)
+	for _, p := range l.points {
+		if p.at.After(stopped) {
+			break
+		}
+		out = append(out, Point{T: Duration(max(c.Trace(p.at), 0)), V: p.v})
+	}
+	if n := len(out); n > 0 {
+		out = append(out, Point{T: Duration(c.Trace(stopped)), V: out[n-1].V})
+	}
+	return out
+}
+
+// series gathers the recorder's charts at stopped.
+func (r *recorder) series(stopped time.Time, prices []cost.PoolPrice) *Series {
+	s := &Series{Nodes: map[string][]Point{}, TeamGPUs: map[string][]Point{}, Quota: r.quota}
+	for name, p := range r.pools {
+		s.Nodes[name] = r.clock.points(&p.nodes, stopped)
+	}
+	s.Pending = r.clock.points(&r.pending, stopped)
+	for team, l := range r.teamGPUs {
+		s.TeamGPUs[team] = r.clock.points(l, stopped)
+	}
+	s.Cost = accumulate(s.Nodes, prices)
+	return s
+}
+
+// accumulate is the cost of the pools' nodes so far at each moment one
+// of them changed: each node-hour at its pool's price (spot for a Spot
+// pool). Pools without a price add nothing.
+func accumulate(nodes map[string][]Point, prices []cost.PoolPrice) []Point {
+	perHour := map[string]float64{}
+	for _, p := range prices {
+		if p.Problem != nil {
+			continue
+		}
+		price := p.OnDemand
+		if p.Capacity == "Spot" {
+			price = p.Spot
+		}
+		perHour[p.Pool] = float64(price) / 1e6
+	}
+	if len(perHour) == 0 {
+		return nil
+	}
+	type change struct {
+		t    Duration
+		pool string
+		v    float64
+	}
+	var changes []change
+	for pool, pts := range nodes {
+		for _, p := range pts {
+			changes = append(changes, change{p.T, pool, p.V})
+		}
+	}
+	sort.SliceStable(changes, func(a, b int) bool { return changes[a].t < changes[b].t })
+	now := map[string]float64{}
+	var out []Point
+	spent, last := 0.0, Duration(0)
+	for _, c := range changes {
+		rate := 0.0
+		for pool, n := range now {
+			rate += n * perHour[pool]
+		}
+		spent += rate * time.Duration(c.t-last).Hours()
+		last = c.t
+		now[c.pool] = c.v
+		out = append(out, Point{T: c.t, V: spent})
+	}
+	return out
+}
