@@ -22,7 +22,8 @@ type comparison struct {
 // shows "-".
 func compare(a, b *Report) []comparison {
 	var rows []comparison
-	dur := func(measure string, x, y *Duration) {
+	dur := func(measure string, v both[Duration]) {
+		x, y := v.a, v.b
 		c := comparison{Measure: measure, A: "-", B: "-"}
 		if x != nil {
 			c.A = short(*x)
@@ -35,7 +36,8 @@ func compare(a, b *Report) []comparison {
 		}
 		rows = append(rows, c)
 	}
-	num := func(measure string, x, y *float64, format string) {
+	num := func(measure string, v both[float64], format string) {
+		x, y := v.a, v.b
 		c := comparison{Measure: measure, A: "-", B: "-"}
 		if x != nil {
 			c.A = fmt.Sprintf(format, *x)
@@ -49,123 +51,74 @@ func compare(a, b *Report) []comparison {
 		rows = append(rows, c)
 	}
 
-	groups := map[string][2]*GroupResult{}
-	var order []string
-	for i, r := range []*Report{a, b} {
-		for j := range r.Groups {
-			g := &r.Groups[j]
-			k := g.Team + "/" + g.Class
-			if _, ok := groups[k]; !ok {
-				order = append(order, k)
-			}
-			pair := groups[k]
-			pair[i] = g
-			groups[k] = pair
-		}
-	}
+	groups, order := pair(a.Groups, b.Groups, func(g *GroupResult) string { return g.Team + "/" + g.Class })
 	for _, k := range order {
-		pair := groups[k]
-		get := func(f func(*GroupResult) Duration) (x, y *Duration) {
-			if pair[0] != nil {
-				v := f(pair[0])
-				x = &v
-			}
-			if pair[1] != nil {
-				v := f(pair[1])
-				y = &v
-			}
-			return
-		}
-		x, y := get(func(g *GroupResult) Duration { return g.WaitP50 })
-		dur(k+" wait p50", x, y)
-		x, y = get(func(g *GroupResult) Duration { return g.WaitP95 })
-		dur(k+" wait p95", x, y)
-		x, y = get(func(g *GroupResult) Duration { return g.WaitMax })
-		dur(k+" wait max", x, y)
-		x, y = get(func(g *GroupResult) Duration { return g.QuotaRefused })
-		dur(k+" quota-refused", x, y)
-		cnt := func(f func(*GroupResult) int) (x, y *float64) {
-			if pair[0] != nil {
-				v := float64(f(pair[0]))
-				x = &v
-			}
-			if pair[1] != nil {
-				v := float64(f(pair[1]))
-				y = &v
-			}
-			return
-		}
-		cx, cy := cnt(func(g *GroupResult) int { return g.NeverRan })
-		num(k+" jobs never ran", cx, cy, "%.0f")
+		p := groups[k]
+		dur(k+" wait p50", side(p, func(g *GroupResult) Duration { return g.WaitP50 }))
+		dur(k+" wait p95", side(p, func(g *GroupResult) Duration { return g.WaitP95 }))
+		dur(k+" wait max", side(p, func(g *GroupResult) Duration { return g.WaitMax }))
+		dur(k+" quota-refused", side(p, func(g *GroupResult) Duration { return g.QuotaRefused }))
+		num(k+" jobs never ran", side(p, func(g *GroupResult) float64 { return float64(g.NeverRan) }), "%.0f")
 	}
 
-	pools := map[string][2]*PoolResult{}
-	order = order[:0]
-	for i, r := range []*Report{a, b} {
-		for j := range r.Pools {
-			p := &r.Pools[j]
-			if _, ok := pools[p.Name]; !ok {
-				order = append(order, p.Name)
-			}
-			pair := pools[p.Name]
-			pair[i] = p
-			pools[p.Name] = pair
-		}
-	}
+	pools, order := pair(a.Pools, b.Pools, func(p *PoolResult) string { return p.Name })
 	var idleA, idleB float64
 	for _, name := range order {
-		pair := pools[name]
-		get := func(f func(*PoolResult) float64) (x, y *float64) {
-			if pair[0] != nil {
-				v := f(pair[0])
-				x = &v
-			}
-			if pair[1] != nil {
-				v := f(pair[1])
-				y = &v
-			}
-			return
+		p := pools[name]
+		num("pool "+name+" node-hours", side(p, func(p *PoolResult) float64 { return p.NodeHours }), "%.1f")
+		num("pool "+name+" idle GPU-hours", side(p, func(p *PoolResult) float64 { return p.GPUHoursIdle }), "%.1f")
+		if p[0] != nil {
+			idleA += p[0].GPUHoursIdle
 		}
-		x, y := get(func(p *PoolResult) float64 { return p.NodeHours })
-		num("pool "+name+" node-hours", x, y, "%.1f")
-		x, y = get(func(p *PoolResult) float64 { return p.GPUHoursIdle })
-		num("pool "+name+" idle GPU-hours", x, y, "%.1f")
-		if pair[0] != nil {
-			idleA += pair[0].GPUHoursIdle
-		}
-		if pair[1] != nil {
-			idleB += pair[1].GPUHoursIdle
+		if p[1] != nil {
+			idleB += p[1].GPUHoursIdle
 		}
 	}
-	num("idle GPU-hours, all pools", &idleA, &idleB, "%.1f")
+	num("idle GPU-hours, all pools", both[float64]{&idleA, &idleB}, "%.1f")
 
-	services := map[string][2]*ServiceResult{}
-	order = order[:0]
-	for i, r := range []*Report{a, b} {
-		for j := range r.Services {
-			s := &r.Services[j]
-			k := s.Team + "/" + s.Name
-			if _, ok := services[k]; !ok {
-				order = append(order, k)
-			}
-			pair := services[k]
-			pair[i] = s
-			services[k] = pair
-		}
-	}
+	services, order := pair(a.Services, b.Services, func(s *ServiceResult) string { return s.Team + "/" + s.Name })
 	for _, k := range order {
-		pair := services[k]
-		var x, y *Duration
-		if pair[0] != nil {
-			x = &pair[0].BelowBudget
-		}
-		if pair[1] != nil {
-			y = &pair[1].BelowBudget
-		}
-		dur("service "+k+" below budget", x, y)
+		dur("service "+k+" below budget", side(services[k], func(s *ServiceResult) Duration { return s.BelowBudget }))
 	}
 	rows = append(rows, compareCost(a, b)...)
 	return rows
+}
+
+// pair matches the entries of two reports by key, in the order the first
+// report lists them and then the second's: an entry one report lacks is
+// nil on that side.
+func pair[T any](a, b []T, key func(*T) string) (map[string][2]*T, []string) {
+	out := map[string][2]*T{}
+	var order []string
+	for side, list := range [][]T{a, b} {
+		for i := range list {
+			k := key(&list[i])
+			p, ok := out[k]
+			if !ok {
+				order = append(order, k)
+			}
+			p[side] = &list[i]
+			out[k] = p
+		}
+	}
+	return out, order
+}
+
+// both is one measure of two rehearsals; nil where one lacks it.
+type both[V any] struct{ a, b *V }
+
+// side reads one measure of both sides of a pair.
+func side[T, V any](p [2]*T, f func(*T) V) both[V] {
+	var out both[V]
+	if p[0] != nil {
+		v := f(p[0])
+		out.a = &v
+	}
+	if p[1] != nil {
+		v := f(p[1])
+		out.b = &v
+	}
+	return out
 }
 
 // WriteComparison writes two rehearsals of the same trace side by side,
