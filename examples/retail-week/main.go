@@ -5,12 +5,13 @@
 //
 //	go run ./examples/retail-week
 //
-// 5,000 jobs over seven days, more by day than by night: CPU batch work
-// (ETL, reports) of both teams, training of one or two one-GPU pods
-// that checkpoints every 30 minutes, and GPU batch inference of team-b;
-// two inference services of team-a run the whole week (the
-// recommendation service on GPUs, search on CPUs). The YAML form adds
-// the recommendation service's traffic, hour by hour, for its HPA.
+// 5,000 jobs over seven days, more by day than by night, sized so that
+// each team's GPU quota is busy most of the week but not swamped: CPU
+// batch work (ETL, reports) of both teams, training of one or two
+// one-GPU pods that checkpoint every 30 minutes, and GPU batch inference
+// of team-b; two inference services of team-a run the whole week (the
+// recommendation service on GPUs, search on CPUs). The YAML form adds the
+// recommendation service's traffic, hour by hour, for its HPA.
 package main
 
 import (
@@ -65,20 +66,20 @@ func main() {
 		at := arrival(rng, weights)
 		r := row{submit: at}
 		switch p := rng.Float64(); {
-		case p < 0.88: // CPU batch: ETL, reports
+		case p < 0.93: // CPU batch: ETL, reports
 			r.kind, r.class = "batch", "batch"
 			r.team = pick(rng, "team-a", "team-a", "team-b")
 			r.pods = 1 + rng.IntN(4)
 			r.cpu = fmt.Sprint(1 + rng.IntN(4))
 			r.memory = fmt.Sprintf("%dGi", 4*(1+rng.IntN(4)))
 			r.duration = minutes(5 + rng.IntN(40))
-		case p < 0.97: // training, checkpointing every 30 minutes
+		case p < 0.98: // training, checkpointing every 30 minutes
 			r.kind, r.class = "training", "training"
 			r.team = pick(rng, "team-a", "team-b")
 			r.pods = 1 + rng.IntN(2) // the retail GPU nodes have one GPU each
 			r.gpus = 1
 			r.cpu, r.memory = "8", "32Gi"
-			r.duration = minutes(40 + rng.IntN(140))
+			r.duration = minutes(40 + rng.IntN(80))
 			r.checkpoint = 30 * time.Minute
 		default: // GPU batch inference
 			r.kind, r.class = "batch", "batch-inference"

@@ -147,6 +147,13 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	if ctx.Err() != nil {
+		// Stopped during the first design: its report so far, alone.
+		if werr := o.write(a); werr != nil {
+			return werr
+		}
+		return &ExitError{Code: 130, Err: errors.New("interrupted: the report above is partial, and the second design was not rehearsed")}
+	}
 	b, err := o.child(ctx, o.vs)
 	if err != nil {
 		return err
