@@ -28,6 +28,7 @@ type loadOptions struct {
 	gpuUtil   float64
 	cpuUtil   float64
 	depth     int64
+	itemTime  time.Duration
 	speed     float64
 }
 
@@ -45,7 +46,8 @@ you set. berth serves it through the metrics APIs every HPA reads:
                            selected by queue=NAME
   metrics.k8s.io           CPU and memory per pod and node (kubectl top)
 A workload's load is a total spread over its Ready pods: as the HPA adds
-replicas, each carries less. The load is kept in the cluster (ConfigMap
+replicas, each carries less. A queue with an item time drains as its
+workers run. The load is kept in the cluster (ConfigMap
 kube-system/berth-load).`,
 	}
 	set := &cobra.Command{
@@ -68,17 +70,29 @@ kube-system/berth-load).`,
 	set.Flags().Float64Var(&o.gpuUtil, "gpu-util", 0, "GPU utilisation in percent on each Ready pod now")
 	set.Flags().Float64Var(&o.cpuUtil, "cpu-util", 0, "CPU utilisation in percent of each Ready pod's request now")
 	queue := &cobra.Command{
-		Use:   "queue NAME --depth N",
-		Short: "Set a queue's depth (messages waiting; Kafka: consumer lag)",
-		Args:  cobra.ExactArgs(1),
+		Use:   "queue NAME --depth N [--item-time D]",
+		Short: "Set a queue's depth (messages waiting; Kafka: consumer lag), and how fast its workers drain it",
+		Long: `Set a queue's depth: the messages waiting now (Kafka: the consumer lag).
+  --item-time D  how long one worker takes over one item (a Go duration:
+                 500ms, 30s, 2m): each Ready pod of each workload an HPA
+                 scales on the queue (an External metric selecting
+                 ` + v1alpha1.MetricQueueLabel + `=NAME, as berth new batch writes it) takes an item
+                 every D, and the depth falls as they run, down to 0.
+                 While a profile plays, D is in the profile's time (at
+                 --speed 60, 30s takes half a second). 0 takes it away:
+                 the queue no longer drains. Left out, the queue keeps
+                 the item time it has (a new queue has none, and never
+                 drains).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("depth") {
 				return problem.New("--depth is required", fmt.Sprintf("berth load queue %s --depth N", args[0]))
 			}
-			return o.queue(cmd.Context(), args[0])
+			return o.queue(cmd.Context(), args[0], cmd.Flags().Changed("item-time"))
 		},
 	}
 	queue.Flags().Int64Var(&o.depth, "depth", 0, "messages waiting in the queue")
+	queue.Flags().DurationVar(&o.itemTime, "item-time", 0, "how long one worker takes over one item; 0: the queue never drains")
 	play := &cobra.Command{
 		Use:   "play FILE [--speed X]",
 		Short: "Replay a load profile: steps in time, each setting loads and queue depths",
@@ -94,9 +108,14 @@ says where it is, ` + "`berth load stop`" + ` stops it. A profile:
   - at: 2h
     workloads: [{namespace: team-a, name: recommender, rps: 400, gpuWork: 270}]
     queues: {embeddings: 120}
+  queues:
+  - {name: embeddings, itemTime: 30s}
 
 (kind defaults to Deployment; gpuWork and cpuWork are totals in percent of
-one pod's GPU or CPU request, summed over the pods.)`,
+one pod's GPU or CPU request, summed over the pods. A step sets a queue's
+depth, as berth load queue --depth does; the queues listed beside the steps
+drain as their workers run, one item every itemTime of profile time per
+worker, from when the profile is played.)`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return o.play(cmd.Context(), args[0]) },
 	}
@@ -230,19 +249,39 @@ func workloadNotFound(err error, ref, ns string) error {
 	return err
 }
 
-func (o *loadOptions) queue(ctx context.Context, name string) error {
+func (o *loadOptions) queue(ctx context.Context, name string, itemTimeSet bool) error {
 	if o.depth < 0 {
-		return fmt.Errorf("--depth %d: a queue cannot hold fewer than 0 messages", o.depth)
+		return problem.Errorf(fmt.Sprintf("berth load queue %s --depth 0 empties it", name), "--depth %d: a queue cannot hold fewer than 0 messages", o.depth)
+	}
+	if o.itemTime < 0 {
+		return problem.Errorf("give how long one worker takes over one item, like --item-time 30s; --item-time 0 for a queue that never drains", "--item-time %s: an item cannot take less than no time", o.itemTime)
 	}
 	c, err := o.connect(ctx)
 	if err != nil {
 		return err
 	}
-	if _, err := metricsapi.UpdateLoad(ctx, c, func(l *metricsapi.Load) error { l.SetQueue(name, o.depth); return nil }); err != nil {
+	l, err := metricsapi.UpdateLoad(ctx, c, func(l *metricsapi.Load) error {
+		l.SetQueue(name, o.depth)
+		if itemTimeSet {
+			l.SetItemTime(name, o.itemTime)
+		}
+		return nil
+	})
+	if err != nil {
 		return err
 	}
-	fmt.Fprintf(o.Out, "Queue %s: %d message(s) waiting.\n  Served as each broker's depth metric with the selector %s=%s; an HPA on it acts at its next sync (15 s).\n",
-		name, o.depth, v1alpha1.MetricQueueLabel, name)
+	fmt.Fprintf(o.Out, "Queue %s: %d message(s) waiting.\n", name, o.depth)
+	if it, ok := l.ItemTimes[name]; ok {
+		in := ""
+		if l.Playback != nil {
+			in = fmt.Sprintf(" of profile time (speed %g)", l.Playback.Speed)
+		}
+		fmt.Fprintf(o.Out, "  Drains as its workers run: each Ready pod of a workload an HPA scales on it takes an item every %s%s.\n", it.Duration, in)
+	} else {
+		fmt.Fprintf(o.Out, "  It never drains: give --item-time D for its workers to take an item every D.\n")
+	}
+	fmt.Fprintf(o.Out, "  Served as each broker's depth metric with the selector %s=%s; an HPA on it acts at its next sync (15 s).\n",
+		v1alpha1.MetricQueueLabel, name)
 	return nil
 }
 
@@ -266,9 +305,9 @@ func (o *loadOptions) play(ctx context.Context, file string) error {
 	if err != nil {
 		return err
 	}
-	now := metav1.Now()
+	now := time.Now()
 	if _, err := metricsapi.UpdateLoad(ctx, c, func(l *metricsapi.Load) error {
-		l.Playback = &metricsapi.Playback{Profile: *p, Started: now, Speed: o.speed}
+		l.Play(p, now, o.speed)
 		return nil
 	}); err != nil {
 		return err
@@ -276,6 +315,9 @@ func (o *loadOptions) play(ctx context.Context, file string) error {
 	length := time.Duration(float64(p.Length()) / o.speed).Round(time.Second)
 	fmt.Fprintf(o.Out, "Playing %s: %d step(s) over %s of profile time, %s at --speed %g.\n  `berth load show` says where it is; `berth load stop` stops it.\n",
 		file, len(p.Steps), p.Length(), length, o.speed)
+	for _, q := range p.Queues {
+		fmt.Fprintf(o.Out, "  Queue %s drains as its workers run: an item every %s of profile time per worker.\n", q.Name, q.ItemTime.Duration)
+	}
 	return nil
 }
 
@@ -350,9 +392,13 @@ func (o *loadOptions) show(ctx context.Context) error {
 			names = append(names, q)
 		}
 		sort.Strings(names)
-		fmt.Fprintln(tw, "QUEUE\tDEPTH")
+		fmt.Fprintln(tw, "QUEUE\tDEPTH\tITEM TIME")
 		for _, q := range names {
-			fmt.Fprintf(tw, "%s\t%d\n", q, in.Queues[q])
+			item := "- (never drains)"
+			if it, ok := in.ItemTimes[q]; ok {
+				item = it.Duration.String()
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%s\n", q, in.Queues[q], item)
 		}
 	}
 	return tw.Flush()

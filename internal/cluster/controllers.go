@@ -53,6 +53,9 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 		// The metrics APIs an HPA reads, from the simulated load
 		// (internal/metricsapi).
 		metricsapi.NewController(client, agg, metrics.server, metrics.caBundle, shared),
+		// The simulated queues with an item time, drained as their
+		// workers run (internal/metricsapi).
+		metricsapi.NewQueueController(client, shared),
 	}
 }
 

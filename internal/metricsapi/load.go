@@ -9,7 +9,9 @@
 //
 // Simulated pods run no code, so the values come from a simulated load the
 // user sets with `berth load`: kept in the cluster in the ConfigMap
-// kube-system/berth-load, read by the server on every request.
+// kube-system/berth-load, read by the server on every request. A queue
+// given an item time drains as its workers run: the QueueController takes
+// its items off as the Ready pods of the workloads scaled on it work.
 package metricsapi
 
 import (
@@ -43,6 +45,10 @@ type Load struct {
 	Workloads []WorkloadLoad `json:"workloads,omitempty"`
 	// Queues maps a queue's name to its depth in messages (Kafka: lag).
 	Queues map[string]int64 `json:"queues,omitempty"`
+	// ItemTimes maps a queue's name to how long one worker takes over one
+	// of its items; under a playback, in the profile's time. A queue
+	// without one never drains: its depth stays until it is set again.
+	ItemTimes map[string]metav1.Duration `json:"itemTimes,omitempty"`
 	// Playback is the profile being played, if any. Its steps override
 	// the loads above from the moment each step is reached.
 	Playback *Playback `json:"playback,omitempty"`
@@ -75,6 +81,19 @@ func (w WorkloadLoad) Key() string { return w.Namespace + "/" + w.Kind + "/" + w
 type Profile struct {
 	// Steps, in order of At.
 	Steps []Step `json:"steps"`
+	// Queues give the items of queues a processing time from the moment
+	// the profile is played, as `berth load queue --item-time` does, so
+	// that each drains as its workers run. A queue not listed keeps the
+	// item time it had (none: it never drains).
+	Queues []QueueItems `json:"queues,omitempty"`
+}
+
+// QueueItems is how long one worker takes over one item of a queue.
+type QueueItems struct {
+	Name string `json:"name"`
+	// ItemTime is in the profile's time: at speed 60, a 30s item takes a
+	// worker half a second.
+	ItemTime metav1.Duration `json:"itemTime"`
 }
 
 // Step sets loads at a moment of the profile.
@@ -84,7 +103,10 @@ type Step struct {
 	// Workloads are the loads the step sets; fields left out keep their
 	// values.
 	Workloads []WorkloadLoad `json:"workloads,omitempty"`
-	// Queues are the depths the step sets.
+	// Queues are the depths the step sets: a step sets a queue's depth
+	// (the items waiting when it is reached), it does not add to it, as
+	// `berth load queue --depth` sets it; from there the queue drains if
+	// it has an item time.
 	Queues map[string]int64 `json:"queues,omitempty"`
 }
 
@@ -95,11 +117,27 @@ type Playback struct {
 	// Speed is how many seconds of the profile pass per second: 60 plays
 	// an hour in a minute.
 	Speed float64 `json:"speed"`
+	// Folded is how many of the profile's first steps have their queue
+	// depths in Load.Queues already: the QueueController folds in the
+	// steps it has drained past, so that their depths are not set again.
+	// Zero: none.
+	Folded int `json:"folded,omitempty"`
 }
 
 // Elapsed is how far into the profile the playback is at now.
 func (p *Playback) Elapsed(now time.Time) time.Duration {
 	return time.Duration(float64(now.Sub(p.Started.Time)) * p.Speed)
+}
+
+// reached is how many of the profile's steps the playback has reached at
+// now.
+func (p *Playback) reached(now time.Time) int {
+	elapsed := p.Elapsed(now)
+	n := 0
+	for n < len(p.Profile.Steps) && p.Profile.Steps[n].At.Duration <= elapsed {
+		n++
+	}
+	return n
 }
 
 // Length is the time of the profile's last step.
@@ -116,7 +154,7 @@ func (p *Profile) Length() time.Duration {
 func ParseProfile(data []byte) (*Profile, error) {
 	var p Profile
 	if err := yaml.UnmarshalStrict(data, &p); err != nil {
-		return nil, problem.Errorf("a profile is `steps:`, each with `at:` (a duration such as 90s or 2h), and `workloads:` (namespace, kind, name, rps, gpuWork, cpuWork) and/or `queues:` (NAME: depth)", "not a load profile: %w", err)
+		return nil, problem.Errorf("a profile is `steps:`, each with `at:` (a duration such as 90s or 2h), and `workloads:` (namespace, kind, name, rps, gpuWork, cpuWork) and/or `queues:` (NAME: depth); beside the steps, `queues:` may give items a processing time ({name: NAME, itemTime: 30s})", "not a load profile: %w", err)
 	}
 	if err := CheckProfile(&p); err != nil {
 		return nil, err
@@ -162,6 +200,18 @@ func CheckProfile(p *Profile) error {
 			}
 		}
 	}
+	seen := map[string]bool{}
+	for i, q := range p.Queues {
+		switch {
+		case q.Name == "":
+			return &problem.Problem{Field: fmt.Sprintf("queues[%d].name", i), Message: "a queue's name is required", Fix: "name the queue as the steps' queues: do, e.g. {name: images, itemTime: 30s}"}
+		case seen[q.Name]:
+			return &problem.Problem{Field: fmt.Sprintf("queues[%d].name", i), Message: fmt.Sprintf("queue %s is listed twice", q.Name), Fix: "keep one of them"}
+		case q.ItemTime.Duration <= 0:
+			return &problem.Problem{Field: fmt.Sprintf("queues[%d].itemTime", i), Message: "an item's processing time must be more than zero", Fix: "write how long one worker takes over one item, like 30s; leave the queue out for one that never drains"}
+		}
+		seen[q.Name] = true
+	}
 	return nil
 }
 
@@ -197,8 +247,32 @@ func (l *Load) SetQueue(name string, depth int64) {
 	l.Queues[name] = depth
 }
 
+// SetItemTime sets how long one worker takes over one of a queue's
+// items; zero (or less) takes it away, and the queue no longer drains.
+func (l *Load) SetItemTime(name string, d time.Duration) {
+	if d <= 0 {
+		delete(l.ItemTimes, name)
+		return
+	}
+	if l.ItemTimes == nil {
+		l.ItemTimes = map[string]metav1.Duration{}
+	}
+	l.ItemTimes[name] = metav1.Duration{Duration: d}
+}
+
+// Play starts playing p from started at speed, in place of any profile
+// playing: its steps set their loads as each is reached, and its queues'
+// item times are set now.
+func (l *Load) Play(p *Profile, started time.Time, speed float64) {
+	l.Playback = &Playback{Profile: *p, Started: metav1.NewTime(started), Speed: speed}
+	for _, q := range p.Queues {
+		l.SetItemTime(q.Name, q.ItemTime.Duration)
+	}
+}
+
 // At is the load in effect at now: the loads set, overridden by every
-// step of the playing profile reached by now.
+// step of the playing profile reached by now (of the steps the
+// QueueController has folded into the queues, only the loads).
 func (l *Load) At(now time.Time) *Load {
 	out := &Load{Queues: map[string]int64{}}
 	for _, w := range l.Workloads {
@@ -207,14 +281,20 @@ func (l *Load) At(now time.Time) *Load {
 	for q, d := range l.Queues {
 		out.Queues[q] = d
 	}
+	for q, d := range l.ItemTimes {
+		out.SetItemTime(q, d.Duration)
+	}
 	if p := l.Playback; p != nil {
 		elapsed := p.Elapsed(now)
-		for _, s := range p.Profile.Steps {
+		for i, s := range p.Profile.Steps {
 			if s.At.Duration > elapsed {
 				break
 			}
 			for _, w := range s.Workloads {
 				out.Set(w)
+			}
+			if i < p.Folded {
+				continue
 			}
 			for q, d := range s.Queues {
 				out.Queues[q] = d

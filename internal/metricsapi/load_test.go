@@ -23,6 +23,8 @@ steps:
 - at: 1h
   workloads:
   - {namespace: shop, kind: StatefulSet, name: db, cpuWork: 50}
+queues:
+- {name: orders, itemTime: 30s}
 `)
 	got, err := ParseProfile(data)
 	if err != nil {
@@ -38,7 +40,7 @@ steps:
 			At:        metav1.Duration{Duration: time.Hour},
 			Workloads: []WorkloadLoad{{Namespace: "shop", Kind: "StatefulSet", Name: "db", CPUWork: ptr.To(50.0)}},
 		},
-	}}
+	}, Queues: []QueueItems{{Name: "orders", ItemTime: metav1.Duration{Duration: 30 * time.Second}}}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("ParseProfile (-want +got):\n%s", diff)
 	}
@@ -95,6 +97,21 @@ func TestParseProfileErrors(t *testing.T) {
 			"negative depth",
 			"steps:\n- at: 1s\n  queues: {orders: -3}\n",
 			[]string{"steps[0].queues.orders", "negative"},
+		},
+		{
+			"queue without a name",
+			"steps:\n- at: 1s\nqueues:\n- {itemTime: 30s}\n",
+			[]string{"queues[0].name", "required"},
+		},
+		{
+			"queue listed twice",
+			"steps:\n- at: 1s\nqueues:\n- {name: q, itemTime: 30s}\n- {name: q, itemTime: 1s}\n",
+			[]string{"queues[1].name", "twice"},
+		},
+		{
+			"queue without an item time",
+			"steps:\n- at: 1s\nqueues:\n- {name: q}\n",
+			[]string{"queues[0].itemTime", "more than zero"},
 		},
 	}
 	for _, tt := range tests {

@@ -337,21 +337,7 @@ func (s *Server) shares(load *Load) map[string]podLoad {
 }
 
 func (s *Server) owner(wl WorkloadLoad) (owner, bool) {
-	switch wl.Kind {
-	case "Deployment":
-		d, err := s.Deployments.Deployments(wl.Namespace).Get(wl.Name)
-		if err != nil {
-			return owner{}, false
-		}
-		return ownerOfDeployment(d)
-	case "StatefulSet":
-		st, err := s.StatefulSets.StatefulSets(wl.Namespace).Get(wl.Name)
-		if err != nil {
-			return owner{}, false
-		}
-		return ownerOfStatefulSet(st)
-	}
-	return owner{}, false
+	return findOwner(s.Deployments, s.StatefulSets, wl.Namespace, wl.Kind, wl.Name)
 }
 
 // podUsage is each container's usage; a pod that is not Ready carries no

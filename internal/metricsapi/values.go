@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	appslisters "k8s.io/client-go/listers/apps/v1"
 
 	"berth.io/berth/api/v1alpha1"
 )
@@ -131,6 +132,26 @@ func ownerOfStatefulSet(s *appsv1.StatefulSet) (owner, bool) {
 		return owner{}, false
 	}
 	return owner{"StatefulSet", s.Namespace, s.Name, sel}, true
+}
+
+// findOwner is the Deployment or StatefulSet (kind) namespace/name, with
+// its pods' selector; false when there is none.
+func findOwner(deployments appslisters.DeploymentLister, statefulSets appslisters.StatefulSetLister, namespace, kind, name string) (owner, bool) {
+	switch kind {
+	case "Deployment":
+		d, err := deployments.Deployments(namespace).Get(name)
+		if err != nil {
+			return owner{}, false
+		}
+		return ownerOfDeployment(d)
+	case "StatefulSet":
+		st, err := statefulSets.StatefulSets(namespace).Get(name)
+		if err != nil {
+			return owner{}, false
+		}
+		return ownerOfStatefulSet(st)
+	}
+	return owner{}, false
 }
 
 func resourceQuantity(v int64) *resource.Quantity { return resource.NewQuantity(v, resource.DecimalSI) }
