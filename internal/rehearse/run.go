@@ -8,7 +8,6 @@ import (
 	"strings"
 	"time"
 
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -116,7 +115,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	if o.Trace.Load != nil {
 		if _, err := metricsapi.UpdateLoad(ctx, o.Client, func(l *metricsapi.Load) error {
-			l.Playback = &metricsapi.Playback{Profile: *o.Trace.Load, Started: metav1.NewTime(clock.Start), Speed: o.Speed}
+			// The trace's queues drain as their workers run, an item
+			// every ItemTime of trace time (the playback's speed).
+			l.Play(o.Trace.Load, clock.Start, o.Speed)
+			for _, q := range o.Trace.Queues {
+				l.SetItemTime(q.Name, q.ItemTime)
+			}
 			return nil
 		}); err != nil {
 			return nil, fmt.Errorf("playing the trace's load: %w", err)
