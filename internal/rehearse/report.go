@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"strings"
 	"time"
 
 	"berth.io/berth/internal/rehearse/cost"
@@ -157,6 +158,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 
 	groups := map[[2]string]*GroupResult{}
 	waits := map[[2]string][]time.Duration{}
+	var unfinished []string
 	for _, key := range sortedKeys(r.jobs) {
 		j := r.jobs[key]
 		row := j.w.job
@@ -215,8 +217,15 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		g.QuotaRefused += res.QuotaRefused
 		g.LostGPUHours += res.LostGPUHours
 		if res.State == Unfinished {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s %s/%s had not finished when the rehearsal stopped: its wait and run are lower bounds or missing", res.Kind, res.Team, res.Name))
+			unfinished = append(unfinished, res.Team+"/"+res.Name)
 		}
+	}
+	if n := len(unfinished); n > 0 {
+		names := strings.Join(unfinished[:min(n, 3)], ", ")
+		if n > 3 {
+			names += fmt.Sprintf(" and %d more", n-3)
+		}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%d %s had not finished when the rehearsal stopped (%s): their waits and runs are missing, and the waits above leave them out (\"never ran\" counts those that never started); a later --until lets them finish", n, plural(n, "job", "jobs"), names))
 	}
 	for _, gk := range sortedGroupKeys(groups) {
 		g := groups[gk]
@@ -314,4 +323,11 @@ func sortedGroupKeys(m map[[2]string]*GroupResult) [][2]string {
 		return keys[a][1] < keys[b][1]
 	})
 	return keys
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
