@@ -54,9 +54,16 @@ func compare(a, b *Report) []comparison {
 	groups, order := pair(a.Groups, b.Groups, func(g *GroupResult) string { return g.Team + "/" + g.Class })
 	for _, k := range order {
 		p := groups[k]
-		dur(k+" wait p50", side(p, func(g *GroupResult) Duration { return g.WaitP50 }))
-		dur(k+" wait p95", side(p, func(g *GroupResult) Duration { return g.WaitP95 }))
-		dur(k+" wait max", side(p, func(g *GroupResult) Duration { return g.WaitMax }))
+		// A group none of whose jobs ran has no waits: "-", not 0s.
+		ran := [2]*GroupResult{}
+		for i, g := range p {
+			if g != nil && g.NeverRan < g.Jobs {
+				ran[i] = g
+			}
+		}
+		dur(k+" wait p50", side(ran, func(g *GroupResult) Duration { return g.WaitP50 }))
+		dur(k+" wait p95", side(ran, func(g *GroupResult) Duration { return g.WaitP95 }))
+		dur(k+" wait max", side(ran, func(g *GroupResult) Duration { return g.WaitMax }))
 		dur(k+" quota-refused", side(p, func(g *GroupResult) Duration { return g.QuotaRefused }))
 		num(k+" jobs never ran", side(p, func(g *GroupResult) float64 { return float64(g.NeverRan) }), "%.0f")
 	}
@@ -66,7 +73,9 @@ func compare(a, b *Report) []comparison {
 	for _, name := range order {
 		p := pools[name]
 		num("pool "+name+" node-hours", side(p, func(p *PoolResult) float64 { return p.NodeHours }), "%.1f")
-		num("pool "+name+" idle GPU-hours", side(p, func(p *PoolResult) float64 { return p.GPUHoursIdle }), "%.1f")
+		if (p[0] != nil && p[0].GPUHours > 0) || (p[1] != nil && p[1].GPUHours > 0) {
+			num("pool "+name+" idle GPU-hours", side(p, func(p *PoolResult) float64 { return p.GPUHoursIdle }), "%.1f")
+		}
 		if p[0] != nil {
 			idleA += p[0].GPUHoursIdle
 		}

@@ -9,22 +9,27 @@ import (
 // only a design has shows "-" on the other side and no difference.
 func TestCompareSideBySide(t *testing.T) {
 	a := &Report{
-		Groups: []GroupResult{{Team: "ml", Class: "training", WaitP95: Duration(70 * time.Minute)}},
-		Pools:  []PoolResult{{Name: "gpu", NodeHours: 2, GPUHoursIdle: 0.5}},
+		Groups: []GroupResult{{Team: "ml", Class: "training", Jobs: 2, WaitP95: Duration(70 * time.Minute)}, {Team: "ml", Class: "batch", Jobs: 3, NeverRan: 3}},
+		Pools:  []PoolResult{{Name: "gpu", NodeHours: 2, GPUHours: 2, GPUHoursIdle: 0.5}, {Name: "cpu", NodeHours: 1}},
 	}
 	b := &Report{
-		Groups: []GroupResult{{Team: "ml", Class: "training", WaitP95: Duration(10 * time.Minute)}},
-		Pools:  []PoolResult{{Name: "gpu", NodeHours: 2.5, GPUHoursIdle: 1}, {Name: "spot", NodeHours: 1}},
+		Groups: []GroupResult{{Team: "ml", Class: "training", Jobs: 2, WaitP95: Duration(10 * time.Minute)}, {Team: "ml", Class: "batch", Jobs: 3, WaitP95: Duration(5 * time.Minute)}},
+		Pools:  []PoolResult{{Name: "gpu", NodeHours: 2.5, GPUHours: 3, GPUHoursIdle: 1}, {Name: "spot", NodeHours: 1}, {Name: "cpu", NodeHours: 1}},
 	}
 	rows := map[string]comparison{}
 	for _, c := range compare(a, b) {
 		rows[c.Measure] = c
+	}
+	if _, ok := rows["pool cpu idle GPU-hours"]; ok {
+		t.Error("a pool without GPUs has an idle GPU-hours row")
 	}
 	for measure, want := range map[string]comparison{
 		"ml/training wait p95":      {A: "1h10m", B: "10m", Diff: "-1h"},
 		"pool gpu node-hours":       {A: "2.0", B: "2.5", Diff: "+0.5"},
 		"pool spot node-hours":      {A: "-", B: "1.0"},
 		"idle GPU-hours, all pools": {A: "0.5", B: "1.0", Diff: "+0.5"},
+		// A group none of whose jobs ran has no waits, not waits of 0s.
+		"ml/batch wait p95": {A: "-", B: "5m"},
 	} {
 		got := rows[measure]
 		got.Measure = ""

@@ -115,6 +115,9 @@ func waitChart(a, b *Report) template.HTML {
 	rs := reports(a, b)
 	for i, r := range rs {
 		for _, g := range r.Groups {
+			if g.NeverRan == g.Jobs {
+				continue // no waits to draw
+			}
 			k := g.Team + "/" + g.Class
 			at, ok := index[k]
 			if !ok {
@@ -172,11 +175,11 @@ th{background:#f3f5f7}
 {{.GPUs}}
 {{template "one" .A}}{{if .B}}{{template "one" .B}}{{end}}
 </body></html>
-{{define "one"}}<h2>{{.Blueprint}}: {{short .Rehearsed}} of trace in {{.Wall}}</h2>
+{{define "one"}}<h2>{{.Blueprint}}: {{short .Rehearsed}} of trace in {{short .Wall}}</h2>
 {{range charts .}}{{.}}
 {{end}}
 <table><tr><th>team</th><th>class</th><th>jobs</th><th>done</th><th>failed</th><th>never ran</th><th>wait p50</th><th>p95</th><th>max</th><th>quota-refused</th><th>lost GPU-h</th></tr>
-{{range .Groups}}<tr><td>{{.Team}}</td><td>{{.Class}}</td><td>{{.Jobs}}</td><td>{{.Completed}}</td><td>{{.Failed}}</td><td>{{.NeverRan}}</td><td>{{short .WaitP50}}</td><td>{{short .WaitP95}}</td><td>{{short .WaitMax}}</td><td>{{short .QuotaRefused}}</td><td>{{hours .LostGPUHours}}</td></tr>
+{{range .Groups}}<tr><td>{{.Team}}</td><td>{{.Class}}</td><td>{{.Jobs}}</td><td>{{.Completed}}</td><td>{{.Failed}}</td><td>{{.NeverRan}}</td>{{if eq .NeverRan .Jobs}}<td>-</td><td>-</td><td>-</td>{{else}}<td>{{short .WaitP50}}</td><td>{{short .WaitP95}}</td><td>{{short .WaitMax}}</td>{{end}}<td>{{short .QuotaRefused}}</td><td>{{hours .LostGPUHours}}</td></tr>
 {{end}}</table>
 <table><tr><th>pool</th><th>capacity</th><th>node-h</th><th>peak nodes</th><th>GPU-h</th><th>allocated</th><th>idle</th><th>at zero</th></tr>
 {{range .Pools}}<tr><td>{{.Name}}</td><td>{{.Capacity}}</td><td>{{hours .NodeHours}}</td><td>{{.PeakNodes}}</td><td>{{hours .GPUHours}}</td><td>{{hours .GPUHoursAllocated}}</td><td>{{hours .GPUHoursIdle}}</td><td>{{short .AtZero}}</td></tr>

@@ -23,7 +23,7 @@ var palette = []string{"#1f5f8b", "#d1495b", "#edae49", "#00798c", "#66a182", "#
 // lineChart draws step lines over trace time, hand-written SVG: the
 // x axis in hours of trace time, the y axis from 0 to the largest value.
 func lineChart(title, unit string, lines []line) template.HTML {
-	const w, h, left, bottom, top, right = 640, 220, 56, 28, 26, 130
+	const w, h, left, bottom, top, right = 640, 236, 56, 28, 42, 130
 	end, peak := time.Duration(0), 0.0
 	for _, l := range lines {
 		for _, p := range l.points {
