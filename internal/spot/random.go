@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand/v2"
+	"sort"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -15,6 +16,9 @@ import (
 
 // randomPool is the schedule of one pool's random interruptions.
 type randomPool struct {
+	// seed seeds rand (0: the clock); rand is nil until the schedule
+	// starts.
+	seed uint64
 	rand *rand.Rand
 	mean time.Duration
 	next time.Time
@@ -23,7 +27,7 @@ type randomPool struct {
 // rehearse interrupts nodes of the Spot pools whose blueprint asks for
 // random interruptions (pools[].spot.meanTimeBetweenInterruptions): one
 // node of the pool at a time, at exponentially distributed intervals of
-// that mean, with the pool's notice.
+// that mean from the pool's first node, with the pool's notice.
 func (c *Controller) rehearse(ctx context.Context) error {
 	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.blueprints.HasSynced) {
 		return nil // stopped first
@@ -52,21 +56,6 @@ func (c *Controller) rehearseOnce(ctx context.Context, schedules map[string]*ran
 				delete(schedules, key)
 				continue
 			}
-			mean := p.Spot.MeanTimeBetweenInterruptions.Duration
-			s := schedules[key]
-			if s == nil || s.mean != mean {
-				seed := uint64(p.Spot.Seed)
-				if seed == 0 {
-					seed = uint64(now.UnixNano())
-				}
-				s = &randomPool{rand: rand.New(rand.NewPCG(seed, seed>>1|1)), mean: mean}
-				s.next = now.Add(s.interval())
-				schedules[key] = s
-			}
-			if now.Before(s.next) {
-				continue
-			}
-			s.next = now.Add(s.interval())
 			var nodes []corev1.Node
 			for _, obj := range c.nodes.GetStore().List() {
 				n := obj.(*corev1.Node)
@@ -74,15 +63,48 @@ func (c *Controller) rehearseOnce(ctx context.Context, schedules map[string]*ran
 					nodes = append(nodes, *n)
 				}
 			}
-			picked := Pick(nodes, 1, s.rand.Uint64()|1)
+			s := schedules[key]
+			mean := p.Spot.MeanTimeBetweenInterruptions.Duration
+			if s == nil || s.mean != mean {
+				s = &randomPool{seed: uint64(p.Spot.Seed), mean: mean}
+				schedules[key] = s
+			}
+			picked := s.due(nodes, now)
 			if len(picked) == 0 {
-				continue // the pool is empty, or every node is going already
+				continue
 			}
 			if err := Interrupt(ctx, c.client, picked, p.SpotNotice(), now); err != nil {
 				klog.FromContext(ctx).Error(err, "random spot interruption", "pool", p.Name)
 			}
 		}
 	}
+}
+
+// due returns the node of the pool's nodes to interrupt at now, if an
+// interruption is due. The schedule starts with the pool's first node,
+// not with the controller: a rehearsal's pool is empty while its cluster
+// starts, and how long that takes must not move its interruptions. The
+// node is drawn from the nodes in name order, so that the same seed picks
+// the same node whatever order the informer lists them in.
+func (s *randomPool) due(nodes []corev1.Node, now time.Time) []corev1.Node {
+	if s.rand == nil {
+		if len(nodes) == 0 {
+			return nil
+		}
+		seed := s.seed
+		if seed == 0 {
+			seed = uint64(now.UnixNano())
+		}
+		s.rand = rand.New(rand.NewPCG(seed, seed>>1|1))
+		s.next = now.Add(s.interval())
+	}
+	if now.Before(s.next) {
+		return nil
+	}
+	s.next = now.Add(s.interval())
+	sort.Slice(nodes, func(i, j int) bool { return nodes[i].Name < nodes[j].Name })
+	// Empty when the pool is, or every node is going already.
+	return Pick(nodes, 1, s.rand.Uint64()|1)
 }
 
 // interval is the time to the next interruption: exponential, of mean

@@ -73,6 +73,45 @@ func TestIntervalsHaveTheMean(t *testing.T) {
 	}
 }
 
+// A seeded schedule starts with the pool's first node, however long the
+// pool was empty, and picks the same node whatever order the nodes are
+// listed in.
+func TestRandomScheduleRepeats(t *testing.T) {
+	start := time.Date(2026, 11, 26, 12, 0, 0, 0, time.UTC)
+	// run ticks every second for an hour from the first node, the pool
+	// empty for idle before it, and lists the nodes in the order given.
+	run := func(idle time.Duration, order func([]corev1.Node)) []string {
+		s := &randomPool{seed: 42, mean: 5 * time.Minute}
+		for at := start; at.Before(start.Add(idle)); at = at.Add(time.Second) {
+			if got := s.due(nil, at); got != nil {
+				t.Fatalf("an empty pool was interrupted: %v", names(got))
+			}
+		}
+		var out []string
+		for d := time.Duration(0); d < time.Hour; d += time.Second {
+			ns := nodes(6)
+			order(ns)
+			for _, n := range s.due(ns, start.Add(idle+d)) {
+				out = append(out, fmt.Sprintf("%s at %s", n.Name, d))
+			}
+		}
+		return out
+	}
+	asListed := func([]corev1.Node) {}
+	reversed := func(ns []corev1.Node) {
+		for i, j := 0, len(ns)-1; i < j; i, j = i+1, j-1 {
+			ns[i], ns[j] = ns[j], ns[i]
+		}
+	}
+	want := run(0, asListed)
+	if len(want) < 5 {
+		t.Fatalf("%d interruptions in an hour at a mean of 5 minutes: %v", len(want), want)
+	}
+	if got := run(17*time.Second, reversed); !cmp.Equal(got, want) {
+		t.Errorf("started 17 s later, nodes listed in reverse: %v\nwant %v", got, want)
+	}
+}
+
 func TestDeadline(t *testing.T) {
 	n := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
 		v1alpha1.AnnotationSpotInterruption: "2026-11-23T12:00:30Z", v1alpha1.AnnotationSpotNotice: "30s",
