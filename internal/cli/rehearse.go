@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"time"
@@ -127,7 +128,9 @@ func (o *rehearseOptions) Complete() error {
 }
 
 func (o *rehearseOptions) Run(ctx context.Context) error {
-	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, a kill, or the terminal going away: each stops the
+	// rehearsal with its report so far and its cluster removed.
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
 	if o.vs == "" {
 		rep, err := o.rehearse(ctx)
@@ -136,7 +139,10 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 				return werr
 			}
 		}
-		if errors.Is(err, context.Canceled) {
+		if ctx.Err() != nil {
+			if rep == nil {
+				return &ExitError{Code: 130, Err: errors.New("interrupted before the replay started: nothing to report")}
+			}
 			return &ExitError{Code: 130, Err: errors.New("interrupted: the report above is partial")}
 		}
 		return err
@@ -145,6 +151,9 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	// one after the other, so that neither slows the other's clock.
 	a, err := o.child(ctx, o.file)
 	if err != nil {
+		if ctx.Err() != nil {
+			return &ExitError{Code: 130, Err: fmt.Errorf("interrupted before the first design's replay started: nothing to report (%w)", err)}
+		}
 		return err
 	}
 	if ctx.Err() != nil {
@@ -156,8 +165,27 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	}
 	b, err := o.child(ctx, o.vs)
 	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped before the second design's replay started.
+			if werr := o.write(a); werr != nil {
+				return werr
+			}
+			return &ExitError{Code: 130, Err: errors.New("interrupted: the report above is the first design's alone; the second design was not rehearsed")}
+		}
 		return err
 	}
+	if err := o.writeBoth(a, b); err != nil {
+		return err
+	}
+	if ctx.Err() != nil {
+		return &ExitError{Code: 130, Err: errors.New("interrupted: the second design's report above is partial")}
+	}
+	return nil
+}
+
+// writeBoth prints the two designs' reports as asked and writes the
+// report directory.
+func (o *rehearseOptions) writeBoth(a, b *rehearse.Report) error {
 	if o.output == "json" {
 		return json.NewEncoder(o.Out).Encode(map[string]*rehearse.Report{"a": a, "b": b})
 	}
@@ -184,16 +212,25 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 	cmFlags, cmTimers := rehearse.ControllerManagerFlags(o.speed)
 	timers = append(append(append(timers, cmTimers...), rehearse.JobControllerTimers(o.speed)...), rehearse.Unscaled(o.speed)...)
 
-	dir, err := os.MkdirTemp("", "berth-rehearse-")
+	// A rehearsal killed with SIGKILL cannot remove its directory: the
+	// next one does.
+	pruned, err := rehearse.PruneStale("")
+	for _, d := range pruned {
+		fmt.Fprintf(o.ErrOut, "Removed %s, left by a rehearsal that was killed\n", d)
+	}
+	if err != nil {
+		fmt.Fprintf(o.ErrOut, "Could not remove every directory left by killed rehearsals: %v\n", err)
+	}
+	dir, release, err := rehearse.TempDir("")
 	if err != nil {
 		return nil, err
 	}
-	defer os.RemoveAll(dir)
+	defer release()
 	fmt.Fprintf(o.ErrOut, "Rehearsing %s on %s at speed %g: starting a local cluster\n", o.tracePath, o.bp.source, o.speed)
 	compressed := &loadedBlueprint{Blueprint: bp, source: o.bp.source}
 	c, err := cluster.Start(ctx, cluster.Options{
 		Name:                   "rehearse",
-		StateDir:               dir,
+		StateDir:               filepath.Join(dir, "cluster"),
 		Blueprint:              bp,
 		UnsafeNoFsync:          true,
 		Progress:               indent(o.ErrOut),
@@ -263,6 +300,8 @@ func (o *rehearseOptions) child(ctx context.Context, file string) (*rehearse.Rep
 	}
 	cmd := exec.CommandContext(ctx, exe, args...)
 	cmd.Cancel = func() error { return cmd.Process.Signal(os.Interrupt) }
+	// A parent killed with SIGKILL cannot stop its child: the kernel does.
+	cmd.SysProcAttr = childProcAttr()
 	cmd.WaitDelay = 30 * time.Second
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, o.ErrOut
