@@ -191,3 +191,19 @@ func TestReportJSONRoundTrip(t *testing.T) {
 		t.Errorf("the report changed on its way back:\n%s\n%s", first, second)
 	}
 }
+
+// The report's tolerance is the timing floor and the latest submission's
+// lag, in trace time, and its note says so.
+func TestToleranceCountsTheLag(t *testing.T) {
+	start := time.Now().Add(-time.Minute)
+	r, _, _ := checkpointedJob(t, start)
+	r.late(500 * time.Millisecond)
+	rep := r.report(start.Add(time.Minute), Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}})
+	// (2 s + 0.5 s) of wall time at speed 60.
+	if want := Duration(150 * time.Second); rep.Tolerance != want {
+		t.Errorf("tolerance %s; want %s", rep.Tolerance, want)
+	}
+	if len(rep.Notes) == 0 || rep.Notes[0] != "timing: this machine's timing can move each wait, and each node's start and end, by up to 2m30s of trace time (2s of wall time for whole-second pod start times and the control plane's reactions, and the latest submission's lag of 500ms, times the speed); a pool's node-hours by twice that per node it started" {
+		t.Errorf("notes %q; want the timing note first", rep.Notes)
+	}
+}

@@ -23,9 +23,16 @@ type Report struct {
 	Rehearsed Duration `json:"rehearsed"`
 	Wall      Duration `json:"wall"`
 	// SubmitLag is the latest a row was submitted after its time, in wall
-	// time: a machine too busy for the speed falls behind the clock, and
-	// every figure is that much less exact.
+	// time: a machine too busy for the speed falls behind the clock.
 	SubmitLag Duration `json:"submitLag"`
+	// Tolerance is how far this machine's timing can move a wait, or any
+	// moment the report counts from (a node's creation or deletion, a
+	// pod's start or end), in trace time: timingFloor and SubmitLag
+	// together, times the speed. A pool's node-hours can move by twice
+	// this for each node it started. A rerun of the same blueprint, trace
+	// and seed that makes the same decisions differs from this one by no
+	// more than the two Tolerances together.
+	Tolerance Duration `json:"tolerance"`
 	// Partial marks a rehearsal stopped before its end (Ctrl-C).
 	Partial  bool            `json:"partial,omitempty"`
 	Jobs     []JobResult     `json:"jobs"`
@@ -39,6 +46,13 @@ type Report struct {
 	Timers []Timer  `json:"timers"`
 	Notes  []string `json:"notes,omitempty"`
 }
+
+// timingFloor is how far the machine's timing can move a moment of a
+// rehearsal, in wall time, on a machine that keeps up with the speed: a
+// pod's start time has whole seconds, so a run ends up to a second off
+// (Unscaled), and the control plane's reactions (informers, the
+// scheduler, KWOK's stages) take up to about another on two busy cores.
+const timingFloor = 2 * time.Second
 
 // Job states.
 const (
@@ -152,6 +166,8 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		Rehearsed: Duration(r.clock.Trace(stopped)), Wall: Duration(stopped.Sub(r.clock.Start)),
 		SubmitLag: Duration(r.lag),
 	}
+	rep.Tolerance = traced(timingFloor + r.lag)
+	rep.Notes = append(rep.Notes, fmt.Sprintf("timing: this machine's timing can move each wait, and each node's start and end, by up to %s of trace time (%s of wall time for whole-second pod start times and the control plane's reactions, and the latest submission's lag of %s, times the speed); a pool's node-hours by twice that per node it started", time.Duration(rep.Tolerance).Round(time.Second), timingFloor, r.lag.Round(time.Millisecond)))
 	if behind := traced(r.lag); behind > Duration(time.Minute) {
 		rep.Notes = append(rep.Notes, fmt.Sprintf("the machine fell behind the clock: a row was submitted up to %s late (%s of trace time); a lower --speed is more exact", r.lag.Round(time.Millisecond), short(behind)))
 	}
