@@ -108,8 +108,19 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	defer factory.Shutdown()
 	defer stopWatching()
 	factory.Start(watching.Done())
+	// stoppedEarly is the report of a rehearsal stopped (Ctrl-C) before
+	// its replay got going: what little it saw, marked partial.
+	stoppedEarly := func() (*Report, error) {
+		rec.patches.Wait()
+		rep := rec.report(time.Now(), o)
+		rep.Partial = true
+		return rep, ctx.Err()
+	}
 	for typ, ok := range factory.WaitForCacheSync(watching.Done()) {
 		if !ok {
+			if ctx.Err() != nil {
+				return stoppedEarly()
+			}
 			return nil, fmt.Errorf("watching the cluster's %v: %w", typ, ctx.Err())
 		}
 	}
@@ -123,6 +134,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 			return nil
 		}); err != nil {
+			if ctx.Err() != nil {
+				return stoppedEarly()
+			}
 			return nil, fmt.Errorf("playing the trace's load: %w", err)
 		}
 	}
