@@ -44,8 +44,9 @@ func poolsByName(r *rehearse.Report) map[string]rehearse.PoolResult {
 	return out
 }
 
-// scaleUps is the order in which the report's pools grew: a pool's name
-// each time its nodes went up.
+// scaleUps is the order in which the report's autoscaled pools grew: a
+// pool's name each time its nodes went up. The system pool's nodes, there
+// before the clock starts, are no scale-up.
 func scaleUps(r *rehearse.Report) []string {
 	type up struct {
 		at   rehearse.Duration
@@ -53,6 +54,9 @@ func scaleUps(r *rehearse.Report) []string {
 	}
 	var ups []up
 	for pool, points := range r.Series.Nodes {
+		if pool == "system" {
+			continue
+		}
 		for i := 1; i < len(points); i++ {
 			if points[i].V > points[i-1].V {
 				ups = append(ups, up{points[i].T, pool})
@@ -131,9 +135,10 @@ func TestRehearseCompressionHolds(t *testing.T) {
 
 // TestRehearseRepeatable replays one trace twice with the same seed: the
 // same decisions (every job's end, the order in which pools grew, the
-// spot interruption and whom it hit), and waits and node-hours apart by
-// no more than the two reports' tolerances, which say how far the
-// machine's timing can move them.
+// spot interruption and whom it hit, and so where each job ran, which
+// the node-hours show), and waits, lost work and node-hours apart by no
+// more than the two reports' tolerances, which say how far the machine's
+// timing can move them.
 func TestRehearseRepeatable(t *testing.T) {
 	args := []string{"-f", "testdata/rehearse-repeat.yaml", "--trace", "testdata/rehearse-repeat.csv", "--speed", "120", "--seed", "15"}
 	a := rehearseJSON(t, args...)
@@ -161,9 +166,12 @@ func TestRehearseRepeatable(t *testing.T) {
 		if d := (wa - wb).Abs(); d > bound {
 			t.Errorf("job %s waited %s, then %s: %s apart; want at most the tolerances' %s", name, wa, wb, d, bound)
 		}
+		// The interruption's moment moves by a tolerance in each run, and
+		// the work lost with it (one GPU).
 		la, lb := x.LostGPUHours, y.LostGPUHours
-		if d := math.Abs(la - lb); d > 2*bound.Hours() {
-			t.Errorf("job %s lost %.3f GPU-hours, then %.3f; want at most %.3f apart", name, la, lb, 2*bound.Hours())
+		t.Logf("job %s lost %.3f GPU-hours, then %.3f", name, la, lb)
+		if d := math.Abs(la - lb); d > bound.Hours() {
+			t.Errorf("job %s lost %.3f GPU-hours, then %.3f; want at most %.3f apart", name, la, lb, bound.Hours())
 		}
 	}
 	ua, ub := scaleUps(a), scaleUps(b)

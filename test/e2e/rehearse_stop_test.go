@@ -26,8 +26,9 @@ type aRehearsal struct {
 }
 
 // startRehearsal starts berth rehearse with its temporary directories in
-// tmp and returns once its replay has started (its cluster is up).
-func startRehearsal(t *testing.T, tmp string, args ...string) *aRehearsal {
+// tmp and returns once its stderr has said mark: "Replaying" as the
+// replay starts, " of trace, " on its first progress line.
+func startRehearsal(t *testing.T, tmp, mark string, args ...string) *aRehearsal {
 	t.Helper()
 	exe, err := os.Executable()
 	if err != nil {
@@ -49,13 +50,13 @@ func startRehearsal(t *testing.T, tmp string, args ...string) *aRehearsal {
 			<-r.done
 		}
 	})
-	eventually(t, 3*time.Minute, "the replay to start", func() (bool, error) {
+	eventually(t, 3*time.Minute, "berth rehearse to say "+mark, func() (bool, error) {
 		select {
 		case <-r.done:
-			return false, fmt.Errorf("berth rehearse exited before its replay started:\n%s", r.errOut.String())
+			return false, fmt.Errorf("berth rehearse exited before it said %q:\n%s", mark, r.errOut.String())
 		default:
 		}
-		return strings.Contains(r.errOut.String(), "Replaying"), nil
+		return strings.Contains(r.errOut.String(), mark), nil
 	})
 	return r
 }
@@ -157,6 +158,7 @@ func TestRehearseStopsCleanly(t *testing.T) {
 	tmp := t.TempDir()
 	one := []string{"-f", "testdata/rehearse-bounds.yaml", "--trace", "testdata/rehearse-bounds.csv", "--speed", "30"}
 	two := append([]string{"--vs", "testdata/rehearse-a.yaml"}, one...)
+	const underWay = " of trace, " // the first progress line
 
 	clean := func(t *testing.T, r *aRehearsal, kids []int) {
 		t.Helper()
@@ -171,7 +173,7 @@ func TestRehearseStopsCleanly(t *testing.T) {
 	}
 
 	t.Run("SIGINT", func(t *testing.T) {
-		r := startRehearsal(t, tmp, two...)
+		r := startRehearsal(t, tmp, underWay, two...)
 		kids := children(t, r.cmd.Process.Pid)
 		if len(kids) == 0 {
 			t.Fatalf("berth rehearse --vs runs no child process")
@@ -185,7 +187,7 @@ func TestRehearseStopsCleanly(t *testing.T) {
 
 	var killed []string
 	t.Run("SIGKILL", func(t *testing.T) {
-		r := startRehearsal(t, tmp, one...)
+		r := startRehearsal(t, tmp, underWay, one...)
 		if code := r.stop(t, syscall.SIGKILL); code == 0 {
 			t.Errorf("exit 0 after SIGKILL")
 		}
@@ -195,8 +197,10 @@ func TestRehearseStopsCleanly(t *testing.T) {
 		}
 	})
 
+	// As soon as the replay starts: a report with nothing in it yet, but
+	// a report, marked partial.
 	t.Run("SIGTERM", func(t *testing.T) {
-		r := startRehearsal(t, tmp, one...)
+		r := startRehearsal(t, tmp, "Replaying", one...)
 		for _, dir := range killed {
 			if want := "Removed " + dir + ", left by a rehearsal that was killed"; !strings.Contains(r.errOut.String(), want) {
 				t.Errorf("the next rehearsal does not say %q:\n%s", want, r.errOut.String())
@@ -210,7 +214,7 @@ func TestRehearseStopsCleanly(t *testing.T) {
 	})
 
 	t.Run("SIGKILL with --vs", func(t *testing.T) {
-		r := startRehearsal(t, tmp, two...)
+		r := startRehearsal(t, tmp, underWay, two...)
 		kids := children(t, r.cmd.Process.Pid)
 		if len(kids) == 0 {
 			t.Fatalf("berth rehearse --vs runs no child process")
