@@ -60,7 +60,7 @@ func TestKarpenterParses(t *testing.T) {
 			if np.APIVersion != "karpenter.sh/v1" || np.Kind != "NodePool" {
 				t.Errorf("%s: apiVersion/kind = %s/%s", tb.name, np.APIVersion, np.Kind)
 			}
-			if err := np.RuntimeValidate(); err != nil {
+			if err := np.RuntimeValidate(t.Context()); err != nil {
 				t.Errorf("%s: NodePool %s fails Karpenter's validation: %v", tb.name, np.Name, err)
 			}
 			if np.Spec.Disruption.ConsolidateAfter.Duration == nil {
