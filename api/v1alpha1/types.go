@@ -60,7 +60,32 @@ type Spec struct {
 	// DevicePlugin is the GPU device plugin DaemonSet (autoscaler.go).
 	// Nil means NVIDIA's, installed by `berth up`.
 	DevicePlugin *DevicePlugin `json:"devicePlugin,omitempty"`
+	// Provisioner is what starts and removes the User pools' nodes:
+	// ClusterAutoscaler (berth's node autoscaler, with
+	// cluster-autoscaler's semantics and spec.autoscaler's profile) or
+	// Karpenter (Karpenter's own controllers, run by `berth up` on the
+	// NodePools `berth export --target karpenter` writes). Empty means
+	// ClusterAutoscaler.
+	Provisioner Provisioner `json:"provisioner,omitempty"`
 }
+
+// Provisioner names what provisions a cluster's User pool nodes.
+type Provisioner string
+
+const (
+	// ProvisionerClusterAutoscaler is berth's node autoscaler: pools grow
+	// and shrink between their autoscale min and max.
+	ProvisionerClusterAutoscaler Provisioner = "ClusterAutoscaler"
+	// ProvisionerKarpenter is Karpenter: a NodePool per User pool, nodes
+	// (NodeClaims) started for pending pods only, consolidated, drifted
+	// and expired by Karpenter's controllers. System pools keep their
+	// fixed nodes, as an EKS managed node group does.
+	ProvisionerKarpenter Provisioner = "Karpenter"
+)
+
+// UsesKarpenter reports whether Karpenter provisions the blueprint's
+// User pools.
+func (s *Spec) UsesKarpenter() bool { return s.Provisioner == ProvisionerKarpenter }
 
 // GuardrailMode is what berth's admission policies do with a violation.
 type GuardrailMode string

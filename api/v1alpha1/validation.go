@@ -66,6 +66,9 @@ func Validate(bp *Blueprint) (errs, warnings problem.List) {
 	errs = append(errs, validateModels(spec.Child("models"), s.Models)...)
 	errs = append(errs, validateAutoscaler(spec.Child("autoscaler"), s)...)
 	errs = append(errs, validateDevicePlugin(spec.Child("devicePlugin"), s)...)
+	if s.Provisioner != "" {
+		errs = append(errs, oneOf(spec.Child("provisioner"), string(s.Provisioner), ProvisionerClusterAutoscaler, ProvisionerKarpenter)...)
+	}
 	teamNamespaces := sets.New[string]()
 	for _, t := range s.Teams {
 		teamNamespaces.Insert(t.Namespaces...)

@@ -22,7 +22,8 @@ func TestValidateKeepsFixApart(t *testing.T) {
 					Taints: []Taint{MustParseTaint("CriticalAddonsOnly=true:NoSchedule"), {Key: "gpu", Effect: "NoSchedual"}}},
 				{Name: "gpu", Count: ptr(int32(1)), Machine: Machine{CPU: resource.MustParse("8"), Memory: resource.MustParse("32Gi"), GPU: &GPU{Count: 1, Product: "NVIDIA-L4"}}},
 			},
-			Classes: []Class{{Name: "batch", Pools: []string{"gpu", "cpu"}}},
+			Classes:     []Class{{Name: "batch", Pools: []string{"gpu", "cpu"}}},
+			Provisioner: "karpenter",
 		},
 	}
 	SetDefaults(bp)
@@ -51,6 +52,7 @@ func TestValidateKeepsFixApart(t *testing.T) {
 		{"apiVersion", "must be berth.io/v1alpha1", "set apiVersion: berth.io/v1alpha1"},
 		{"spec.pools[0].taints[1]", `effect "NoSchedual" is not one of NoSchedule, PreferNoSchedule, NoExecute`, `did you mean "NoSchedule"?`},
 		{"spec.classes[0].pools[1]", `no pool is named "cpu"`, "use one of gpu, system"},
+		{"spec.provisioner", `"karpenter" is not one of ClusterAutoscaler, Karpenter`, `did you mean "Karpenter"?`},
 	}
 	if diff := cmp.Diff(wantErrs, gotErrs); diff != "" {
 		t.Errorf("errors (-want +got):\n%s", diff)
