@@ -1,0 +1,125 @@
+package karpenter
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
+	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/util/wait"
+	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/rest"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/export"
+)
+
+// NodePoolResource and NodeClaimResource are Karpenter's resources.
+var (
+	NodePoolResource  = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodepools"}
+	NodeClaimResource = schema.GroupVersionResource{Group: "karpenter.sh", Version: "v1", Resource: "nodeclaims"}
+	nodeClassResource = NodeClassGroupVersion.WithResource("ec2nodeclasses")
+)
+
+// NodePools are the NodePools `berth export --target karpenter` writes
+// for bp, as objects.
+func NodePools(bp *v1alpha1.Blueprint) ([]*unstructured.Unstructured, error) {
+	var buf bytes.Buffer
+	if err := export.Export(&buf, bp, export.Karpenter); err != nil {
+		return nil, err
+	}
+	dec := utilyaml.NewYAMLOrJSONDecoder(&buf, 4096)
+	var out []*unstructured.Unstructured
+	for {
+		u := &unstructured.Unstructured{}
+		err := dec.Decode(&u.Object)
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the exported NodePools, %w", err)
+		}
+		if len(u.Object) > 0 { // the header's comments
+			out = append(out, u)
+		}
+	}
+}
+
+// Install makes the cluster ready for Run: Karpenter's CRDs (CRDs),
+// established; a NodeClass for each node class the NodePools refer to;
+// and the NodePools `berth export --target karpenter` writes for bp,
+// applied as they are (server-side, berth's field manager).
+func Install(ctx context.Context, cfg *rest.Config, bp *v1alpha1.Blueprint) error {
+	pools, err := NodePools(bp)
+	if err != nil {
+		return err
+	}
+	ext, err := apiextensions.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	dyn, err := dynamic.NewForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	crds := CRDs()
+	for _, crd := range crds {
+		_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager})
+		if apierrors.IsAlreadyExists(err) {
+			var old *apiextensionsv1.CustomResourceDefinition
+			if old, err = ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{}); err == nil {
+				crd.ResourceVersion = old.ResourceVersion
+				_, err = ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, crd, metav1.UpdateOptions{FieldManager: v1alpha1.FieldManager})
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("installing Karpenter's CRD %s: %w", crd.Name, err)
+		}
+	}
+	for _, crd := range crds {
+		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+			got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
+			if err != nil {
+				return false, nil
+			}
+			for _, c := range got.Status.Conditions {
+				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
+					return true, nil
+				}
+			}
+			return false, nil
+		}); err != nil {
+			return fmt.Errorf("waiting for Karpenter's CRD %s to be established: %w", crd.Name, err)
+		}
+	}
+	classes := map[string]bool{}
+	for _, np := range pools {
+		name, _, _ := unstructured.NestedString(np.Object, "spec", "template", "spec", "nodeClassRef", "name")
+		classes[name] = true
+	}
+	for name := range classes {
+		nc := &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": NodeClassGroupVersion.String(),
+			"kind":       NodeClassKind,
+			"metadata":   map[string]any{"name": name},
+		}}
+		if _, err := dyn.Resource(nodeClassResource).Apply(ctx, name, nc, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: true}); err != nil {
+			return fmt.Errorf("making the node class %s: %w", name, err)
+		}
+	}
+	for _, np := range pools {
+		if _, err := dyn.Resource(NodePoolResource).Apply(ctx, np.GetName(), np, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: true}); err != nil {
+			return fmt.Errorf("applying NodePool %s: %w", np.GetName(), err)
+		}
+	}
+	return nil
+}
