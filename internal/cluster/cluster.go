@@ -109,6 +109,10 @@ type Cluster struct {
 	wg         sync.WaitGroup
 	errs       chan error
 	once       sync.Once
+
+	// karpenterInstalled closes once Karpenter's NodePools are applied;
+	// nil where the autoscaler provisions.
+	karpenterInstalled chan struct{}
 }
 
 var startOnce sync.Once

@@ -30,7 +30,7 @@ import (
 // both start once every controller has registered. blueprint names the
 // blueprint the cluster was started from.
 func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, scaler *autoscaler.Controller, blueprint string) []controller.Controller {
-	return []controller.Controller{
+	ctls := []controller.Controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin the recorded blueprint names runs
 		// (internal/kubelets).
@@ -46,10 +46,6 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 		// Spot interruptions: the notice carried out, and random ones
 		// where a pool asks (internal/spot).
 		spot.NewController(client, shared, blueprints),
-		// The node autoscaler, with cluster-autoscaler's semantics (made
-		// by startControllers: Start has it scan once the nodes are
-		// Ready, scanAutoscaler).
-		scaler,
 		// The metrics APIs an HPA reads, from the simulated load
 		// (internal/metricsapi).
 		metricsapi.NewController(client, agg, metrics.server, metrics.caBundle, shared),
@@ -57,6 +53,14 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 		// workers run (internal/metricsapi).
 		metricsapi.NewQueueController(client, shared),
 	}
+	if scaler != nil {
+		// The node autoscaler, with cluster-autoscaler's semantics (made
+		// by startControllers: Start has it scan once the nodes are
+		// Ready, scanAutoscaler). Nil where Karpenter provisions
+		// (startKarpenter).
+		ctls = append(ctls, scaler)
+	}
+	return ctls
 }
 
 // startControllers registers berth's controllers, runs each as a
@@ -81,9 +85,13 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	// The blueprints recorded in the cluster, decoded once per change
 	// for every controller that reads them.
 	blueprints := recorded.NewStore(client)
-	scaler := opts.autoscalerOptions()
-	scaler.Informers, scaler.Blueprints = shared, blueprints
-	c.autoscaler = autoscaler.NewController(client, scaler)
+	if opts.Blueprint.Spec.UsesKarpenter() {
+		c.startKarpenter(ctx, client, blueprints, opts.Blueprint)
+	} else {
+		scaler := opts.autoscalerOptions()
+		scaler.Informers, scaler.Blueprints = shared, blueprints
+		c.autoscaler = autoscaler.NewController(client, scaler)
+	}
 	m := controller.NewManager(client)
 	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, c.autoscaler, opts.Blueprint.Metadata.Name) {
 		if err := ctl.Register(m); err != nil {
@@ -108,6 +116,9 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 // device plugin runs. Its scans so far ran while the nodes registered and
 // counted none of them, and `berth up` prints its status at ready.
 func (c *Cluster) scanAutoscaler(ctx context.Context, bp *v1alpha1.Blueprint) error {
+	if c.autoscaler == nil {
+		return c.waitKarpenter(ctx)
+	}
 	plugin := kubelets.InstallsDevicePlugin(bp)
 	settled := func(n *corev1.Node) bool {
 		if !isReady(n) {

@@ -18,13 +18,18 @@ import (
 // without GPUs (pools.StripGPUs: the device plugin advertises them). A pool that
 // already has nodes (a resumed cluster) keeps them unless sizes names it;
 // a pool with none gets sizes[pool], else its initial size. It returns the
-// names of all the blueprint's pool nodes.
+// names of all the blueprint's pool nodes. Where Karpenter provisions,
+// only System pools have nodes of their own: Karpenter starts the User
+// pools' nodes for pods that need them, and they are its to keep.
 func EnsurePoolNodes(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, sizes map[string]int32) ([]string, error) {
 	var names []string
 	var create []*corev1.Node
 	var remove []string
 	for i := range bp.Spec.Pools {
 		p := &bp.Spec.Pools[i]
+		if bp.Spec.UsesKarpenter() && p.Mode != v1alpha1.ModeSystem {
+			continue
+		}
 		existing, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=" + p.Name})
 		if err != nil {
 			return nil, fmt.Errorf("listing nodes of pool %s: %w", p.Name, err)

@@ -201,6 +201,11 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*karpv1.Nod
 	if err != nil {
 		return nil, fmt.Errorf("getting node, %w", err)
 	}
+	// A node being deleted is an instance going: a spot interruption or
+	// a termination Karpenter started.
+	if n.DeletionTimestamp != nil {
+		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s terminating", name))
+	}
 	return toNodeClaim(n), nil
 }
 
