@@ -40,6 +40,9 @@ func Render(w io.Writer, c *Cluster) error {
 	if err := renderAutoscaler(w, c.Autoscaler, c.Now); err != nil {
 		return err
 	}
+	if err := renderKarpenter(w, c.Karpenter, c.Now); err != nil {
+		return err
+	}
 	if err := renderInterruptions(w, c.Interruptions, c.Now); err != nil {
 		return err
 	}

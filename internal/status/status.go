@@ -70,6 +70,9 @@ type Cluster struct {
 	Unpooled int
 	// Autoscaler is the node autoscaler's status; nil when none runs.
 	Autoscaler *Autoscaler
+	// Karpenter is Karpenter's NodePools and NodeClaims; nil when the
+	// cluster has none.
+	Karpenter *Karpenter
 	// Interruptions are the spot interruptions recorded, oldest first.
 	Interruptions []spot.Interruption
 	// Scaled are the workloads HPAs scale, by namespace and HPA name.
@@ -106,6 +109,7 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 		return nil
 	})
 	g.Go(func() (err error) { out.Autoscaler, err = collectAutoscaler(gctx, c); return err })
+	g.Go(func() (err error) { out.Karpenter, err = collectKarpenter(gctx, c); return err })
 	g.Go(func() (err error) { out.Interruptions, err = collectInterruptions(gctx, c); return err })
 	g.Go(func() (err error) { out.Scaled, err = collectScaled(gctx, c); return err })
 	if bp != nil {
