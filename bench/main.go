@@ -33,8 +33,9 @@ func main() {
 	case "up":
 		runs := fs.Int("runs", 5, "start-ups of each kind")
 		idle := fs.Duration("idle", 0, "how long to let the cluster idle before reading its memory (default 15s)")
+		file := fs.String("f", "", "the blueprint to start (default: the retail template)")
 		fs.Parse(os.Args[2:])
-		err = benchUp(*berth, *runs, *idle)
+		err = benchUp(*berth, *runs, *idle, *file)
 	case "scale":
 		nodes := fs.Int("nodes", 5000, "simulated nodes")
 		pods := fs.Int("pods", 50000, "pods, in Deployments of 1,000")

@@ -3,14 +3,17 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"time"
 )
 
 // benchUp starts the retail cluster from empty state runs times, and
 // resumes it runs times, reporting berth's own ready time and the wall
 // time of `berth up --detach` (which adds the fork of the background
-// process), and the resident memory after idling.
-func benchUp(berth string, runs int, idle time.Duration) error {
+// process), and the resident memory after idling. file, when set, is
+// the blueprint started instead of the retail template (a variant of it,
+// such as one with provisioner: Karpenter).
+func benchUp(berth string, runs int, idle time.Duration, file string) error {
 	if idle == 0 {
 		idle = 15 * time.Second
 	}
@@ -18,11 +21,20 @@ func benchUp(berth string, runs int, idle time.Duration) error {
 	if err != nil {
 		return err
 	}
+	what := "retail blueprint (6 nodes)"
+	var from []string
+	if file != "" {
+		abs, err := filepath.Abs(file)
+		if err != nil {
+			return err
+		}
+		from, what = []string{"-f", abs}, file
+	}
 	defer os.RemoveAll(e.home)
 	var coldReady, coldWall, resumeReady, resumeWall, rssIdle []float64
 	for i := range runs {
 		name := fmt.Sprintf("bench-%d", i)
-		out, took, err := e.run("up", "--detach", "--name", name)
+		out, took, err := e.run(append([]string{"up", "--detach", "--name", name}, from...)...)
 		if err != nil {
 			return err
 		}
@@ -43,7 +55,7 @@ func benchUp(berth string, runs int, idle time.Duration) error {
 		if _, _, err := e.run("down", "--name", name); err != nil {
 			return err
 		}
-		out, took, err = e.run("up", "--detach", "--name", name)
+		out, took, err = e.run(append([]string{"up", "--detach", "--name", name}, from...)...)
 		if err != nil {
 			return err
 		}
@@ -53,7 +65,7 @@ func benchUp(berth string, runs int, idle time.Duration) error {
 			return err
 		}
 	}
-	fmt.Printf("berth up, retail blueprint (6 nodes), %d runs each, fsync on\nmachine: %s\n\n", runs, machine())
+	fmt.Printf("berth up, %s, %d runs each, fsync on\nmachine: %s\n\n", what, runs, machine())
 	fmt.Printf("%-28s %8s %8s %8s\n", "", "min", "median", "max")
 	for _, row := range []struct {
 		name string

@@ -1,6 +1,7 @@
 package why
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -90,4 +91,40 @@ func TestAutoscalerPoolAtMax(t *testing.T) {
 	if c := cause(v, CauseAutoscaler); c == nil || c.Message != "the autoscaler will not grow pool cpu for this pod: 0/1 nodes are available: 1 node(s) had untolerated taint {gpu: true}" {
 		t.Errorf("autoscaler cause = %+v", c)
 	}
+}
+
+// Karpenter's events on the pod: the NodeClaim it launched for it, then
+// why no NodePool can take it, each with its fix.
+func TestKarpenterEvents(t *testing.T) {
+	s := snapshotOf(cluster())
+	s.Local = true
+	pod := objtest.MakePod("ns", "p").GPU("1").Obj()
+	pod.UID = "Pod/p"
+	nominated := podEvent("p", "Nominated", "Pod should schedule on: nodeclaim/spot-gpu-x7k2q", 3*time.Second)
+	nominated.Source.Component = "karpenter"
+	s.Events = []corev1.Event{nominated}
+	if !hasCause(Explain(s, pod), CauseScalingUp, "Karpenter is launching a NodeClaim for this pod: it should schedule on nodeclaim/spot-gpu-x7k2q (3s ago)") {
+		t.Errorf("no cause says Karpenter launches the NodeClaim: %+v", Explain(s, pod).Causes)
+	}
+	failed := podEvent("p", "FailedScheduling", `Failed to schedule pod, incompatible with nodepool "gpu", all available instance types exceed limits for nodepool`, time.Second)
+	failed.Source.Component = "karpenter"
+	s.Events = append(s.Events, failed)
+	if !hasCause(Explain(s, pod), CauseAutoscaler, `no Karpenter NodePool can take this pod (1s ago): incompatible with nodepool "gpu", all available instance types exceed limits for nodepool`) {
+		t.Errorf("no cause says why no NodePool takes the pod: %+v", Explain(s, pod).Causes)
+	}
+	// The scheduler's FailedScheduling is not Karpenter's.
+	failed.Source.Component = "default-scheduler"
+	s.Events = []corev1.Event{failed}
+	if hasCause(Explain(s, pod), CauseAutoscaler, "no Karpenter NodePool") {
+		t.Error("the scheduler's event was taken for Karpenter's")
+	}
+}
+
+func hasCause(v Verdict, code, message string) bool {
+	for _, c := range v.Causes {
+		if c.Code == code && strings.Contains(c.Message, message) {
+			return true
+		}
+	}
+	return false
 }

@@ -38,6 +38,7 @@ func (e *explainer) pools() Cause {
 		}
 	}
 	e.v.Causes = append(e.v.Causes, e.autoscalerCauses(said)...)
+	e.v.Causes = append(e.v.Causes, e.karpenterCauses()...)
 	if len(results) == 0 || results[0].best == nil {
 		if len(growers) > 0 {
 			return e.canGrow(growers[0], nil)
