@@ -85,6 +85,11 @@ const (
 
 // Annotations berth writes and reads.
 const (
+	// AnnotationNodeImages, on the node class berth makes for Karpenter,
+	// is each User pool's Kubernetes version (POOL=v1.36.3,...): the
+	// machine images the node class resolves to, as an EC2NodeClass's
+	// AMIs. A change makes Karpenter look for drift at once.
+	AnnotationNodeImages = "berth.io/node-images"
 	// AnnotationSystemReserved, on a simulated node, is what it keeps
 	// for itself, as the kubelet's --system-reserved flag writes it.
 	AnnotationSystemReserved = "berth.io/system-reserved"

@@ -15,6 +15,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/budgets"
+	"berth.io/berth/internal/karpenter"
 	"berth.io/berth/internal/problem"
 )
 
@@ -95,6 +96,11 @@ func (o *applyOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
+	if bp.Blueprint.Spec.UsesKarpenter() && plan.PoolsManaged {
+		if err := o.karpenter(ctx, t, bp.Blueprint); err != nil {
+			return err
+		}
+	}
 	if !o.dryRun && plan.ChangesGuardrails() {
 		// A policy is enforced a moment after it is written; what is
 		// created before then is admitted without it.
@@ -108,6 +114,23 @@ func (o *applyOptions) Run(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "\nDone in %.1fs.\n", time.Since(start).Seconds())
+	return nil
+}
+
+// karpenter applies the NodePools `berth export --target karpenter`
+// writes for the blueprint, on a local cluster where Karpenter
+// provisions: Karpenter then replaces the nodes whose NodePool changed
+// (drift), and its cloud provider the nodes whose pool's Kubernetes
+// version did, within the NodePools' disruption budgets.
+func (o *applyOptions) karpenter(ctx context.Context, t *target, bp *v1alpha1.Blueprint) error {
+	if o.dryRun {
+		fmt.Fprintln(o.Out, "Karpenter's NodePools: not applied in a dry run.")
+		return nil
+	}
+	if err := karpenter.Install(ctx, t.config, bp); err != nil {
+		return fmt.Errorf("applying Karpenter's NodePools: %w", err)
+	}
+	fmt.Fprintln(o.Out, "Karpenter's NodePools applied: Karpenter replaces the nodes that drifted, within their disruption budgets.")
 	return nil
 }
 

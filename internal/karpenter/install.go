@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -54,10 +55,26 @@ func NodePools(bp *v1alpha1.Blueprint) ([]*unstructured.Unstructured, error) {
 	}
 }
 
+// nodeImages is the node class's AnnotationNodeImages: each User pool's
+// kubelet version. Karpenter reconciles a NodePool's NodeClaims when its
+// node class changes, as when an EC2NodeClass resolves new AMIs; the
+// cloud provider's IsDrifted then finds the nodes of the old version.
+func nodeImages(bp *v1alpha1.Blueprint) string {
+	var out []string
+	for i := range bp.Spec.Pools {
+		if p := &bp.Spec.Pools[i]; p.Mode != v1alpha1.ModeSystem {
+			out = append(out, p.Name+"="+p.KubeletVersion())
+		}
+	}
+	return strings.Join(out, ",")
+}
+
 // Install makes the cluster ready for Run: Karpenter's CRDs (CRDs),
 // established; a NodeClass for each node class the NodePools refer to;
 // and the NodePools `berth export --target karpenter` writes for bp,
-// applied as they are (server-side, berth's field manager).
+// applied as they are (server-side, berth's field manager). `berth
+// apply` installs again: the changed NodePools drift, and so do the
+// nodes of a pool whose Kubernetes version changed (nodeImages).
 func Install(ctx context.Context, cfg *rest.Config, bp *v1alpha1.Blueprint) error {
 	pools, err := NodePools(bp)
 	if err != nil {
@@ -106,11 +123,15 @@ func Install(ctx context.Context, cfg *rest.Config, bp *v1alpha1.Blueprint) erro
 		name, _, _ := unstructured.NestedString(np.Object, "spec", "template", "spec", "nodeClassRef", "name")
 		classes[name] = true
 	}
+	images := nodeImages(bp)
 	for name := range classes {
 		nc := &unstructured.Unstructured{Object: map[string]any{
 			"apiVersion": NodeClassGroupVersion.String(),
 			"kind":       NodeClassKind,
-			"metadata":   map[string]any{"name": name},
+			"metadata": map[string]any{
+				"name":        name,
+				"annotations": map[string]any{v1alpha1.AnnotationNodeImages: images},
+			},
 		}}
 		if _, err := dyn.Resource(nodeClassResource).Apply(ctx, name, nc, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: true}); err != nil {
 			return fmt.Errorf("making the node class %s: %w", name, err)

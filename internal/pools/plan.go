@@ -101,7 +101,9 @@ func IsLocal(ctx context.Context, c kubernetes.Interface) (bool, error) {
 // Plan compares the blueprint's pools with the cluster's nodes. Pools
 // that left the blueprint are deleted when prune is set, and otherwise
 // returned in kept. Fit, when set, finds the pods that the changes would
-// leave with nowhere to run (see Fit); nil skips that check.
+// leave with nowhere to run (see Fit); nil skips that check. Where
+// Karpenter provisions, only System pools are planned: the User pools'
+// nodes are Karpenter's.
 func Plan(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, prune bool, fit Fit) (changes []Change, kept []string, err error) {
 	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool})
 	if err != nil {
@@ -130,6 +132,12 @@ func Plan(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, p
 	}
 	for i := range bp.Spec.Pools {
 		p := &bp.Spec.Pools[i]
+		if bp.Spec.UsesKarpenter() && p.Mode != v1alpha1.ModeSystem {
+			// Karpenter's nodes: it launches, replaces (drift) and
+			// removes them itself.
+			delete(byPool, p.Name)
+			continue
+		}
 		ch, err := planPool(bp, p, byPool[p.Name], taken)
 		if err != nil {
 			return nil, nil, err
