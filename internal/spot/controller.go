@@ -94,7 +94,10 @@ func (c *Controller) reconcile(ctx context.Context, name string, now time.Time) 
 	}
 	node := obj.(*corev1.Node)
 	end, notice, ok := Deadline(node)
-	if !ok {
+	if !ok || node.DeletionTimestamp != nil {
+		// A node being deleted has gone with the cloud already; a
+		// finalizer (Karpenter's, while it drains) may keep its object
+		// a while, and its interruption is recorded once.
 		return 0, nil
 	}
 	start := end.Add(-notice)
