@@ -65,6 +65,7 @@ func TestKarpenter(t *testing.T) {
 	t.Run("a pool's new Kubernetes version by berth apply: its NodeClaim drifts and is replaced", func(t *testing.T) {
 		k.versionDrift(t, bpFile, doc)
 	})
+	t.Run("a NodePool's limits hold: no node past them, and why says so", k.limitsHold)
 }
 
 type karpEnv struct {
@@ -418,4 +419,57 @@ func (k *karpEnv) versionDrift(t *testing.T, bpFile, doc string) {
 		t.Errorf("the Job counts %d failed pod(s) after the drift; its podFailurePolicy should ignore the eviction (backoffLimit 0)", j.Status.Failed)
 	}
 	t.Logf("node %s (v1.36) drifted and was replaced by %s (v1.35) %s after the apply", old.Name, moved, time.Since(start).Round(time.Second))
+}
+
+// limitsHold asks the on-demand gpu pool (max 2: its NodePool's limit is
+// 2 GPUs) for three 1-GPU pods: Karpenter launches two NodeClaims and no
+// third, and why names the limit for the pod left pending.
+func (k *karpEnv) limitsHold(t *testing.T) {
+	ctx := context.Background()
+	job := teamATraining("wide")
+	job.Spec.Parallelism, job.Spec.Completions = ptr(int32(3)), ptr(int32(3))
+	job.Spec.Template.Annotations = map[string]string{"berth.io/duration": "10m"}
+	job.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "gpu"}
+	if _, err := k.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer k.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	var pending corev1.Pod
+	k.eventually(2*time.Minute, "two of the three pods running on gpu nodes, one pending", func() (bool, error) {
+		pods, err := k.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=wide"})
+		if err != nil || len(pods.Items) != 3 {
+			return false, err
+		}
+		running := 0
+		for _, p := range pods.Items {
+			switch p.Status.Phase {
+			case corev1.PodRunning:
+				running++
+			case corev1.PodPending:
+				pending = p
+			}
+		}
+		return running == 2, nil
+	})
+	k.eventually(30*time.Second, "berth why to name the NodePool's limits", func() (bool, error) {
+		out, _ := berth(t, k.home, "why", pending.Name, "-n", "team-a", "--context", "berth-karp")
+		return strings.Contains(out, "no Karpenter NodePool can take this pod") && strings.Contains(out, "exceed limits"), nil
+	})
+	// Karpenter's batches come 1 to 10 seconds apart: a third node would
+	// have come by now.
+	time.Sleep(15 * time.Second)
+	nodes, err := k.c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelKarpenterNodePool + "=gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(nodes.Items) != 2 {
+		t.Errorf("pool gpu has %d nodes; want 2, its NodePool's limit of 2 GPUs", len(nodes.Items))
+	}
+	claims, err := k.dyn.Resource(karpenter.NodeClaimResource).List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelKarpenterNodePool + "=gpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(claims.Items) != 2 {
+		t.Errorf("%d NodeClaims of NodePool gpu; want 2", len(claims.Items))
+	}
 }
