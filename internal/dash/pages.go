@@ -78,7 +78,24 @@ type waitingData struct {
 
 type waitGroup struct {
 	Cause string
-	Pods  []why.Verdict
+	Pods  []waitPod
+}
+
+// waitPod is a Pending pod's verdict and the pools growing for it.
+type waitPod struct {
+	why.Verdict
+	Growing []growing
+}
+
+// growing is a pool the autoscaler grows for a pod: from its
+// TriggeredScaleUp event, with the pool's size as the autoscaler's status
+// has it now.
+type growing struct {
+	Pool            string
+	From, To        int
+	Ready, Upcoming int
+	// Known is false when the status does not list the pool.
+	Known bool
 }
 
 type waitWorkload struct {
@@ -132,7 +149,7 @@ func waiting(v *View) *waitingData {
 			idx[p.Top.Code] = i
 			out.Groups = append(out.Groups, waitGroup{Cause: p.Top.Code})
 		}
-		out.Groups[i].Pods = append(out.Groups[i].Pods, p)
+		out.Groups[i].Pods = append(out.Groups[i].Pods, waitPod{Verdict: p, Growing: growingFor(v, &p)})
 	}
 	for _, w := range v.Waiting.Workloads {
 		ww := waitWorkload{Verdict: w}
@@ -140,6 +157,24 @@ func waiting(v *View) *waitingData {
 			ww.Holders = v.Holders[workloadNamespace(w.Workload)]
 		}
 		out.Workloads = append(out.Workloads, ww)
+	}
+	return out
+}
+
+// growingFor is the pools the autoscaler's latest TriggeredScaleUp event
+// on the pod says it grows.
+func growingFor(v *View, p *why.Verdict) []growing {
+	var out []growing
+	for _, u := range v.ScaleUps[p.Pod] {
+		g := growing{Pool: u.Pool, From: u.From, To: u.To}
+		if a := v.Status.Autoscaler; a != nil {
+			for _, pa := range a.Pools {
+				if pa.Name == u.Pool {
+					g.Ready, g.Upcoming, g.Known = pa.Ready, pa.Upcoming, true
+				}
+			}
+		}
+		out = append(out, g)
 	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/status"
 	"berth.io/berth/internal/why"
 )
@@ -30,6 +31,9 @@ type View struct {
 	// the pods that hold a team's quota, for the workloads it refuses.
 	Waiting why.Summary
 	Holders map[string][]Holder
+	// ScaleUps are, by NAMESPACE/NAME of a Pending pod, the pools the
+	// autoscaler's latest TriggeredScaleUp event on it grows.
+	ScaleUps map[string][]castatus.ScaleUp
 	// Capacity is each blueprint pool's capacity type (OnDemand, Spot).
 	Capacity map[string]v1alpha1.CapacityType
 }
@@ -70,7 +74,27 @@ func read(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, n
 	snap.Now = now
 	v.Waiting = why.ExplainAll(snap, "")
 	v.Holders = holders(snap, v.Waiting)
+	v.ScaleUps = scaleUps(snap)
 	return v, nil
+}
+
+// scaleUps reads the TriggeredScaleUp events why read with the Pending
+// pods: the latest of each pod.
+func scaleUps(s *why.Snapshot) map[string][]castatus.ScaleUp {
+	out := map[string][]castatus.ScaleUp{}
+	latest := map[string]time.Time{}
+	for i := range s.Events {
+		ev := &s.Events[i]
+		if ev.Reason != castatus.ReasonTriggeredScaleUp || ev.InvolvedObject.Kind != "Pod" {
+			continue
+		}
+		key := ev.InvolvedObject.Namespace + "/" + ev.InvolvedObject.Name
+		ups, ok := castatus.ParseTriggered(ev.Message)
+		if t := eventTime(ev); ok && !t.Before(latest[key]) {
+			out[key], latest[key] = ups, t
+		}
+	}
+	return out
 }
 
 // holders are, for each namespace whose quota refuses a workload, the

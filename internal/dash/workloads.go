@@ -10,8 +10,13 @@ import (
 	"berth.io/berth/internal/status"
 )
 
-// historyWindow is how far back the Workloads page draws each HPA.
-const historyWindow = time.Hour
+// historyWindow is how far back the Workloads page draws each HPA, and
+// sampleEvery how far apart its samples are at least: a reading closer
+// to the last sample than that replaces it.
+const (
+	historyWindow = time.Hour
+	sampleEvery   = 15 * time.Second
+)
 
 // Workloads is the Workloads page, and its JSON.
 type Workloads struct {
@@ -70,7 +75,11 @@ func (h history) add(now time.Time, scaled []status.Scaled) {
 		if len(s.Metrics) > 0 {
 			sm.Metric, sm.Known = s.Metrics[0].Current, s.Metrics[0].Known
 		}
-		list := append(h[key], sm)
+		list := h[key]
+		if n := len(list); n > 0 && now.Sub(list[n-1].Time) < sampleEvery {
+			list = list[:n-1]
+		}
+		list = append(list, sm)
 		for len(list) > 0 && now.Sub(list[0].Time) > historyWindow {
 			list = list[1:]
 		}
