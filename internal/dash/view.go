@@ -120,7 +120,8 @@ func holders(s *why.Snapshot, w why.Summary) map[string][]Holder {
 	for i := range s.Pods {
 		p := &s.Pods[i]
 		names := refused[p.Namespace]
-		if len(names) == 0 || p.Spec.NodeName == "" {
+		// A Pending pod holds quota as a running one does.
+		if len(names) == 0 || p.DeletionTimestamp != nil {
 			continue
 		}
 		req := resourcehelper.PodRequests(p, resourcehelper.PodResourcesOptions{})

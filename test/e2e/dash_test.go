@@ -1,0 +1,261 @@
+package e2e
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/chromedp/chromedp"
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+
+	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/rehearse"
+)
+
+// chromium is Debian's headless-capable browser; hack/test.sh installs
+// it when missing.
+const chromium = "/usr/bin/chromium"
+
+// browser is the path of Chromium, or the test ends: skipped on a
+// developer's machine without it, failed under CI=true, where a browser
+// test must never pass by not running.
+func browser(t *testing.T) string {
+	t.Helper()
+	path := chromium
+	if _, err := os.Stat(path); err != nil {
+		if p, lerr := exec.LookPath("chromium"); lerr == nil {
+			return p
+		}
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("Chromium is missing (%v): the browser tests need it; hack/test.sh installs it with apt-get install -y chromium", err)
+		}
+		t.Skipf("Chromium is missing (%v); apt-get install -y chromium runs this test", err)
+	}
+	return path
+}
+
+// screenshotDir is where the browser tests leave their screenshots:
+// $BERTH_SCREENSHOTS, else the test's temporary directory.
+func screenshotDir(t *testing.T) string {
+	if d := os.Getenv("BERTH_SCREENSHOTS"); d != "" {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	return t.TempDir()
+}
+
+var dashURL = regexp.MustCompile(`Dashboard: (http://\S+)`)
+
+// The dashboard in a real browser, on a retail cluster of its own that
+// `berth up --dash` starts with the autoscaler's timings compressed:
+// the overview shows the retail pools as `berth status` counts them; a
+// 1-GPU training Job created through the API appears on Waiting with its
+// verdict, a GPU pool's scale-up on Activity and the new node on the
+// Overview, each in a page opened before the Job and never reloaded; a
+// Job team-b's GPU quota refuses shows the quota and who holds it.
+func TestDashInBrowser(t *testing.T) {
+	exe := browser(t)
+	shots := screenshotDir(t)
+	home := t.TempDir()
+	reports := filepath.Join(home, "reports")
+	if err := rehearse.WriteDir(filepath.Join(reports, "retail-week"), sampleReport(), nil); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := blueprint.Template("retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bpFile := filepath.Join(home, "retail.yaml")
+	if err := os.WriteFile(bpFile, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out := mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dash",
+		"--autoscaler", "scanInterval=1s,scaleDownUnneededTime=10m", "--provisioning-time", "8s",
+		"--dash", "--dash-listen", "127.0.0.1:0", "--dash-reports", reports)
+	t.Cleanup(func() { berth(t, home, "down", "--name", "dash", "--purge") })
+	m := dashURL.FindStringSubmatch(out)
+	if m == nil {
+		t.Fatalf("berth up --dash printed no dashboard address:\n%s", out)
+	}
+	base := m[1]
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
+		&clientcmd.ConfigOverrides{CurrentContext: "berth-dash"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+
+	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1440, 1000))...)
+	defer cancel()
+	root, cancel := chromedp.NewContext(alloc)
+	defer cancel()
+	if err := chromedp.Do(root); err != nil {
+		t.Fatalf("starting %s: %v", exe, err)
+	}
+	// One tab per page, each loaded once, before anything changes.
+	tab := func(path string) context.Context {
+		ctx, cancel := chromedp.NewContext(root)
+		t.Cleanup(cancel)
+		browse(t, ctx, "open "+path, chromedp.Navigate(base+strings.TrimPrefix(path, "/")),
+			chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
+			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
+				_, err := chromedp.Evaluate[bool](`window.loadedOnce = true`)(ctx, tg)
+				return err
+			}))
+		return ctx
+	}
+	overview, waiting, activity := tab("/"), tab("/waiting"), tab("/activity")
+
+	// The overview's pools are berth status's, row for row.
+	st := mustBerth(t, home, "status", "--context", "berth-dash")
+	for _, pool := range []string{"system", "cpu", "gpu", "spot-gpu"} {
+		want := statusRow(t, st, pool)
+		nodes := text(t, overview, fmt.Sprintf(`tr[data-pool=%q] td.nodes .num`, pool))
+		if nodes != want.nodes {
+			t.Errorf("pool %s: the overview shows %q nodes; berth status %q", pool, nodes, want.nodes)
+		}
+		gpus := text(t, overview, fmt.Sprintf(`tr[data-pool=%q] td.gpu`, pool))
+		if want.gpus == "-" && gpus != "-" || want.gpus != "-" && !strings.Contains(gpus, strings.Replace(want.gpus, "/", " / ", 1)) {
+			t.Errorf("pool %s: the overview shows GPUs %q; berth status %q", pool, gpus, want.gpus)
+		}
+	}
+	shot(t, overview, shots, "overview")
+
+	_, err = c.BatchV1().Jobs("team-a").Create(context.Background(), teamATraining("train"), metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	browse(t, waiting, "the training Job's pod on Waiting with its verdict",
+		chromedp.WaitVisible(chromedp.CSS(`li.verdict[data-pod^="team-a/train-"] .message`)))
+	verdict := text(t, waiting, `li.verdict[data-pod^="team-a/train-"] .message`)
+	if !strings.Contains(verdict, "pool") {
+		t.Errorf("the training pod's verdict names no pool: %q", verdict)
+	}
+	browse(t, waiting, "the pool growing for it", chromedp.WaitVisible(chromedp.CSS(`li.verdict[data-pod^="team-a/train-"] [data-growing]`)))
+	shot(t, waiting, shots, "waiting")
+	browse(t, activity, "a GPU pool's scale-up on Activity",
+		chromedp.WaitVisible(chromedp.CSS(`li[data-kind="scale-up"][data-pool$="gpu"]`)))
+	grown := attr(t, activity, `li[data-kind="scale-up"][data-pool$="gpu"]`, "data-pool")
+	browse(t, overview, "the new node on the Overview",
+		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`tr[data-pool=%q] td.nodes .num`, grown))))
+	value(t, overview, "the new node Ready on the Overview", chromedp.Poll[bool](
+		fmt.Sprintf(`document.querySelector('tr[data-pool=%q] td.nodes .num').textContent === "1 / 1"`, grown), chromedp.WithPollingTimeout(2*time.Minute)))
+	shot(t, activity, shots, "activity")
+	shot(t, overview, shots, "overview-grown")
+	browse(t, waiting, "the training pod off Waiting once it runs", chromedp.WaitNotPresent(chromedp.CSS(`li.verdict[data-pod^="team-a/train-"]`)))
+	for name, ctx := range map[string]context.Context{"overview": overview, "waiting": waiting, "activity": activity} {
+		if !value(t, ctx, "no reload", chromedp.Evaluate[bool](`window.loadedOnce === true`)) {
+			t.Errorf("the %s page was reloaded: it must update in place", name)
+		}
+	}
+
+	// team-b's GPU quota is 2: a Job of three 1-GPU pods gets two.
+	refused := teamATraining("wide")
+	refused.Namespace = "team-b"
+	refused.Spec.Parallelism, refused.Spec.Completions = ptrTo(int32(3)), ptrTo(int32(3))
+	refused.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
+	if _, err := c.BatchV1().Jobs("team-b").Create(context.Background(), refused, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	sel := `li.verdict[data-workload="job/team-b/wide"]`
+	browse(t, waiting, "the quota-refused Job on Waiting with the quota and its holders",
+		chromedp.WaitVisible(chromedp.CSS(sel+` table.quota`)), chromedp.WaitVisible(chromedp.CSS(sel+` table.holders`)))
+	quota, holders := text(t, waiting, sel+` table.quota`), text(t, waiting, sel+` table.holders`)
+	if !strings.Contains(quota, "requests.nvidia.com/gpu") || !strings.Contains(quota, "2 / 2") {
+		t.Errorf("the quota shown is not team-b's GPUs at 2 of 2:\n%s", quota)
+	}
+	if strings.Count(holders, "wide-") != 2 {
+		t.Errorf("the holders shown are not the Job's two admitted pods:\n%s", holders)
+	}
+	browse(t, waiting, "scroll to the refusal", chromedp.ScrollIntoView(chromedp.CSS(sel)))
+	shot(t, waiting, shots, "waiting-quota")
+
+	for _, page := range []string{"workloads", "rehearsals", "rehearsals/retail-week"} {
+		ctx := tab("/" + page)
+		shot(t, ctx, shots, strings.ReplaceAll(page, "/", "-"))
+	}
+	t.Logf("screenshots in %s", shots)
+}
+
+// browse runs the steps in the tab, for at most two minutes; the test
+// fails with what it waited for and the page's content.
+func browse(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	value(t, ctx, what, chromedp.Steps(steps...))
+}
+
+// value is what the action gives in the tab, as browse runs it.
+func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
+	t.Helper()
+	wait, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	v, err := chromedp.Run(wait, a)
+	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) {
+			html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("main")))
+			t.Fatalf("waiting for %s: %v\nthe page's content:\n%s", what, err, html)
+		}
+		t.Fatalf("%s: %v", what, err)
+	}
+	return v
+}
+
+func text(t *testing.T, ctx context.Context, sel string) string {
+	t.Helper()
+	return strings.Join(strings.Fields(value(t, ctx, "the text of "+sel, chromedp.Text(chromedp.CSS(sel)))), " ")
+}
+
+func attr(t *testing.T, ctx context.Context, sel, name string) string {
+	t.Helper()
+	return value(t, ctx, name+" of "+sel, chromedp.AttributeValue(chromedp.CSS(sel), name)).Value
+}
+
+// shot saves a full-page screenshot as NAME.png.
+func shot(t *testing.T, ctx context.Context, dir, name string) {
+	t.Helper()
+	png := value(t, ctx, "a screenshot of "+name, chromedp.FullScreenshot(100))
+	if err := os.WriteFile(filepath.Join(dir, name+".png"), png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type statusPool struct{ nodes, gpus string }
+
+// statusRow reads pool's READY and GPU columns from berth status.
+func statusRow(t *testing.T, out, pool string) statusPool {
+	t.Helper()
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 8 && f[0] == pool {
+			return statusPool{nodes: strings.Replace(f[2], "/", " / ", 1), gpus: f[6]}
+		}
+	}
+	t.Fatalf("berth status lists no pool %s:\n%s", pool, out)
+	return statusPool{}
+}
+
+// sampleReport is a small rehearsal report for the Rehearsals page.
+func sampleReport() *rehearse.Report {
+	wait := rehearse.Duration(12 * time.Minute)
+	return &rehearse.Report{
+		Blueprint: "retail-analytics", Trace: "examples/retail-week.csv", Speed: 600, Seed: 1,
+		Rehearsed: rehearse.Duration(168 * time.Hour), Wall: rehearse.Duration(17 * time.Minute),
+		Jobs:   []rehearse.JobResult{{Team: "team-a", Class: "training", Kind: "Job", Name: "t-1", Pods: 1, GPUs: 1, Wait: &wait, State: "Complete"}},
+		Groups: []rehearse.GroupResult{{Team: "team-a", Class: "training", Jobs: 1, Completed: 1, WaitP50: wait, WaitP95: wait, WaitMax: wait}},
+	}
+}
