@@ -2,6 +2,7 @@ package dash
 
 import (
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -67,8 +68,10 @@ type Entry struct {
 }
 
 // activity is the timeline, newest first: the autoscaler's record of
-// each pool's last scale-up and scale-down and what blocks it, the spot
-// interruptions recorded, and the events of the kinds above.
+// each pool's last scale-up and scale-down, the spot interruptions
+// recorded, and the events of the kinds above (a blocked scale-down is
+// its NoScaleDown event: the status's list of blockers carries no time of
+// its own).
 func activity(v *View, events corelisters.EventLister, nodes corelisters.NodeLister) []Entry {
 	var out []Entry
 	if a := v.Status.Autoscaler; a != nil {
@@ -83,9 +86,6 @@ func activity(v *View, events corelisters.EventLister, nodes corelisters.NodeLis
 				}
 				out = append(out, Entry{Time: e.Time.Time, Kind: kind, Pool: p.Name, Object: "pool/" + p.Name, Reason: "autoscaler",
 					Message: fmt.Sprintf("%d → %d nodes: %s", e.From, e.To, e.Reason)})
-			}
-			for _, b := range p.Blocked {
-				out = append(out, Entry{Time: a.Updated, Kind: KindBlocked, Pool: p.Name, Object: "pool/" + p.Name, Reason: "autoscaler", Message: b})
 			}
 		}
 	}
@@ -149,6 +149,9 @@ func eventPool(ev *corev1.Event, nodes corelisters.NodeLister) string {
 			return ups[0].Pool
 		}
 	}
+	if m := groupInMessage.FindStringSubmatch(ev.Message); m != nil {
+		return m[1]
+	}
 	if ev.InvolvedObject.Kind == "Node" && nodes != nil {
 		if n, err := nodes.Get(ev.InvolvedObject.Name); err == nil {
 			return n.Labels[v1alpha1.LabelPool]
@@ -156,6 +159,10 @@ func eventPool(ev *corev1.Event, nodes corelisters.NodeLister) string {
 	}
 	return ""
 }
+
+// groupInMessage finds the pool in the autoscaler's events on its status
+// ConfigMap: "Scale-up: setting group spot-gpu size to 1 instead of 0".
+var groupInMessage = regexp.MustCompile(`\bgroup (\S+) size\b`)
 
 // activityChoices are the pools and namespaces the filter offers.
 func activityChoices(entries []Entry) (pools, namespaces []string) {

@@ -2,8 +2,9 @@ package e2e
 
 import (
 	"context"
-	"errors"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,8 +14,6 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
@@ -102,7 +101,7 @@ func TestDashInBrowser(t *testing.T) {
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1440, 1000))...)
 	defer cancel()
-	root, cancel := chromedp.NewContext(alloc)
+	root, cancel := chromedp.NewContext(alloc, chromedp.WithErrorf(t.Logf))
 	defer cancel()
 	if err := chromedp.Do(root); err != nil {
 		t.Fatalf("starting %s: %v", exe, err)
@@ -111,12 +110,14 @@ func TestDashInBrowser(t *testing.T) {
 	tab := func(path string) context.Context {
 		ctx, cancel := chromedp.NewContext(root)
 		t.Cleanup(cancel)
-		browse(t, ctx, "open "+path, chromedp.Navigate(base+strings.TrimPrefix(path, "/")),
-			chromedp.WaitVisible(chromedp.CSS(`#live.on`)),
-			chromedp.Func(func(ctx context.Context, tg *chromedp.Target) error {
-				_, err := chromedp.Evaluate[bool](`window.loadedOnce = true`)(ctx, tg)
-				return err
-			}))
+		// The tab lives as long as the context of its first run: one
+		// without a deadline.
+		if err := chromedp.Do(ctx); err != nil {
+			t.Fatalf("opening a tab: %v", err)
+		}
+		browse(t, ctx, "open "+path, chromedp.Navigate(base+strings.TrimPrefix(path, "/")))
+		waitFor(t, ctx, path+" live", present(`#live.on`))
+		js[bool](t, ctx, `window.loadedOnce = true`)
 		return ctx
 	}
 	overview, waiting, activity := tab("/"), tab("/waiting"), tab("/activity")
@@ -136,53 +137,60 @@ func TestDashInBrowser(t *testing.T) {
 	}
 	shot(t, overview, shots, "overview")
 
+	created := time.Now()
 	_, err = c.BatchV1().Jobs("team-a").Create(context.Background(), teamATraining("train"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	browse(t, waiting, "the training Job's pod on Waiting with its verdict",
-		chromedp.WaitVisible(chromedp.CSS(`li.verdict[data-pod^="team-a/train-"] .message`)))
+	waitFor(t, waiting, "the training Job's pod on Waiting with its verdict", present(`li.verdict[data-pod^="team-a/train-"] .message`))
+	t.Logf("the Job's pod on Waiting %v after the Job was created", time.Since(created).Round(time.Millisecond))
 	verdict := text(t, waiting, `li.verdict[data-pod^="team-a/train-"] .message`)
 	if !strings.Contains(verdict, "pool") {
 		t.Errorf("the training pod's verdict names no pool: %q", verdict)
 	}
-	browse(t, waiting, "the pool growing for it", chromedp.WaitVisible(chromedp.CSS(`li.verdict[data-pod^="team-a/train-"] [data-growing]`)))
+	waitFor(t, waiting, "the pool growing for it", present(`li.verdict[data-pod^="team-a/train-"] [data-growing]`))
 	shot(t, waiting, shots, "waiting")
-	browse(t, activity, "a GPU pool's scale-up on Activity",
-		chromedp.WaitVisible(chromedp.CSS(`li[data-kind="scale-up"][data-pool$="gpu"]`)))
+	waitFor(t, activity, "a GPU pool's scale-up on Activity", present(`li[data-kind="scale-up"][data-pool$="gpu"]`))
 	grown := attr(t, activity, `li[data-kind="scale-up"][data-pool$="gpu"]`, "data-pool")
-	browse(t, overview, "the new node on the Overview",
-		chromedp.WaitVisible(chromedp.CSS(fmt.Sprintf(`tr[data-pool=%q] td.nodes .num`, grown))))
-	value(t, overview, "the new node Ready on the Overview", chromedp.Poll[bool](
-		fmt.Sprintf(`document.querySelector('tr[data-pool=%q] td.nodes .num').textContent === "1 / 1"`, grown), chromedp.WithPollingTimeout(2*time.Minute)))
+	waitFor(t, overview, "the new node Ready on the Overview",
+		fmt.Sprintf(`(document.querySelector('tr[data-pool=%q] td.nodes .num') || {}).textContent === "1 / 1"`, grown))
 	shot(t, activity, shots, "activity")
+	waitFor(t, waiting, "the training pod off Waiting once it runs", "!"+present(`li.verdict[data-pod^="team-a/train-"]`))
+	waitFor(t, overview, "its GPU in use on the Overview",
+		fmt.Sprintf(`(document.querySelector('tr[data-pool=%q] td.gpu .num') || {}).textContent === "1 / 1"`, grown))
 	shot(t, overview, shots, "overview-grown")
-	browse(t, waiting, "the training pod off Waiting once it runs", chromedp.WaitNotPresent(chromedp.CSS(`li.verdict[data-pod^="team-a/train-"]`)))
 	for name, ctx := range map[string]context.Context{"overview": overview, "waiting": waiting, "activity": activity} {
-		if !value(t, ctx, "no reload", chromedp.Evaluate[bool](`window.loadedOnce === true`)) {
+		if !js[bool](t, ctx, `window.loadedOnce === true`) {
 			t.Errorf("the %s page was reloaded: it must update in place", name)
 		}
 	}
 
-	// team-b's GPU quota is 2: a Job of three 1-GPU pods gets two.
-	refused := teamATraining("wide")
-	refused.Namespace = "team-b"
-	refused.Spec.Parallelism, refused.Spec.Completions = ptrTo(int32(3)), ptrTo(int32(3))
-	refused.Spec.Template.Spec.Containers[0].Resources.Limits = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}
-	if _, err := c.BatchV1().Jobs("team-b").Create(context.Background(), refused, metav1.CreateOptions{}); err != nil {
-		t.Fatal(err)
+	// team-b's GPU quota is 2: a Job of two 1-GPU pods holds it, and the
+	// next Job gets no pod.
+	teamB := func(name string, pods int32) {
+		j := teamATraining(name)
+		j.Namespace = "team-b"
+		j.Spec.Parallelism, j.Spec.Completions = ptrTo(pods), ptrTo(pods)
+		if _, err := c.BatchV1().Jobs("team-b").Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
 	}
+	teamB("hold", 2)
+	eventually(t, time.Minute, "team-b's two pods of Job hold", func() (bool, error) {
+		l, err := c.CoreV1().Pods("team-b").List(context.Background(), metav1.ListOptions{LabelSelector: "job-name=hold"})
+		return err == nil && len(l.Items) == 2, err
+	})
+	teamB("wide", 1)
 	sel := `li.verdict[data-workload="job/team-b/wide"]`
-	browse(t, waiting, "the quota-refused Job on Waiting with the quota and its holders",
-		chromedp.WaitVisible(chromedp.CSS(sel+` table.quota`)), chromedp.WaitVisible(chromedp.CSS(sel+` table.holders`)))
+	waitFor(t, waiting, "the quota-refused Job on Waiting with the quota and its holders", present(sel+` table.quota`)+" && "+present(sel+` table.holders`))
 	quota, holders := text(t, waiting, sel+` table.quota`), text(t, waiting, sel+` table.holders`)
 	if !strings.Contains(quota, "requests.nvidia.com/gpu") || !strings.Contains(quota, "2 / 2") {
 		t.Errorf("the quota shown is not team-b's GPUs at 2 of 2:\n%s", quota)
 	}
-	if strings.Count(holders, "wide-") != 2 {
-		t.Errorf("the holders shown are not the Job's two admitted pods:\n%s", holders)
+	if strings.Count(holders, "hold-") != 2 {
+		t.Errorf("the holders shown are not Job hold's two pods:\n%s", holders)
 	}
-	browse(t, waiting, "scroll to the refusal", chromedp.ScrollIntoView(chromedp.CSS(sel)))
+	js[bool](t, waiting, fmt.Sprintf("document.querySelector(%q).scrollIntoView(), true", sel))
 	shot(t, waiting, shots, "waiting-quota")
 
 	for _, page := range []string{"workloads", "rehearsals", "rehearsals/retail-week"} {
@@ -190,39 +198,77 @@ func TestDashInBrowser(t *testing.T) {
 		shot(t, ctx, shots, strings.ReplaceAll(page, "/", "-"))
 	}
 	t.Logf("screenshots in %s", shots)
+	logPageWeight(t, base)
 }
 
-// browse runs the steps in the tab, for at most two minutes; the test
-// fails with what it waited for and the page's content.
+// browse runs the steps in the tab; the test fails after two minutes.
 func browse(t *testing.T, ctx context.Context, what string, steps ...chromedp.Action[chromedp.Void]) {
 	t.Helper()
 	value(t, ctx, what, chromedp.Steps(steps...))
 }
 
-// value is what the action gives in the tab, as browse runs it.
+// value is what the action gives in the tab. The action runs under a
+// deadline of its own as well as the context's: a call to a tab the
+// browser never answers would otherwise hold the test until its timeout.
 func value[T any](t *testing.T, ctx context.Context, what string, a chromedp.Action[T]) T {
 	t.Helper()
 	wait, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	v, err := chromedp.Run(wait, a)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			html, _ := chromedp.Run(ctx, chromedp.OuterHTML(chromedp.CSS("main")))
-			t.Fatalf("waiting for %s: %v\nthe page's content:\n%s", what, err, html)
-		}
-		t.Fatalf("%s: %v", what, err)
+	type result struct {
+		v   T
+		err error
 	}
-	return v
+	done := make(chan result, 1)
+	go func() {
+		v, err := chromedp.Run(wait, a)
+		done <- result{v, err}
+	}()
+	select {
+	case r := <-done:
+		if r.err != nil {
+			t.Fatalf("%s: %v", what, r.err)
+		}
+		return r.v
+	case <-time.After(2*time.Minute + 10*time.Second):
+		t.Fatalf("%s: the browser did not answer in two minutes", what)
+	}
+	panic("unreachable")
 }
 
+// js is a JavaScript expression's value in the tab.
+func js[T any](t *testing.T, ctx context.Context, expr string) T {
+	t.Helper()
+	return value(t, ctx, expr, chromedp.Evaluate[T](expr))
+}
+
+// waitFor polls a JavaScript condition in the tab from Go (a background
+// tab runs no animation frames and few timers) until it holds; the
+// test fails after two minutes with the page's content.
+func waitFor(t *testing.T, ctx context.Context, what, cond string) {
+	t.Helper()
+	deadline := time.Now().Add(2 * time.Minute)
+	for !js[bool](t, ctx, "Boolean("+cond+")") {
+		if time.Now().After(deadline) {
+			t.Fatalf("waiting for %s (%s): the page's content:\n%s", what, cond, js[string](t, ctx, "document.querySelector('main').innerText"))
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// present is a JavaScript condition: an element matches sel.
+func present(sel string) string { return fmt.Sprintf("document.querySelector(%q)", sel) }
+
+// text is the text of the element sel matches, spaces collapsed; "" when
+// none does.
 func text(t *testing.T, ctx context.Context, sel string) string {
 	t.Helper()
-	return strings.Join(strings.Fields(value(t, ctx, "the text of "+sel, chromedp.Text(chromedp.CSS(sel)))), " ")
+	s := js[string](t, ctx, fmt.Sprintf("(document.querySelector(%q) || {}).textContent || ''", sel))
+	return strings.Join(strings.Fields(s), " ")
 }
 
 func attr(t *testing.T, ctx context.Context, sel, name string) string {
 	t.Helper()
-	return value(t, ctx, name+" of "+sel, chromedp.AttributeValue(chromedp.CSS(sel), name)).Value
+	return js[string](t, ctx, fmt.Sprintf("(document.querySelector(%q) || {getAttribute: () => ''}).getAttribute(%q) || ''", sel, name))
 }
 
 // shot saves a full-page screenshot as NAME.png.
@@ -258,4 +304,31 @@ func sampleReport() *rehearse.Report {
 		Jobs:   []rehearse.JobResult{{Team: "team-a", Class: "training", Kind: "Job", Name: "t-1", Pods: 1, GPUs: 1, Wait: &wait, State: "Complete"}},
 		Groups: []rehearse.GroupResult{{Team: "team-a", Class: "training", Jobs: 1, Completed: 1, WaitP50: wait, WaitP95: wait, WaitMax: wait}},
 	}
+}
+
+// logPageWeight logs what each page weighs with its stylesheet and
+// script, as a browser fetches them the first time.
+func logPageWeight(t *testing.T, base string) {
+	t.Helper()
+	size := func(path string) int {
+		resp, err := http.Get(base + strings.TrimPrefix(path, "/"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		n, _ := io.Copy(io.Discard, resp.Body)
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("GET %s: %s", path, resp.Status)
+		}
+		return int(n)
+	}
+	assets := size("/static/dash.css") + size("/static/dash.js")
+	total := assets
+	var parts []string
+	for _, p := range []string{"/", "/waiting", "/activity", "/workloads", "/rehearsals"} {
+		n := size(p)
+		total += n
+		parts = append(parts, fmt.Sprintf("%s %d B", p, n))
+	}
+	t.Logf("page weight at the retail size: %s; stylesheet and script %d B; all five pages and assets %d B", strings.Join(parts, ", "), assets, total)
 }
