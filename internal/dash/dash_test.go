@@ -199,7 +199,7 @@ func serve(t *testing.T, c *fake.Clientset, bp *v1alpha1.Blueprint, reports stri
 	return s, "127.0.0.1:8470"
 }
 
-func get(t *testing.T, h http.Handler, host, path string, header map[string]string) *httptest.ResponseRecorder {
+func get(t testing.TB, h http.Handler, host, path string, header map[string]string) *httptest.ResponseRecorder {
 	t.Helper()
 	// A stream that was let through ends here, and its status is seen.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
