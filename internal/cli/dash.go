@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
 	"runtime"
 	"time"
@@ -16,6 +17,8 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/dash"
+	"berth.io/berth/internal/model"
+	"berth.io/berth/internal/model/store"
 	"berth.io/berth/internal/problem"
 )
 
@@ -30,6 +33,7 @@ type dashOptions struct {
 	listen  string
 	open    bool
 	reports string
+	store   string
 }
 
 // addFlags adds the dashboard's flags, shared by berth dash and berth up
@@ -39,6 +43,24 @@ func (o *dashOptions) addFlags(cmd *cobra.Command, prefix string) {
 	f.StringVar(&o.listen, prefix+"listen", defaultDashListen, "address the dashboard listens on; loopback unless you ask (another address prints a warning)")
 	f.BoolVar(&o.open, "open", false, "open the dashboard in the default browser")
 	f.StringVar(&o.reports, prefix+"reports", "", "directory of `berth rehearse --report` output the Rehearsals page lists")
+	f.StringVar(&o.store, prefix+"store", "", "model store the Models page lists, as berth model's --store (default $BERTH_MODEL_STORE; none: no models)")
+}
+
+// registry is the model store the flags or $BERTH_MODEL_STORE name; nil
+// when neither does.
+func (o *dashOptions) registry() (*model.Registry, error) {
+	url := o.store
+	if url == "" {
+		url = os.Getenv("BERTH_MODEL_STORE")
+	}
+	if url == "" {
+		return nil, nil
+	}
+	st, err := store.Open(url)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Registry{Store: st}, nil
 }
 
 func newDashCommand(s Streams, kube *kubeFlags) *cobra.Command {
@@ -53,7 +75,8 @@ the classes (as berth status prints them); every Pending pod and refused
 workload with its verdict and fix (as berth why --all explains them); the
 autoscaler's scale-ups and scale-downs, spot interruptions, evictions,
 preemptions and HPA rescales; scaled workloads and disruption budgets; and
-the reports berth rehearse --report wrote (--reports DIR).
+the reports berth rehearse --report wrote (--reports DIR); and the models,
+versions and aliases of the model store (--store, else $BERTH_MODEL_STORE).
 
 Pages update within seconds of a change, without a reload. The dashboard
 listens on 127.0.0.1 unless --listen says otherwise, refuses requests that
@@ -79,7 +102,11 @@ func (o *dashOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	stop, err := startDash(ctx, o.Out, o.ErrOut, dashConfig{client: t.client.Kube, bp: bp, context: t.context, listen: o.listen, open: o.open, reports: o.reports})
+	models, err := o.registry()
+	if err != nil {
+		return err
+	}
+	stop, err := startDash(ctx, o.Out, o.ErrOut, dashConfig{client: t.client.Kube, bp: bp, context: t.context, listen: o.listen, open: o.open, reports: o.reports, models: models})
 	if err != nil {
 		return err
 	}
@@ -95,6 +122,7 @@ type dashConfig struct {
 	context, listen string
 	open            bool
 	reports         string
+	models          *model.Registry
 }
 
 // startDash listens, serves the dashboard until ctx ends or stop is
@@ -112,7 +140,7 @@ func startDash(ctx context.Context, out, errOut io.Writer, c dashConfig) (stop f
 	if ip := net.ParseIP(host); !(host == "localhost" || ip != nil && ip.IsLoopback()) {
 		fmt.Fprintf(errOut, "warning: the dashboard listens on %s, not on loopback: whoever can reach this address sees the cluster as your credentials let you (pools, pods, quotas, events)\n", addr)
 	}
-	srv, err := dash.New(dash.Options{Client: c.client, Blueprint: c.bp, Context: c.context, Listen: addr, Reports: c.reports})
+	srv, err := dash.New(dash.Options{Client: c.client, Blueprint: c.bp, Context: c.context, Listen: addr, Reports: c.reports, Models: c.models})
 	if err != nil {
 		ln.Close()
 		return nil, err

@@ -211,6 +211,10 @@ func (o *upOptions) Run(ctx context.Context) error {
 // startDash serves the dashboard of the cluster just started, in this
 // process, until it stops.
 func (o *upOptions) startDash(ctx context.Context, report io.Writer, c *cluster.Cluster) (func(), error) {
+	models, err := o.dashOpts.registry()
+	if err != nil {
+		return nil, err
+	}
 	cfg := rest.CopyConfig(c.Config)
 	cfg.QPS, cfg.Burst = commandQPS, commandBurst
 	client, err := protobufClient(cfg)
@@ -219,7 +223,7 @@ func (o *upOptions) startDash(ctx context.Context, report io.Writer, c *cluster.
 	}
 	fmt.Fprintln(report)
 	return startDash(ctx, report, report, dashConfig{client: client, bp: o.bp.Blueprint, context: cluster.ContextName(c.Name),
-		listen: o.dashOpts.listen, open: o.dashOpts.open, reports: o.dashOpts.reports})
+		listen: o.dashOpts.listen, open: o.dashOpts.open, reports: o.dashOpts.reports, models: models})
 }
 
 func mergeKubeconfig(c *cluster.Cluster) (string, error) {

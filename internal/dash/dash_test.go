@@ -30,6 +30,8 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/model"
+	"berth.io/berth/internal/model/store"
 	"berth.io/berth/internal/objtest"
 )
 
@@ -400,4 +402,37 @@ func TestChangeReachesTheStream(t *testing.T) {
 		t.Fatalf("the fragment is not the overview's content alone:\n%s", w.Body)
 	}
 	_ = io.Discard
+}
+
+// The Models page lists the store's models, versions and aliases, and
+// says so when no store is configured.
+func TestModelsPage(t *testing.T) {
+	c, bp := fixture(t)
+	s, host := serve(t, c, bp, "")
+	if body := get(t, s.Handler(), host, "/models", nil).Body.String(); !strings.Contains(body, "No model store is configured") {
+		t.Errorf("without a store, the Models page does not say so:\n%s", body)
+	}
+	st, err := store.Open("file://" + t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := &model.Registry{Store: st}
+	weights := filepath.Join(t.TempDir(), "weights.bin")
+	if err := os.WriteFile(weights, []byte("weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, err := reg.Push(ctx, "embedder", weights, model.PushOptions{Metrics: map[string]float64{"recall": 0.91}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := reg.Promote(ctx, "embedder", 1, "prod", "first"); err != nil {
+		t.Fatal(err)
+	}
+	s.o.Models = reg
+	body := get(t, s.Handler(), host, "/models", nil).Body.String()
+	for _, want := range []string{`data-model="embedder"`, "prod → v1", "<th scope=\"row\">v1</th>", "recall 0.91", "first"} {
+		if !strings.Contains(body, want) {
+			t.Errorf("the Models page lacks %q:\n%s", want, body)
+		}
+	}
 }

@@ -26,10 +26,10 @@ var staticFS embed.FS
 
 // The pages, by name; each has the URL /NAME ("/" for the overview) and
 // its JSON at /api/NAME.
-var pageNames = []string{"overview", "waiting", "activity", "workloads", "rehearsals"}
+var pageNames = []string{"overview", "waiting", "activity", "workloads", "models", "rehearsals"}
 
 var pageTitles = map[string]string{
-	"overview": "Overview", "waiting": "Waiting", "activity": "Activity", "workloads": "Workloads", "rehearsals": "Rehearsals",
+	"overview": "Overview", "waiting": "Waiting", "activity": "Activity", "workloads": "Workloads", "models": "Models", "rehearsals": "Rehearsals",
 }
 
 // fragmentHeader asks for a page's content alone, as the page's script
@@ -68,6 +68,10 @@ type pageData struct {
 	Workloads *Workloads
 	Reports   []Rehearsal
 	Report    *Rehearsal
+	// Models are the store's, read on each request; ModelStore names the
+	// store, "" when none is configured.
+	Models     []ModelRow
+	ModelStore string
 }
 
 type waitingData struct {
@@ -132,6 +136,19 @@ func (s *Server) data(name string, snap *snapshot, r *http.Request) (*pageData, 
 		var err error
 		if d.Reports, err = rehearsals(s.o.Reports); err != nil {
 			return nil, err
+		}
+	case "models":
+		// A change in the cluster says nothing of the store: its page is
+		// read when loaded, not for the hash a change is measured by.
+		if r == nil {
+			return d, nil
+		}
+		var err error
+		if d.Models, err = models(r.Context(), s.o.Models); err != nil {
+			return nil, err
+		}
+		if s.o.Models != nil {
+			d.ModelStore = fmt.Sprint(s.o.Models.Store)
 		}
 	}
 	return d, nil
@@ -283,6 +300,11 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name string) 
 		v = filterActivity(snap.activity, r.URL.Query().Get("pool"), r.URL.Query().Get("namespace"))
 	case "workloads":
 		v = snap.workloads
+	case "models":
+		if v, err = models(r.Context(), s.o.Models); err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 	case "rehearsals":
 		if v, err = rehearsals(s.o.Reports); err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)

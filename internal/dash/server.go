@@ -21,6 +21,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/model"
 )
 
 // Options configure a Server.
@@ -38,6 +39,9 @@ type Options struct {
 	// Reports is the directory of `berth rehearse --report` output the
 	// Rehearsals page lists; empty: none.
 	Reports string
+	// Models is the model registry the Models page lists; nil: none is
+	// configured.
+	Models *model.Registry
 	// Settle is how long a change waits for the ones after it before the
 	// cluster is read again; zero means 200ms.
 	Settle time.Duration
