@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/model"
+	"berth.io/berth/internal/model/store"
 	"berth.io/berth/internal/rehearse"
 )
 
@@ -73,6 +75,8 @@ func TestDashInBrowser(t *testing.T) {
 	if err := rehearse.WriteDir(filepath.Join(reports, "retail-week"), sampleReport(), nil); err != nil {
 		t.Fatal(err)
 	}
+	models := "file://" + filepath.Join(home, "models")
+	pushSampleModel(t, models, home)
 	raw, err := blueprint.Template("retail")
 	if err != nil {
 		t.Fatal(err)
@@ -83,7 +87,7 @@ func TestDashInBrowser(t *testing.T) {
 	}
 	out := mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dash",
 		"--autoscaler", "scanInterval=1s,scaleDownUnneededTime=10m", "--provisioning-time", "8s",
-		"--dash", "--dash-listen", "127.0.0.1:0", "--dash-reports", reports)
+		"--dash", "--dash-listen", "127.0.0.1:0", "--dash-reports", reports, "--dash-store", models)
 	t.Cleanup(func() { berth(t, home, "down", "--name", "dash", "--purge") })
 	m := dashURL.FindStringSubmatch(out)
 	if m == nil {
@@ -193,7 +197,7 @@ func TestDashInBrowser(t *testing.T) {
 	js[bool](t, waiting, fmt.Sprintf("document.querySelector(%q).scrollIntoView(), true", sel))
 	shot(t, waiting, shots, "waiting-quota")
 
-	for _, page := range []string{"workloads", "rehearsals", "rehearsals/retail-week"} {
+	for _, page := range []string{"workloads", "models", "rehearsals", "rehearsals/retail-week"} {
 		ctx := tab("/" + page)
 		shot(t, ctx, shots, strings.ReplaceAll(page, "/", "-"))
 	}
@@ -331,4 +335,28 @@ func logPageWeight(t *testing.T, base string) {
 		parts = append(parts, fmt.Sprintf("%s %d B", p, n))
 	}
 	t.Logf("page weight at the retail size: %s; stylesheet and script %d B; all five pages and assets %d B", strings.Join(parts, ", "), assets, total)
+}
+
+// pushSampleModel stores two versions of a model and moves its prod
+// alias from one to the other, for the Models page.
+func pushSampleModel(t *testing.T, url, dir string) {
+	t.Helper()
+	st, err := store.Open(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &model.Registry{Store: st}
+	ctx := context.Background()
+	for i, recall := range []float64{0.88, 0.91} {
+		weights := filepath.Join(dir, fmt.Sprintf("weights-%d.bin", i))
+		if err := os.WriteFile(weights, []byte(strings.Repeat("w", 1000*(i+1))), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Push(ctx, "embedder", weights, model.PushOptions{Metrics: map[string]float64{"recall": recall}, Source: fmt.Sprintf("train-run-%d", i+1)}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Promote(ctx, "embedder", i+1, "prod", fmt.Sprintf("recall %.2f", recall)); err != nil {
+			t.Fatal(err)
+		}
+	}
 }
