@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -203,6 +204,61 @@ func TestDashInBrowser(t *testing.T) {
 	}
 	t.Logf("screenshots in %s", shots)
 	logPageWeight(t, base)
+	dashCommand(t, home)
+}
+
+// dashCommand runs berth dash on its own against the cluster: it prints
+// its address, serves the overview's JSON, and refuses a foreign Host.
+func dashCommand(t *testing.T, home string) {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, "dash", "--context", "berth-dash", "--listen", "127.0.0.1:0")
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := dashURL.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	var url string
+	select {
+	case url = <-found:
+	case <-time.After(time.Minute):
+		t.Fatal("berth dash printed no address within a minute")
+	}
+	resp, err := http.Get(url + "api/overview")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || !strings.Contains(string(body), `"name": "spot-gpu"`) {
+		t.Errorf("berth dash's /api/overview: %s\n%s", resp.Status, body)
+	}
+	req, _ := http.NewRequest(http.MethodGet, url, nil)
+	req.Host = "rebound.example" + strings.TrimPrefix(strings.TrimSuffix(url, "/"), "http://127.0.0.1")
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusForbidden {
+		t.Errorf("berth dash answered Host %s with %s; want 403 Forbidden", req.Host, resp.Status)
+	}
 }
 
 // browse runs the steps in the tab; the test fails after two minutes.
