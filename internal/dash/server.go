@@ -1,7 +1,8 @@
 // Package dash serves `berth dash`: a read-only web view of a cluster
 // that shows berth's own answers (the pools, quotas and classes `berth
 // status` prints, the waits `berth why --all` explains, the autoscaler's
-// and spot market's activity, scaled workloads and rehearsal reports),
+// and spot market's activity, scaled workloads, the model store's models
+// and rehearsal reports),
 // live. One informer cache says when something changed; the server then
 // reads the cluster again as status and why do, and tells each open page
 // over server-sent events to fetch its content again. Pages are Go
