@@ -9,6 +9,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 export GOTOOLCHAIN="${GOTOOLCHAIN:-local}"
 
+# The dashboard's browser tests (test/e2e TestDashInBrowser) drive Debian's
+# Chromium; under CI=true they fail without it rather than skip.
+if ! command -v chromium >/dev/null 2>&1; then
+  echo "--- apt-get install chromium (the dashboard's browser tests)"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
+  $sudo apt-get update && $sudo apt-get install -y chromium
+fi
+
 echo "--- go test ./... (berth.io/berth)"
 go test "$@" ./...
 echo "--- go test ./... (test/s3: the model stores against a real S3 server)"

@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 
 	"berth.io/berth/api/v1alpha1"
@@ -44,6 +45,9 @@ type upOptions struct {
 	timeout       time.Duration
 	reportFD      int // set on the detached child: where its report goes
 	autoscaler    upAutoscalerFlags
+	// dash starts the dashboard beside the cluster, with dashOpts.
+	dash     bool
+	dashOpts dashOptions
 
 	sizes map[string]int32
 	bp    *loadedBlueprint
@@ -80,6 +84,8 @@ Without -f, berth reads ./berth.yaml, or else starts the retail template.`,
 	f.BoolVar(&o.unsafeNoFsync, "unsafe-no-fsync", false, "turn off etcd's fsync: faster, but a crash may lose the cluster")
 	f.DurationVar(&o.timeout, "timeout", 2*time.Minute, "how long to wait for the cluster to be ready")
 	o.autoscaler.add(f)
+	f.BoolVar(&o.dash, "dash", false, "also serve the dashboard (berth dash) while the cluster runs")
+	o.dashOpts.addFlags(cmd, "dash-")
 	f.IntVar(&o.reportFD, "report-fd", 0, "")
 	f.MarkHidden("report-fd")
 	return cmd
@@ -174,6 +180,13 @@ func (o *upOptions) Run(ctx context.Context) error {
 	if err := printReady(ctx, report, o, c, userConfig); err != nil {
 		return fail(err)
 	}
+	if o.dash {
+		stopDash, err := o.startDash(ctx, report, c)
+		if err != nil {
+			return fail(err)
+		}
+		defer stopDash()
+	}
 	if reportFile != nil {
 		fmt.Fprintln(reportFile, readyMarker)
 		reportFile.Close()
@@ -193,6 +206,24 @@ func (o *upOptions) Run(ctx context.Context) error {
 		fmt.Fprintf(o.Out, "Stopped. `berth up --name %s` resumes it; `berth down --name %s --purge` deletes it.\n", o.name, o.name)
 	}
 	return nil
+}
+
+// startDash serves the dashboard of the cluster just started, in this
+// process, until it stops.
+func (o *upOptions) startDash(ctx context.Context, report io.Writer, c *cluster.Cluster) (func(), error) {
+	models, err := o.dashOpts.registry()
+	if err != nil {
+		return nil, err
+	}
+	cfg := rest.CopyConfig(c.Config)
+	cfg.QPS, cfg.Burst = commandQPS, commandBurst
+	client, err := protobufClient(cfg)
+	if err != nil {
+		return nil, err
+	}
+	fmt.Fprintln(report)
+	return startDash(ctx, report, report, dashConfig{client: client, bp: o.bp.Blueprint, context: cluster.ContextName(c.Name),
+		listen: o.dashOpts.listen, open: o.dashOpts.open, reports: o.dashOpts.reports, models: models})
 }
 
 func mergeKubeconfig(c *cluster.Cluster) (string, error) {

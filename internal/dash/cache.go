@@ -1,0 +1,83 @@
+package dash
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	coreinformers "k8s.io/client-go/informers/core/v1"
+	"k8s.io/client-go/kubernetes"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	policylisters "k8s.io/client-go/listers/policy/v1"
+	"k8s.io/client-go/tools/cache"
+
+	"berth.io/berth/internal/slim"
+)
+
+// watched is the server's one informer cache. It tells the server when
+// anything a page shows has changed, and holds the objects the Activity
+// and Workloads pages read (events, PodDisruptionBudgets). Pods and nodes
+// are kept as their names and resource versions only: the pages' numbers
+// come from status and why, which read the cluster as `berth status` and
+// `berth why --all` do, and a copy of every pod would be most of the
+// server's memory on a large cluster. Secrets are never watched.
+type watched struct {
+	factory informers.SharedInformerFactory
+	events  corelisters.EventLister
+	nodes   corelisters.NodeLister
+	pdbs    policylisters.PodDisruptionBudgetLister
+	synced  []cache.InformerSynced
+}
+
+// newWatched registers the informers; changed is called (from the
+// informers' goroutines) on every add, update and delete.
+func newWatched(c kubernetes.Interface, changed func()) (*watched, error) {
+	f := slim.Informers(c, 0)
+	w := &watched{factory: f}
+	h := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { changed() },
+		UpdateFunc: func(any, any) { changed() },
+		DeleteFunc: func(any) { changed() },
+	}
+	// The transform keeps a pod's identity and resource version: any
+	// change to it (bound, started, finished) is a new resource version.
+	pods := f.InformerFor(&corev1.Pod{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		i := coreinformers.NewPodInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
+		_ = i.SetTransform(identityOnly)
+		return i
+	})
+	// The autoscaler's status and the spot record live in kube-system.
+	systemConfigMaps := f.InformerFor(&corev1.ConfigMap{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
+		return coreinformers.NewConfigMapInformer(c, metav1.NamespaceSystem, resync, cache.Indexers{})
+	})
+	informers := []cache.SharedIndexInformer{
+		pods,
+		systemConfigMaps,
+		f.Core().V1().Nodes().Informer(),
+		f.Core().V1().Events().Informer(),
+		f.Core().V1().ResourceQuotas().Informer(),
+		f.Autoscaling().V2().HorizontalPodAutoscalers().Informer(),
+		f.Policy().V1().PodDisruptionBudgets().Informer(),
+		f.Scheduling().V1().PriorityClasses().Informer(),
+	}
+	for _, i := range informers {
+		if _, err := i.AddEventHandler(h); err != nil {
+			return nil, err
+		}
+		w.synced = append(w.synced, i.HasSynced)
+	}
+	w.events = f.Core().V1().Events().Lister()
+	w.nodes = f.Core().V1().Nodes().Lister()
+	w.pdbs = f.Policy().V1().PodDisruptionBudgets().Lister()
+	return w, nil
+}
+
+// identityOnly is a pod reduced to what says it changed.
+func identityOnly(obj any) (any, error) {
+	p, ok := obj.(*corev1.Pod)
+	if !ok {
+		return obj, nil
+	}
+	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID, ResourceVersion: p.ResourceVersion}}, nil
+}
