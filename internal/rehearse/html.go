@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"html/template"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,7 +53,9 @@ type pageData struct {
 	GPUs       template.HTML
 }
 
-// bar is one bar of a chart: a label, and a value per rehearsal.
+// bar is one bar of a chart: a label, and a value per rehearsal; NaN
+// where a rehearsal has none (a group none of whose jobs ran has no
+// wait), drawn as "-" without a bar.
 type bar struct {
 	label  string
 	values []float64
@@ -67,7 +70,9 @@ func chart(title string, bars []bar) template.HTML {
 	peak := 0.0
 	for _, b := range bars {
 		for _, v := range b.values {
-			peak = max(peak, v)
+			if !math.IsNaN(v) {
+				peak = max(peak, v)
+			}
 		}
 	}
 	if peak == 0 {
@@ -89,8 +94,13 @@ func chart(title string, bars []bar) template.HTML {
 			if i == 0 {
 				label = b.label
 			}
-			w := int(float64(barW) * v / peak)
 			fmt.Fprintf(&s, `<text x="0" y="%d" font-size="13">%s</text>`, y+15, template.HTMLEscapeString(label))
+			if math.IsNaN(v) {
+				fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="12">-</text>`, labelW+6, y+15)
+				y += rowH
+				continue
+			}
+			w := int(float64(barW) * v / peak)
 			fmt.Fprintf(&s, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, labelW, y+2, max(w, 1), rowH-4, colors[i%2])
 			fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="12">%s</text>`, labelW+max(w, 1)+6, y+15, template.HTMLEscapeString(b.text(v)))
 			y += rowH
@@ -108,6 +118,15 @@ func reports(a, b *Report) []*Report {
 	return []*Report{a, b}
 }
 
+// noValues is n values, none of them given yet.
+func noValues(n int) []float64 {
+	v := make([]float64, n)
+	for i := range v {
+		v[i] = math.NaN()
+	}
+	return v
+}
+
 // waitChart is each team and class's p95 wait.
 func waitChart(a, b *Report) template.HTML {
 	var bars []bar
@@ -123,7 +142,7 @@ func waitChart(a, b *Report) template.HTML {
 			if !ok {
 				at = len(bars)
 				index[k] = at
-				bars = append(bars, bar{label: k, values: make([]float64, len(rs)), text: func(v float64) string {
+				bars = append(bars, bar{label: k, values: noValues(len(rs)), text: func(v float64) string {
 					return short(Duration(time.Duration(v * float64(time.Minute))))
 				}})
 			}
@@ -147,7 +166,7 @@ func gpuChart(a, b *Report) template.HTML {
 			if !ok {
 				at = len(bars)
 				index[p.Name] = at
-				bars = append(bars, bar{label: "pool " + p.Name, values: make([]float64, len(rs)), text: func(v float64) string { return hours(v) + " GPU-h idle" }})
+				bars = append(bars, bar{label: "pool " + p.Name, values: noValues(len(rs)), text: func(v float64) string { return hours(v) + " GPU-h idle" }})
 			}
 			bars[at].values[i] = p.GPUHoursIdle
 		}
