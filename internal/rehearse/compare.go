@@ -64,7 +64,7 @@ func compare(a, b *Report) []comparison {
 		dur(k+" wait p50", side(ran, func(g *GroupResult) Duration { return g.WaitP50 }))
 		dur(k+" wait p95", side(ran, func(g *GroupResult) Duration { return g.WaitP95 }))
 		dur(k+" wait max", side(ran, func(g *GroupResult) Duration { return g.WaitMax }))
-		dur(k+" quota-refused", side(p, func(g *GroupResult) Duration { return g.QuotaRefused }))
+		num(k+" quota-refused job-hours", side(p, func(g *GroupResult) float64 { return time.Duration(g.QuotaRefused).Hours() }), "%.1f")
 		num(k+" jobs never ran", side(p, func(g *GroupResult) float64 { return float64(g.NeverRan) }), "%.0f")
 	}
 

@@ -9,7 +9,7 @@ import (
 // only a design has shows "-" on the other side and no difference.
 func TestCompareSideBySide(t *testing.T) {
 	a := &Report{
-		Groups: []GroupResult{{Team: "ml", Class: "training", Jobs: 2, WaitP95: Duration(70 * time.Minute)}, {Team: "ml", Class: "batch", Jobs: 3, NeverRan: 3}},
+		Groups: []GroupResult{{Team: "ml", Class: "training", Jobs: 2, WaitP95: Duration(70 * time.Minute), QuotaRefused: Duration(4 * time.Hour)}, {Team: "ml", Class: "batch", Jobs: 3, NeverRan: 3}},
 		Pools:  []PoolResult{{Name: "gpu", NodeHours: 2, GPUHours: 2, GPUHoursIdle: 0.5}, {Name: "cpu", NodeHours: 1}},
 	}
 	b := &Report{
@@ -24,10 +24,12 @@ func TestCompareSideBySide(t *testing.T) {
 		t.Error("a pool without GPUs has an idle GPU-hours row")
 	}
 	for measure, want := range map[string]comparison{
-		"ml/training wait p95":      {A: "1h10m", B: "10m", Diff: "-1h"},
-		"pool gpu node-hours":       {A: "2.0", B: "2.5", Diff: "+0.5"},
-		"pool spot node-hours":      {A: "-", B: "1.0"},
-		"idle GPU-hours, all pools": {A: "0.5", B: "1.0", Diff: "+0.5"},
+		"ml/training wait p95": {A: "1h10m", B: "10m", Diff: "-1h"},
+		"pool gpu node-hours":  {A: "2.0", B: "2.5", Diff: "+0.5"},
+		// Quota-refused time is summed over jobs: job-hours.
+		"ml/training quota-refused job-hours": {A: "4.0", B: "0.0", Diff: "-4.0"},
+		"pool spot node-hours":                {A: "-", B: "1.0"},
+		"idle GPU-hours, all pools":           {A: "0.5", B: "1.0", Diff: "+0.5"},
 		// A group none of whose jobs ran has no waits, not waits of 0s.
 		"ml/batch wait p95": {A: "-", B: "5m"},
 	} {

@@ -174,7 +174,7 @@ func gpuChart(a, b *Report) template.HTML {
 	return chart("Idle GPU-hours per pool", bars)
 }
 
-var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{"short": short, "hours": hours, "charts": charts}).Parse(`<!doctype html>
+var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{"short": short, "hours": hours, "jobHours": func(d Duration) string { return hours(time.Duration(d).Hours()) }, "charts": charts}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>berth rehearse: {{.A.Blueprint}}{{if .B}} vs {{.B.Blueprint}}{{end}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -197,8 +197,8 @@ th{background:#f3f5f7}
 {{define "one"}}<h2>{{.Blueprint}}: {{short .Rehearsed}} of trace in {{short .Wall}}</h2>
 {{range charts .}}{{.}}
 {{end}}
-<table><tr><th>team</th><th>class</th><th>jobs</th><th>done</th><th>failed</th><th>never ran</th><th>wait p50</th><th>p95</th><th>max</th><th>quota-refused</th><th>lost GPU-h</th></tr>
-{{range .Groups}}<tr><td>{{.Team}}</td><td>{{.Class}}</td><td>{{.Jobs}}</td><td>{{.Completed}}</td><td>{{.Failed}}</td><td>{{.NeverRan}}</td>{{if eq .NeverRan .Jobs}}<td>-</td><td>-</td><td>-</td>{{else}}<td>{{short .WaitP50}}</td><td>{{short .WaitP95}}</td><td>{{short .WaitMax}}</td>{{end}}<td>{{short .QuotaRefused}}</td><td>{{hours .LostGPUHours}}</td></tr>
+<table><tr><th>team</th><th>class</th><th>jobs</th><th>done</th><th>failed</th><th>never ran</th><th>wait p50</th><th>p95</th><th>max</th><th>quota-refused job-h</th><th>lost GPU-h</th></tr>
+{{range .Groups}}<tr><td>{{.Team}}</td><td>{{.Class}}</td><td>{{.Jobs}}</td><td>{{.Completed}}</td><td>{{.Failed}}</td><td>{{.NeverRan}}</td>{{if eq .NeverRan .Jobs}}<td>-</td><td>-</td><td>-</td>{{else}}<td>{{short .WaitP50}}</td><td>{{short .WaitP95}}</td><td>{{short .WaitMax}}</td>{{end}}<td>{{jobHours .QuotaRefused}}</td><td>{{hours .LostGPUHours}}</td></tr>
 {{end}}</table>
 <table><tr><th>pool</th><th>capacity</th><th>node-h</th><th>peak nodes</th><th>GPU-h</th><th>allocated</th><th>idle</th><th>at zero</th></tr>
 {{range .Pools}}<tr><td>{{.Name}}</td><td>{{.Capacity}}</td><td>{{hours .NodeHours}}</td><td>{{.PeakNodes}}</td><td>{{hours .GPUHours}}</td><td>{{hours .GPUHoursAllocated}}</td><td>{{hours .GPUHoursIdle}}</td><td>{{short .AtZero}}</td></tr>

@@ -19,14 +19,14 @@ func WriteTable(w io.Writer, r *Report) error {
 	}
 	fmt.Fprintf(tw, "Rehearsal of %s on %s: %s of trace time in %s at speed %g%s\n\n", r.Blueprint, r.Trace, round(time.Duration(r.Rehearsed)), time.Duration(r.Wall).Round(time.Second), r.Speed, state)
 
-	fmt.Fprintln(tw, "TEAM\tCLASS\tJOBS\tDONE\tFAILED\tNEVER RAN\tWAIT p50\tp95\tmax\tQUOTA-REFUSED\tLOST GPU-h")
+	fmt.Fprintln(tw, "TEAM\tCLASS\tJOBS\tDONE\tFAILED\tNEVER RAN\tWAIT p50\tp95\tmax\tQUOTA-REFUSED job-h\tLOST GPU-h")
 	for _, g := range r.Groups {
 		p50, p95, most := short(g.WaitP50), short(g.WaitP95), short(g.WaitMax)
 		if g.NeverRan == g.Jobs { // no job ran: no waits to give
 			p50, p95, most = "-", "-", "-"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%s\t%s\t%s\t%s\t%s\n", g.Team, g.Class, g.Jobs, g.Completed, g.Failed, g.NeverRan,
-			p50, p95, most, short(g.QuotaRefused), hours(g.LostGPUHours))
+			p50, p95, most, hours(time.Duration(g.QuotaRefused).Hours()), hours(g.LostGPUHours))
 	}
 	if len(r.Groups) == 0 {
 		fmt.Fprintln(tw, "(no training or batch jobs)")

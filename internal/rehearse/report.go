@@ -102,10 +102,13 @@ type GroupResult struct {
 	Unfinished int    `json:"unfinished"`
 	// Waits are over the jobs whose pods all ran; NeverRan counts the
 	// others (refused, or still waiting at the end).
-	NeverRan     int      `json:"neverRan"`
-	WaitP50      Duration `json:"waitP50"`
-	WaitP95      Duration `json:"waitP95"`
-	WaitMax      Duration `json:"waitMax"`
+	NeverRan int      `json:"neverRan"`
+	WaitP50  Duration `json:"waitP50"`
+	WaitP95  Duration `json:"waitP95"`
+	WaitMax  Duration `json:"waitMax"`
+	// QuotaRefused is the sum of its jobs' quota-refused times: job-hours
+	// of refusal, not a span of time (four jobs refused together for an
+	// hour give 4h).
 	QuotaRefused Duration `json:"quotaRefused"`
 	LostGPUHours float64  `json:"lostGPUHours"`
 }
