@@ -21,8 +21,8 @@ import (
 // new` would pick; the class reaches a pool for the row's pods (a GPU
 // pool for a row with GPUs, a pool without for one without); a pod fits
 // one of those pools' machines, the team's quota and its LimitRange's
-// maximum; and the load's services are the trace's inference rows in
-// their teams' namespaces. It returns every problem, each at the row's
+// maximum; the load's services are the trace's inference rows in
+// their teams' namespaces; and each interruption takes away a Spot pool. It returns every problem, each at the row's
 // FILE:LINE, in file order; none when the trace can be rehearsed on bp.
 func (t *Trace) Check(bp *v1alpha1.Blueprint) problem.List {
 	var problems problem.List
@@ -30,6 +30,7 @@ func (t *Trace) Check(bp *v1alpha1.Blueprint) problem.List {
 		problems = append(problems, checkJob(bp, j)...)
 	}
 	problems = append(problems, t.checkLoad(bp)...)
+	problems = append(problems, t.checkInterruptions(bp)...)
 	slices.SortStableFunc(problems, func(a, b problem.Problem) int {
 		if c := strings.Compare(a.File, b.File); c != 0 {
 			return c
@@ -171,6 +172,36 @@ func (t *Trace) checkLoad(bp *v1alpha1.Blueprint) problem.List {
 			}
 			field := fmt.Sprintf("spec.load.steps[%d].workloads[%d].namespace", i, k)
 			problems = append(problems, problem.Problem{File: t.file, Line: t.lines.Of(field), Field: field, Message: fmt.Sprintf("service %s runs in %s, not %s", w.Name, strings.Join(in, ", "), w.Namespace), Fix: "write the namespace of the row's team (its first)"})
+		}
+	}
+	return problems
+}
+
+// checkInterruptions checks that each interruption names a Spot pool of
+// bp: only spot capacity is taken away.
+func (t *Trace) checkInterruptions(bp *v1alpha1.Blueprint) problem.List {
+	var problems problem.List
+	for i, in := range t.Interruptions {
+		field := fmt.Sprintf("spec.interruptions[%d].pool", i)
+		fail := func(message, fix string) {
+			problems = append(problems, problem.Problem{File: t.file, Line: t.lines.Of(field), Field: field, Message: message, Fix: fix})
+		}
+		var spot []string
+		var pool *v1alpha1.Pool
+		for k := range bp.Spec.Pools {
+			p := &bp.Spec.Pools[k]
+			if p.Capacity == v1alpha1.Spot {
+				spot = append(spot, p.Name)
+			}
+			if p.Name == in.Pool {
+				pool = p
+			}
+		}
+		switch {
+		case pool == nil:
+			fail(fmt.Sprintf("no pool %q in the blueprint; its Spot pools are %s", in.Pool, orNone(spot)), "name one of them")
+		case pool.Capacity != v1alpha1.Spot:
+			fail(fmt.Sprintf("pool %s is %s capacity: only spot capacity is taken away", in.Pool, pool.Capacity), "name a Spot pool ("+orNone(spot)+"), or make the pool capacity: Spot")
 		}
 	}
 	return problems

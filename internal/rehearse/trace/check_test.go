@@ -56,6 +56,29 @@ func TestCheckRetail(t *testing.T) {
 	}
 }
 
+// An interruption takes away a Spot pool of the blueprint, and is placed
+// at its line.
+func TestCheckInterruptions(t *testing.T) {
+	bp, err := blueprint.LoadTemplate("retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := readFile(t, "testdata/retail.yaml")
+	for _, tc := range []struct{ pool, want string }{
+		{"gpu", "pool gpu is OnDemand capacity: only spot capacity is taken away"},
+		{"spot", `no pool "spot" in the blueprint; its Spot pools are spot-gpu`},
+	} {
+		tr, err := Parse("retail.yaml", []byte(strings.Replace(data, "pool: spot-gpu}", "pool: "+tc.pool+"}", 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		problems := tr.Check(bp)
+		if len(problems) != 1 || problems[0].Message != tc.want || problems[0].Where() != "retail.yaml:35" || problems[0].Fix == "" {
+			t.Errorf("pool %s: %v; want one problem at retail.yaml:35, %q, with a fix", tc.pool, problems, tc.want)
+		}
+	}
+}
+
 // The load's services are the trace's inference rows, in their teams'
 // first namespaces.
 func TestCheckLoadNamespaces(t *testing.T) {

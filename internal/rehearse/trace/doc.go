@@ -41,7 +41,8 @@
 // # The YAML form
 //
 // The same jobs, as a Kubernetes-style document that can also carry the
-// traffic and queues of a `berth load play` profile:
+// traffic and queues of a `berth load play` profile, and spot
+// interruptions at given times:
 //
 //	apiVersion: berth.io/v1alpha1
 //	kind: Trace
@@ -56,6 +57,18 @@
 //	    - {at: 2h, queues: {images: 100}}
 //	  queues:                          # how long a worker takes over an item
 //	  - {name: images, itemTime: 30s}
+//	  interruptions:                   # spot capacity taken away
+//	  - {at: 40m, pool: spot-gpu}
+//
+// An interruption gives every node of a Spot pool up at its time (an
+// offset, in order) the pool's spot notice, as `berth spot interrupt
+// --pool` does: the pods are told to stop and fail when the notice ends,
+// and the nodes go. It is how a trace asks what a design does with work
+// that loses its node at a known moment (the checkpoints, the pod failure
+// policy, the autoscaler's new node); a pool's
+// spot.meanTimeBetweenInterruptions makes random ones besides. The CSV
+// form holds jobs only, so its header stays the same: a trace with
+// interruptions is written in YAML.
 //
 // Decoding is strict, as a blueprint's is: an unknown field, or one
 // written twice, is a problem at its line. The load's services must be

@@ -38,6 +38,11 @@ type Trace struct {
 	// so that a queue drains as its workers run. A queue Load fills that
 	// is not listed here never drains, as under `berth load play`.
 	Queues []Queue
+	// Interruptions take spot capacity away at given times, as a cloud
+	// reclaims it: what a design does with work that loses its node at a
+	// known moment. Nil means none beyond the random ones a pool's
+	// spot.meanTimeBetweenInterruptions makes.
+	Interruptions []Interruption
 
 	// file and lines place the YAML form's fields, for Check's problems
 	// with Load; empty for a CSV trace and for an import.
@@ -105,9 +110,27 @@ type Queue struct {
 	ItemTime time.Duration
 }
 
+// Interruption is spot capacity taken away at a moment of the trace:
+// every node of Pool up at At gets the pool's interruption notice, as
+// `berth spot interrupt --pool` gives it. Their pods are told to stop
+// (DisruptionTarget) and fail when the notice ends, the nodes go, and
+// the Jobs' replacements wait for the autoscaler's new nodes.
+type Interruption struct {
+	// At is when, as an offset from the trace's Start.
+	At time.Duration
+	// Pool is a Spot pool of the blueprint. Never empty in a parsed
+	// trace.
+	Pool string
+
+	// Line is the entry's line in the trace file; 0 for one made in
+	// code.
+	Line int
+}
+
 // End is the trace's length: when its last job ends (a training or
 // batch job's Submit plus Duration, an inference service's end if it has
-// one), its last submission, or its load's last step, whichever is latest.
+// one), its last submission, its load's last step, or its last
+// interruption, whichever is latest.
 // An inference service without a Duration runs to End. The rehearsal's
 // waits push the jobs' real ends later; End is the trace's own.
 func (t *Trace) End() time.Duration {
@@ -117,6 +140,9 @@ func (t *Trace) End() time.Duration {
 	}
 	if t.Load != nil {
 		end = max(end, t.Load.Length())
+	}
+	for _, i := range t.Interruptions {
+		end = max(end, i.At)
 	}
 	return end
 }

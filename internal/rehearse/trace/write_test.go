@@ -51,6 +51,10 @@ func TestWriteRefusesALoad(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "YAML") {
 		t.Errorf("Write of a trace with a load = %v, want a problem pointing to the YAML form", err)
 	}
+	tr = &Trace{Jobs: retailJobs(""), Interruptions: []Interruption{{At: time.Hour, Pool: "spot-gpu"}}}
+	if err := Write(&bytes.Buffer{}, tr); err == nil || !strings.Contains(err.Error(), "YAML") {
+		t.Errorf("Write of a trace with interruptions = %v, want a problem pointing to the YAML form", err)
+	}
 }
 
 func TestFormatDuration(t *testing.T) {

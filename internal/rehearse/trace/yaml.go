@@ -36,6 +36,8 @@ type spec struct {
 	Jobs   []yamlJob           `json:"jobs"`
 	Load   *metricsapi.Profile `json:"load,omitempty"`
 	Queues []yamlQueue         `json:"queues,omitempty"`
+	// Interruptions are spec.interruptions: at (an offset) and pool.
+	Interruptions []yamlInterruption `json:"interruptions,omitempty"`
 }
 
 // yamlJob is a row of the CSV form as a map: its values are read as the
@@ -57,6 +59,11 @@ type yamlJob struct {
 
 func (j yamlJob) values() [numColumns]string {
 	return [numColumns]string{j.Submit, j.Team, j.Kind, j.Name, j.Pods, j.GPUs, j.CPU, j.Memory, j.Duration, j.Checkpoint, j.Class, j.Model}
+}
+
+type yamlInterruption struct {
+	At   string `json:"at"`
+	Pool string `json:"pool"`
 }
 
 type yamlQueue struct {
@@ -115,6 +122,7 @@ func parseYAML(file string, data []byte) (*Trace, problem.List) {
 		}
 	}
 	t.Queues, problems = readQueues(doc.Spec, lines, file, problems)
+	t.Interruptions, problems = readInterruptions(doc.Spec, lines, file, problems)
 	if len(problems) > 0 {
 		return nil, undecoded(problems, decoding)
 	}
@@ -152,6 +160,36 @@ func readQueues(s spec, lines blueprint.Lines, file string, problems problem.Lis
 			fail("itemTime", "an item's processing time must be more than zero", "write how long one worker takes over one item, like 30s")
 		}
 		out = append(out, Queue{Name: q.Name, ItemTime: q.ItemTime.Duration})
+	}
+	return out, problems
+}
+
+// readInterruptions reads spec.interruptions: each at an offset from
+// the start (a Go duration, not a time) and in order, on a pool the
+// check against the blueprint confirms.
+func readInterruptions(s spec, lines blueprint.Lines, file string, problems problem.List) ([]Interruption, problem.List) {
+	var out []Interruption
+	var last time.Duration
+	for i, y := range s.Interruptions {
+		path := fmt.Sprintf("spec.interruptions[%d]", i)
+		fail := func(field, message, fix string) {
+			field = path + "." + field
+			problems = append(problems, problem.Problem{File: file, Line: lines.Of(field), Field: field, Message: message, Fix: fix})
+		}
+		at, err := time.ParseDuration(y.At)
+		switch {
+		case y.At == "":
+			fail("at", "an interruption's time is required", "write when, as an offset from the trace's start, like 40m")
+		case err != nil || at < 0:
+			fail("at", fmt.Sprintf("%q is not an offset from the trace's start", y.At), "write a Go duration from the start, like 40m or 2h30m")
+		case at < last:
+			fail("at", fmt.Sprintf("%s comes before the interruption above it", at), "list the interruptions in order of time")
+		}
+		last = max(last, at)
+		if y.Pool == "" {
+			fail("pool", "an interruption's pool is required", "name the blueprint's Spot pool whose nodes are taken away")
+		}
+		out = append(out, Interruption{At: at, Pool: y.Pool, Line: lines.Of(path)})
 	}
 	return out, problems
 }
