@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/internal/autoscaler"
@@ -25,6 +26,7 @@ import (
 	"berth.io/berth/internal/rehearse"
 	"berth.io/berth/internal/rehearse/cost"
 	"berth.io/berth/internal/rehearse/trace"
+	"berth.io/berth/internal/spot"
 )
 
 type rehearseOptions struct {
@@ -252,7 +254,12 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 	fmt.Fprintf(o.ErrOut, "Replaying %d jobs over %s of trace time (about %s)\n", len(o.trace.Jobs), o.trace.End(), (time.Duration(float64(o.trace.End()) / o.speed)).Round(time.Second))
 	cloud, _ := cost.ParseCloud(o.cloud)
 	prices := cost.Price(o.bp.Blueprint, o.table, cloud)
-	rep, err := rehearse.Run(ctx, rehearse.Options{Client: client, Blueprint: bp, Trace: o.trace, Speed: o.speed, Until: o.until, Prices: prices, Progress: o.ErrOut})
+	rep, err := rehearse.Run(ctx, rehearse.Options{
+		Client: client, Blueprint: bp, Trace: o.trace, Speed: o.speed, Until: o.until, Prices: prices, Progress: o.ErrOut,
+		Interrupt: func(ctx context.Context, nodes []corev1.Node, notice time.Duration) error {
+			return spot.Interrupt(ctx, client, nodes, notice, time.Now())
+		},
+	})
 	if rep != nil {
 		rep.Blueprint = o.bp.Metadata.Name
 		rep.Trace = o.tracePath

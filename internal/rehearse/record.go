@@ -52,6 +52,8 @@ type recorder struct {
 	lag time.Duration
 	// patches run the resume patches outside the informers' handlers.
 	patches sync.WaitGroup
+	// disruptions are the trace's interruptions as carried out.
+	disruptions []DisruptionResult
 }
 
 // jobRun is one training or batch row's Job as the cluster ran it.
@@ -69,6 +71,9 @@ type jobRun struct {
 	allStarted time.Time
 	finished   time.Time
 	failed     bool
+	// backoffFailures is the Job's status.failed: its pods that failed
+	// and counted against its backoffLimit.
+	backoffFailures int
 	// preemptions and interruptions count pods that ended early, by
 	// whom: the scheduler for a higher priority, or anything else that
 	// took the node or the pod away (spot, drain, eviction).
@@ -467,6 +472,7 @@ func (r *recorder) onJob(j *batchv1.Job, deleted bool) {
 	if run == nil || !run.finished.IsZero() {
 		return
 	}
+	run.backoffFailures = int(j.Status.Failed)
 	for _, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue

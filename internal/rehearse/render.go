@@ -47,6 +47,19 @@ func WriteTable(w io.Writer, r *Report) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%.1f\t%d\t%d\t%s\n", s.Name, s.Team, s.Class, s.PeakRPS, s.MeanReplicas, s.PeakReplicas, s.MinAvailable, short(s.BelowBudget))
 		}
 	}
+	if len(r.Disruptions) > 0 {
+		fmt.Fprintln(tw, "\nINTERRUPTED AT\tPOOL\tNOTICE\tNODES")
+		for _, d := range r.Disruptions {
+			nodes := strings.Join(d.Nodes, ", ")
+			switch {
+			case d.Error != "":
+				nodes = "failed: " + d.Error
+			case nodes == "":
+				nodes = "(none up)"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", short(d.At), d.Pool, short(d.Notice), nodes)
+		}
+	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}

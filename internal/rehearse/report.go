@@ -39,8 +39,10 @@ type Report struct {
 	Groups   []GroupResult   `json:"groups"`
 	Pools    []PoolResult    `json:"pools"`
 	Services []ServiceResult `json:"services,omitempty"`
-	Cost     *cost.Report    `json:"cost,omitempty"`
-	Series   *Series         `json:"series,omitempty"`
+	// Disruptions are the trace's interruptions as carried out.
+	Disruptions []DisruptionResult `json:"disruptions,omitempty"`
+	Cost        *cost.Report       `json:"cost,omitempty"`
+	Series      *Series            `json:"series,omitempty"`
 	// Timers are the timers as run; Notes what the reader should know
 	// about the figures (an unset provisioning time, unfinished jobs).
 	Timers []Timer  `json:"timers"`
@@ -83,6 +85,10 @@ type JobResult struct {
 	Refused       string `json:"refused,omitempty"`
 	Preemptions   int    `json:"preemptions"`
 	Interruptions int    `json:"interruptions"`
+	// BackoffFailures are its pods that failed and counted against the
+	// Job's backoffLimit (its status.failed): an interruption the class's
+	// pod failure policy ignores is not one.
+	BackoffFailures int `json:"backoffFailures"`
 	// LostGPUHours is work done and not checkpointed by pods that ended
 	// early, times their GPUs.
 	LostGPUHours float64 `json:"lostGPUHours"`
@@ -183,7 +189,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		row := j.w.job
 		res := JobResult{
 			Team: row.Team, Class: j.w.class, Kind: string(row.Kind), Name: row.Name, Pods: row.Pods, GPUs: row.GPUs,
-			Submitted: Duration(row.Submit), Refused: j.refused, Preemptions: j.preemptions, Interruptions: j.interruptions,
+			Submitted: Duration(row.Submit), Refused: j.refused, Preemptions: j.preemptions, Interruptions: j.interruptions, BackoffFailures: j.backoffFailures,
 			LostGPUHours: j.lost.Hours() * float64(row.GPUs),
 		}
 		quota := j.quotaRefused
@@ -290,6 +296,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		res.PeakRPS = peakRPS(o, s.w)
 		rep.Services = append(rep.Services, res)
 	}
+	rep.Disruptions = append([]DisruptionResult(nil), r.disruptions...)
 	rep.Series = r.series(stopped, o.Prices)
 	if o.Prices != nil {
 		c, err := costOf(o.Prices, rep.Pools)

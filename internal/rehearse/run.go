@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 
@@ -40,6 +41,11 @@ type Options struct {
 	Prices []cost.PoolPrice
 	// Progress receives a line every few seconds. Nil discards them.
 	Progress io.Writer
+	// Interrupt gives nodes a spot interruption notice of the given
+	// length (wall time), starting now: spot.Interrupt, passed in so
+	// that the engine need not link the spot controller's package. The
+	// trace's interruptions call it. Nil refuses a trace that has any.
+	Interrupt func(ctx context.Context, nodes []corev1.Node, notice time.Duration) error
 }
 
 // Run replays o.Trace on the cluster and returns what it measured. When
@@ -54,6 +60,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if until == 0 {
 		until = 3 * end
 	}
+	if len(o.Trace.Interruptions) > 0 && o.Interrupt == nil {
+		return nil, problem.New("the trace interrupts spot pools and this rehearsal has no way to", "set Options.Interrupt (berth rehearse sets spot.Interrupt)")
+	}
 	// Every row's objects first: a row berth cannot build stops the
 	// rehearsal before anything is submitted.
 	var plan []step
@@ -66,6 +75,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		if j.Kind == scaffold.Inference && j.Duration > 0 {
 			plan = append(plan, step{at: j.Submit + j.Duration, w: w, remove: true})
 		}
+	}
+	for _, in := range o.Trace.Interruptions {
+		plan = append(plan, step{at: in.At, interrupt: &in})
 	}
 	sort.SliceStable(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
 
@@ -150,6 +162,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				return
 			case <-time.After(time.Until(clock.Wall(s.at))):
 			}
+			if s.interrupt != nil {
+				rec.interrupted(interrupt(ctx, o, *s.interrupt))
+				continue
+			}
 			if s.remove {
 				_ = s.w.remove(ctx, o.Client)
 				rec.removed(s.w, time.Now())
@@ -204,12 +220,13 @@ func (r *recorder) late(d time.Duration) {
 	r.lag = max(r.lag, d)
 }
 
-// step is a moment of the replay: a row submitted, or an inference
-// row's service removed.
+// step is a moment of the replay: a row submitted, an inference row's
+// service removed, or a pool interrupted.
 type step struct {
-	at     time.Duration
-	w      *workload
-	remove bool
+	at        time.Duration
+	w         *workload
+	remove    bool
+	interrupt *trace.Interruption
 }
 
 // settled reports whether every Job has finished (or was refused).
