@@ -22,7 +22,8 @@ import (
 // pool for a row with GPUs, a pool without for one without); a pod fits
 // one of those pools' machines, the team's quota and its LimitRange's
 // maximum; the load's services are the trace's inference rows in
-// their teams' namespaces; and each interruption takes away a Spot pool. It returns every problem, each at the row's
+// their teams' namespaces; each interruption takes away a Spot pool; and
+// each queue's worker is one `berth new batch` writes for its team. It returns every problem, each at the row's
 // FILE:LINE, in file order; none when the trace can be rehearsed on bp.
 func (t *Trace) Check(bp *v1alpha1.Blueprint) problem.List {
 	var problems problem.List
@@ -31,6 +32,7 @@ func (t *Trace) Check(bp *v1alpha1.Blueprint) problem.List {
 	}
 	problems = append(problems, t.checkLoad(bp)...)
 	problems = append(problems, t.checkInterruptions(bp)...)
+	problems = append(problems, t.checkWorkers(bp)...)
 	slices.SortStableFunc(problems, func(a, b problem.Problem) int {
 		if c := strings.Compare(a.File, b.File); c != 0 {
 			return c
@@ -205,6 +207,46 @@ func (t *Trace) checkInterruptions(bp *v1alpha1.Blueprint) problem.List {
 		}
 	}
 	return problems
+}
+
+// checkWorkers checks that `berth new batch` can write each queue's
+// worker (QueueWorker).
+func (t *Trace) checkWorkers(bp *v1alpha1.Blueprint) problem.List {
+	var problems problem.List
+	for i, q := range t.Queues {
+		if q.Team == "" {
+			continue
+		}
+		if _, err := QueueWorker(bp, q); err != nil {
+			p, ok := problem.As(err)
+			if !ok {
+				p = &problem.Problem{Message: err.Error()}
+			}
+			field := fmt.Sprintf("spec.queues[%d]", i)
+			problems = append(problems, problem.Problem{File: t.file, Line: t.lines.Of(field), Field: field, Message: fmt.Sprintf("queue %s's worker: %s", q.Name, p.Message), Fix: p.Fix})
+		}
+	}
+	return problems
+}
+
+// QueueWorker is the worker of q, as `berth new batch WORKER --team TEAM
+// [--class CLASS]` writes it: on a class that drains a queue of its own
+// (scaling.queue), that queue, which must be q; on any other, with
+// --queue naming q. Its HPA scales it on q's depth.
+func QueueWorker(bp *v1alpha1.Blueprint, q Queue) (*scaffold.Scaffold, error) {
+	o := scaffold.Options{Kind: Batch, Name: q.Worker(), Team: q.Team, Class: q.Class}
+	s, err := scaffold.New(bp, o)
+	if err != nil {
+		return nil, err
+	}
+	if c := s.Class.Scaling; c != nil && c.Queue != nil {
+		if own := c.Queue.QueueName + c.Queue.Topic; own != q.Name {
+			return nil, problem.Errorf("name the class's queue, or give the worker a class without one", "class %s drains its own queue %s, not %s", s.Class.Name, own, q.Name)
+		}
+		return s, nil
+	}
+	o.Queue = "amqp://rehearsal/" + q.Name
+	return scaffold.New(bp, o)
 }
 
 // requests are a pod's CPU and memory: the row's, or what `berth new`

@@ -79,6 +79,42 @@ func TestCheckInterruptions(t *testing.T) {
 	}
 }
 
+// A queue's worker is one `berth new batch` writes: on a class that
+// drains its own queue, that queue; on another, an HPA on the trace's
+// queue.
+func TestCheckQueueWorkers(t *testing.T) {
+	bp, err := blueprint.LoadTemplate("retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := readFile(t, "testdata/retail.yaml")
+	for _, tc := range []struct{ queue, worker, want string }{
+		{"batch-inference", "team: team-b, class: batch-inference", ""},
+		{"batch-inference", "team: team-b", ""}, // berth new picks the class with the queue
+		{"images", "team: team-a, class: batch", ""},
+		{"images", "team: team-b, class: batch-inference", "queue images's worker: class batch-inference drains its own queue batch-inference, not images"},
+		{"batch-inference", "team: team-c", `queue batch-inference's worker: no team "team-c"`},
+		{"batch-inference", "team: team-a, class: training", "queue batch-inference's worker: class training"},
+	} {
+		y := strings.Replace(data, "{name: batch-inference, itemTime: 30s}", "{name: "+tc.queue+", itemTime: 30s, "+tc.worker+"}", 1)
+		y = strings.Replace(y, "queues: {batch-inference: 100}", "queues: {"+tc.queue+": 100}", 1)
+		tr, err := Parse("retail.yaml", []byte(y))
+		if err != nil {
+			t.Fatal(err)
+		}
+		problems := tr.Check(bp)
+		switch {
+		case tc.want == "" && len(problems) > 0:
+			t.Errorf("%s, %s: %v; want none", tc.queue, tc.worker, problems)
+		case tc.want != "" && (len(problems) != 1 || !strings.HasPrefix(problems[0].Message, tc.want) || problems[0].Where() != "retail.yaml:33" || problems[0].Fix == ""):
+			t.Errorf("%s, %s: %v; want one problem at retail.yaml:33, %q, with a fix", tc.queue, tc.worker, problems, tc.want)
+		}
+		if w, err := QueueWorker(bp, tr.Queues[0]); tc.want == "" && (err != nil || w.Namespace == "") {
+			t.Errorf("%s, %s: QueueWorker: %v", tc.queue, tc.worker, err)
+		}
+	}
+}
+
 // The load's services are the trace's inference rows, in their teams'
 // first namespaces.
 func TestCheckLoadNamespaces(t *testing.T) {

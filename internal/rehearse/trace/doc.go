@@ -56,9 +56,16 @@
 //	    - {at: 0s, workloads: [{namespace: ml, name: reco, rps: 40}]}
 //	    - {at: 2h, queues: {images: 100}}
 //	  queues:                          # how long a worker takes over an item
-//	  - {name: images, itemTime: 30s}
+//	  - {name: images, itemTime: 30s, team: ml, class: batch}
 //	  interruptions:                   # spot capacity taken away
 //	  - {at: 40m, pool: spot-gpu}
+//
+// A queue with a team has a worker from the trace's start: the
+// Deployment and HPA `berth new batch images-worker --team ml [--class
+// batch]` writes, scaled on the queue's depth (to zero once it stays
+// empty). A class that drains a queue of its own (scaling.queue) must
+// name this one; another gets `--queue` for it. Without a team the queue
+// drains only as workers the trace does not make run.
 //
 // An interruption gives every node of a Spot pool up at its time (an
 // offset, in order) the pool's spot notice, as `berth spot interrupt

@@ -108,7 +108,25 @@ type Queue struct {
 	// take n items off the queue every ItemTime. Always more than zero in
 	// a parsed trace.
 	ItemTime time.Duration
+	// Team, when set, runs the queue's worker from the trace's start:
+	// the Deployment and HPA `berth new batch` writes for the team, named
+	// Worker(), scaled on the queue's depth (to zero once it stays
+	// empty). Empty means no worker: the queue drains only as workers
+	// the trace does not make run.
+	Team string
+	// Class is the worker's class. Empty means the class `berth new`
+	// picks for a batch worker (one with a queue first); a class with its
+	// own scaling.queue must drain this queue.
+	Class string
+
+	// Line is the entry's line in the trace file; 0 for one made in
+	// code.
+	Line int
 }
+
+// Worker is the name of the queue's worker: the queue's name and
+// "-worker".
+func (q Queue) Worker() string { return q.Name + "-worker" }
 
 // Interruption is spot capacity taken away at a moment of the trace:
 // every node of Pool up at At gets the pool's interruption notice, as

@@ -65,7 +65,7 @@ func TestReadYAML(t *testing.T) {
 			{At: metav1.Duration{Duration: time.Hour}, Queues: map[string]int64{"batch-inference": 100}},
 			{At: metav1.Duration{Duration: 3 * time.Hour}, Workloads: []metricsapi.WorkloadLoad{{Namespace: "team-a", Kind: "Deployment", Name: "recommender", RPS: ptr.To(10.0)}}},
 		}},
-		Queues:        []Queue{{Name: "batch-inference", ItemTime: 30 * time.Second}},
+		Queues:        []Queue{{Name: "batch-inference", ItemTime: 30 * time.Second, Line: 33}},
 		Interruptions: []Interruption{{At: 40 * time.Minute, Pool: "spot-gpu", Line: 35}},
 	}
 	if diff := cmp.Diff(want, got, ignoreLines); diff != "" {
@@ -187,6 +187,7 @@ func TestYAMLProblems(t *testing.T) {
 			[]string{"33 spec.queues[0].name no step of spec.load fills queue images", "33 spec.queues[0].itemTime an item's processing time must be more than zero"}},
 		{"item time", "itemTime: 30s", "itemTime: half a minute", []string{`33 spec.queues[0].itemTime "half a minute" is not a duration`}},
 		{"syntax", "    kind: training\n", "    kind: [training\n", []string{"12  invalid YAML"}},
+		{"worker's class without its team", "{name: batch-inference, itemTime: 30s}", "{name: batch-inference, itemTime: 30s, class: batch-inference}", []string{"33 spec.queues[0].team queue batch-inference names its worker's class and no team"}},
 		{"interruption at a time", "{at: 40m, pool: spot-gpu}", "{at: 2026-01-05T08:40:00Z, pool: spot-gpu}", []string{`35 spec.interruptions[0].at "2026-01-05T08:40:00Z" is not an offset from the trace's start`}},
 		{"interruption without a pool", "{at: 40m, pool: spot-gpu}", "{at: 40m}", []string{"35 spec.interruptions[0].pool an interruption's pool is required"}},
 		{"interruptions out of order", "{at: 40m, pool: spot-gpu}", "{at: 40m, pool: spot-gpu}\n  - {at: 30m, pool: spot-gpu}", []string{"36 spec.interruptions[1].at 30m0s comes before the interruption above it"}},

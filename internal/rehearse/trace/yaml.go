@@ -69,6 +69,8 @@ type yamlInterruption struct {
 type yamlQueue struct {
 	Name     string          `json:"name"`
 	ItemTime metav1.Duration `json:"itemTime"`
+	Team     string          `json:"team,omitempty"`
+	Class    string          `json:"class,omitempty"`
 }
 
 // parseYAML reads the YAML form.
@@ -98,8 +100,9 @@ func parseYAML(file string, data []byte) (*Trace, problem.List) {
 		}
 		rs.start = t
 	}
-	if len(doc.Spec.Jobs) == 0 {
-		at("spec.jobs", "the trace has no jobs", "list them under spec.jobs, each with the CSV form's fields: "+Header)
+	if len(doc.Spec.Jobs) == 0 && doc.Spec.Load == nil {
+		// A load alone (a queue and its worker) is a workload too.
+		at("spec.jobs", "the trace has no jobs and no load", "list them under spec.jobs, each with the CSV form's fields: "+Header)
 	}
 	for i, j := range doc.Spec.Jobs {
 		path := fmt.Sprintf("spec.jobs[%d]", i)
@@ -159,7 +162,10 @@ func readQueues(s spec, lines blueprint.Lines, file string, problems problem.Lis
 		if q.ItemTime.Duration <= 0 {
 			fail("itemTime", "an item's processing time must be more than zero", "write how long one worker takes over one item, like 30s")
 		}
-		out = append(out, Queue{Name: q.Name, ItemTime: q.ItemTime.Duration})
+		if q.Class != "" && q.Team == "" {
+			fail("team", fmt.Sprintf("queue %s names its worker's class and no team", q.Name), "add the team whose worker drains it, or drop class")
+		}
+		out = append(out, Queue{Name: q.Name, ItemTime: q.ItemTime.Duration, Team: q.Team, Class: q.Class, Line: lines.Of(fmt.Sprintf("spec.queues[%d]", i))})
 	}
 	return out, problems
 }
