@@ -52,8 +52,10 @@ type recorder struct {
 	lag time.Duration
 	// patches run the resume patches outside the informers' handlers.
 	patches sync.WaitGroup
-	// disruptions are the trace's interruptions as carried out.
+	// disruptions are the trace's interruptions as carried out; notes
+	// what the report should say besides.
 	disruptions []DisruptionResult
+	notes       []string
 }
 
 // jobRun is one training or batch row's Job as the cluster ran it.

@@ -297,6 +297,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		rep.Services = append(rep.Services, res)
 	}
 	rep.Disruptions = append([]DisruptionResult(nil), r.disruptions...)
+	rep.Notes = append(rep.Notes, r.notes...)
 	rep.Series = r.series(stopped, o.Prices)
 	if o.Prices != nil {
 		c, err := costOf(o.Prices, rep.Pools)

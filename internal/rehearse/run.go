@@ -76,6 +76,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			plan = append(plan, step{at: j.Submit + j.Duration, w: w, remove: true})
 		}
 	}
+	for _, q := range o.Trace.Queues {
+		if q.Team == "" {
+			continue
+		}
+		w, err := workerFor(o.Blueprint, q)
+		if err != nil {
+			return nil, fmt.Errorf("queue %s's worker: %w", q.Name, err)
+		}
+		plan = append(plan, step{w: w, worker: true})
+	}
 	for _, in := range o.Trace.Interruptions {
 		plan = append(plan, step{at: in.At, interrupt: &in})
 	}
@@ -166,6 +176,12 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 				rec.interrupted(interrupt(ctx, o, *s.interrupt))
 				continue
 			}
+			if s.worker {
+				if err := s.w.create(ctx, o.Client); err != nil {
+					rec.note("queue worker " + s.w.namespace + "/" + s.w.job.Name + " was refused: " + err.Error())
+				}
+				continue
+			}
 			if s.remove {
 				_ = s.w.remove(ctx, o.Client)
 				rec.removed(s.w, time.Now())
@@ -220,13 +236,23 @@ func (r *recorder) late(d time.Duration) {
 	r.lag = max(r.lag, d)
 }
 
+// note adds a note to the report.
+func (r *recorder) note(n string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, n)
+}
+
 // step is a moment of the replay: a row submitted, an inference row's
-// service removed, or a pool interrupted.
+// service removed, a queue's worker made, or a pool interrupted.
 type step struct {
 	at        time.Duration
 	w         *workload
 	remove    bool
 	interrupt *trace.Interruption
+	// worker marks a queue's worker, made at the start and not measured
+	// as a row: the pools show what it did.
+	worker bool
 }
 
 // settled reports whether every Job has finished (or was refused).

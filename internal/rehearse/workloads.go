@@ -90,6 +90,31 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job, speed float64) (*workload,
 	return w, nil
 }
 
+// workerFor builds a queue's worker on bp, the compressed blueprint the
+// cluster runs: the Deployment and HPA trace.QueueWorker writes, without
+// the Secret a real broker needs (the rehearsal's queue is berth's).
+func workerFor(bp *v1alpha1.Blueprint, q trace.Queue) (*workload, error) {
+	s, err := trace.QueueWorker(bp, q)
+	if err != nil {
+		return nil, err
+	}
+	j := trace.Job{Kind: scaffold.Batch, Team: q.Team, Name: q.Worker(), Class: s.Class.Name, Pods: 1, Line: q.Line}
+	w := &workload{job: j, namespace: s.Namespace, class: s.Class.Name}
+	for _, obj := range s.Objects {
+		switch o := obj.Object.(type) {
+		case *appsv1.Deployment:
+			mark(&o.ObjectMeta, j.Kind)
+			mark(&o.Spec.Template.ObjectMeta, j.Kind)
+		case *autoscalingv2.HorizontalPodAutoscaler:
+			mark(&o.ObjectMeta, j.Kind)
+		default:
+			continue
+		}
+		w.objects = append(w.objects, obj.Object)
+	}
+	return w, nil
+}
+
 // mark labels an object as a rehearsal's, with its row's kind.
 func mark(m *metav1.ObjectMeta, kind scaffold.Kind) {
 	if m.Labels == nil {
