@@ -22,7 +22,8 @@ import (
 // pool for a row with GPUs, a pool without for one without); a pod fits
 // one of those pools' machines, the team's quota and its LimitRange's
 // maximum; the load's services are the trace's inference rows in
-// their teams' namespaces; each interruption takes away a Spot pool; and
+// their teams' namespaces; each interruption takes away a Spot pool and
+// each drain empties a pool; and
 // each queue's worker is one `berth new batch` writes for its team. It returns every problem, each at the row's
 // FILE:LINE, in file order; none when the trace can be rehearsed on bp.
 func (t *Trace) Check(bp *v1alpha1.Blueprint) problem.List {
@@ -180,7 +181,7 @@ func (t *Trace) checkLoad(bp *v1alpha1.Blueprint) problem.List {
 }
 
 // checkInterruptions checks that each interruption names a Spot pool of
-// bp: only spot capacity is taken away.
+// bp (only spot capacity is taken away), and each drain a pool.
 func (t *Trace) checkInterruptions(bp *v1alpha1.Blueprint) problem.List {
 	var problems problem.List
 	for i, in := range t.Interruptions {
@@ -206,7 +207,22 @@ func (t *Trace) checkInterruptions(bp *v1alpha1.Blueprint) problem.List {
 			fail(fmt.Sprintf("pool %s is %s capacity: only spot capacity is taken away", in.Pool, pool.Capacity), "name a Spot pool ("+orNone(spot)+"), or make the pool capacity: Spot")
 		}
 	}
+	for i, d := range t.Drains {
+		if findPool(bp, d.Pool) == nil {
+			field := fmt.Sprintf("spec.drains[%d].pool", i)
+			problems = append(problems, problem.Problem{File: t.file, Line: t.lines.Of(field), Field: field, Message: fmt.Sprintf("no pool %q in the blueprint", d.Pool), Fix: "name one of its pools"})
+		}
+	}
 	return problems
+}
+
+func findPool(bp *v1alpha1.Blueprint, name string) *v1alpha1.Pool {
+	for i := range bp.Spec.Pools {
+		if bp.Spec.Pools[i].Name == name {
+			return &bp.Spec.Pools[i]
+		}
+	}
+	return nil
 }
 
 // checkWorkers checks that `berth new batch` can write each queue's

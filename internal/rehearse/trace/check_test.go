@@ -56,8 +56,8 @@ func TestCheckRetail(t *testing.T) {
 	}
 }
 
-// An interruption takes away a Spot pool of the blueprint, and is placed
-// at its line.
+// An interruption takes away a Spot pool of the blueprint, a drain
+// empties any pool; each is placed at its line.
 func TestCheckInterruptions(t *testing.T) {
 	bp, err := blueprint.LoadTemplate("retail")
 	if err != nil {
@@ -76,6 +76,14 @@ func TestCheckInterruptions(t *testing.T) {
 		if len(problems) != 1 || problems[0].Message != tc.want || problems[0].Where() != "retail.yaml:35" || problems[0].Fix == "" {
 			t.Errorf("pool %s: %v; want one problem at retail.yaml:35, %q, with a fix", tc.pool, problems, tc.want)
 		}
+	}
+	// A drain empties any pool of the blueprint.
+	tr, err := Parse("retail.yaml", []byte(strings.Replace(data, "{at: 2h, pool: cpu}", "{at: 2h, pool: cpus}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if problems := tr.Check(bp); len(problems) != 1 || problems[0].Message != `no pool "cpus" in the blueprint` || problems[0].Where() != "retail.yaml:37" {
+		t.Errorf("a drain of pool cpus: %v; want one problem at retail.yaml:37", problems)
 	}
 }
 

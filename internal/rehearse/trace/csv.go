@@ -96,11 +96,11 @@ func csvProblem(file string, err error) problem.Problem {
 // Write writes t in the CSV form: the start (when t has one) as a
 // comment, the header, and a row per job, so that an import can be saved
 // and edited. The CSV form holds jobs only: a trace with a load or
-// queues or interruptions is refused, as it could not be read back
-// whole.
+// queues, interruptions or drains is refused, as it could not be read
+// back whole.
 func Write(w io.Writer, t *Trace) error {
-	if t.Load != nil || len(t.Queues) > 0 || len(t.Interruptions) > 0 {
-		return problem.New("the CSV form holds jobs only, and this trace has a load, queues or interruptions", "write it in the YAML form")
+	if t.Load != nil || len(t.Queues) > 0 || len(t.Interruptions) > 0 || len(t.Drains) > 0 {
+		return problem.New("the CSV form holds jobs only, and this trace has a load, queues, interruptions or drains", "write it in the YAML form")
 	}
 	if !t.Start.IsZero() {
 		if _, err := fmt.Fprintf(w, "%s %s\n", startComment, t.Start.Format(time.RFC3339)); err != nil {

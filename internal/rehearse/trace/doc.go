@@ -59,6 +59,8 @@
 //	  - {name: images, itemTime: 30s, team: ml, class: batch}
 //	  interruptions:                   # spot capacity taken away
 //	  - {at: 40m, pool: spot-gpu}
+//	  drains:                          # a pool's nodes replaced
+//	  - {at: 2h, pool: cpu}
 //
 // A queue with a team has a worker from the trace's start: the
 // Deployment and HPA `berth new batch images-worker --team ml [--class
@@ -76,6 +78,13 @@
 // spot.meanTimeBetweenInterruptions makes random ones besides. The CSV
 // form holds jobs only, so its header stays the same: a trace with
 // interruptions is written in YAML.
+//
+// A drain replaces every node of a pool up at its time as berth
+// replaces a pool's nodes: all cordoned, then each drained through the
+// Eviction API (budgets hold pods back until their replacements run
+// elsewhere) and deleted; the autoscaler adds the nodes that are needed.
+// It asks whether a design's budgets keep its services up through a node
+// upgrade or a blue/green replacement.
 //
 // Decoding is strict, as a blueprint's is: an unknown field, or one
 // written twice, is a problem at its line. The load's services must be

@@ -43,6 +43,10 @@ type Trace struct {
 	// known moment. Nil means none beyond the random ones a pool's
 	// spot.meanTimeBetweenInterruptions makes.
 	Interruptions []Interruption
+	// Drains empty pools' nodes at given times, as a node upgrade or a
+	// blue/green replacement does: what a design's budgets keep up while
+	// it happens. Nil means none.
+	Drains []Drain
 
 	// file and lines place the YAML form's fields, for Check's problems
 	// with Load; empty for a CSV trace and for an import.
@@ -145,10 +149,17 @@ type Interruption struct {
 	Line int
 }
 
+// Drain is a pool's nodes replaced at a moment of the trace, as berth
+// replaces them: every node of Pool up at At is cordoned, then each in
+// turn drained through the Eviction API (so budgets hold pods back until
+// their replacements run elsewhere) and deleted. The autoscaler adds
+// nodes for what waits.
+type Drain Interruption
+
 // End is the trace's length: when its last job ends (a training or
 // batch job's Submit plus Duration, an inference service's end if it has
 // one), its last submission, its load's last step, or its last
-// interruption, whichever is latest.
+// interruption or drain, whichever is latest.
 // An inference service without a Duration runs to End. The rehearsal's
 // waits push the jobs' real ends later; End is the trace's own.
 func (t *Trace) End() time.Duration {
@@ -161,6 +172,9 @@ func (t *Trace) End() time.Duration {
 	}
 	for _, i := range t.Interruptions {
 		end = max(end, i.At)
+	}
+	for _, d := range t.Drains {
+		end = max(end, d.At)
 	}
 	return end
 }

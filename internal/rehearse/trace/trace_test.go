@@ -67,6 +67,7 @@ func TestReadYAML(t *testing.T) {
 		}},
 		Queues:        []Queue{{Name: "batch-inference", ItemTime: 30 * time.Second, Line: 33}},
 		Interruptions: []Interruption{{At: 40 * time.Minute, Pool: "spot-gpu", Line: 35}},
+		Drains:        []Drain{{At: 2 * time.Hour, Pool: "cpu", Line: 37}},
 	}
 	if diff := cmp.Diff(want, got, ignoreLines); diff != "" {
 		t.Errorf("Read (-want +got):\n%s", diff)
@@ -189,8 +190,8 @@ func TestYAMLProblems(t *testing.T) {
 		{"syntax", "    kind: training\n", "    kind: [training\n", []string{"12  invalid YAML"}},
 		{"worker's class without its team", "{name: batch-inference, itemTime: 30s}", "{name: batch-inference, itemTime: 30s, class: batch-inference}", []string{"33 spec.queues[0].team queue batch-inference names its worker's class and no team"}},
 		{"interruption at a time", "{at: 40m, pool: spot-gpu}", "{at: 2026-01-05T08:40:00Z, pool: spot-gpu}", []string{`35 spec.interruptions[0].at "2026-01-05T08:40:00Z" is not an offset from the trace's start`}},
-		{"interruption without a pool", "{at: 40m, pool: spot-gpu}", "{at: 40m}", []string{"35 spec.interruptions[0].pool an interruption's pool is required"}},
-		{"interruptions out of order", "{at: 40m, pool: spot-gpu}", "{at: 40m, pool: spot-gpu}\n  - {at: 30m, pool: spot-gpu}", []string{"36 spec.interruptions[1].at 30m0s comes before the interruption above it"}},
+		{"interruption without a pool", "{at: 40m, pool: spot-gpu}", "{at: 40m}", []string{"35 spec.interruptions[0].pool the pool is required"}},
+		{"interruptions out of order", "{at: 40m, pool: spot-gpu}", "{at: 40m, pool: spot-gpu}\n  - {at: 30m, pool: spot-gpu}", []string{"36 spec.interruptions[1].at 30m0s comes before the entry above it"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			if !strings.Contains(string(data), tc.old) {

@@ -36,8 +36,10 @@ type spec struct {
 	Jobs   []yamlJob           `json:"jobs"`
 	Load   *metricsapi.Profile `json:"load,omitempty"`
 	Queues []yamlQueue         `json:"queues,omitempty"`
-	// Interruptions are spec.interruptions: at (an offset) and pool.
-	Interruptions []yamlInterruption `json:"interruptions,omitempty"`
+	// Interruptions and Drains are spec.interruptions and spec.drains:
+	// at (an offset) and pool.
+	Interruptions []yamlAtPool `json:"interruptions,omitempty"`
+	Drains        []yamlAtPool `json:"drains,omitempty"`
 }
 
 // yamlJob is a row of the CSV form as a map: its values are read as the
@@ -61,7 +63,7 @@ func (j yamlJob) values() [numColumns]string {
 	return [numColumns]string{j.Submit, j.Team, j.Kind, j.Name, j.Pods, j.GPUs, j.CPU, j.Memory, j.Duration, j.Checkpoint, j.Class, j.Model}
 }
 
-type yamlInterruption struct {
+type yamlAtPool struct {
 	At   string `json:"at"`
 	Pool string `json:"pool"`
 }
@@ -125,7 +127,12 @@ func parseYAML(file string, data []byte) (*Trace, problem.List) {
 		}
 	}
 	t.Queues, problems = readQueues(doc.Spec, lines, file, problems)
-	t.Interruptions, problems = readInterruptions(doc.Spec, lines, file, problems)
+	t.Interruptions, problems = readAtPool("interruptions", doc.Spec.Interruptions, lines, file, problems)
+	var drains []Interruption
+	drains, problems = readAtPool("drains", doc.Spec.Drains, lines, file, problems)
+	for _, d := range drains {
+		t.Drains = append(t.Drains, Drain(d))
+	}
 	if len(problems) > 0 {
 		return nil, undecoded(problems, decoding)
 	}
@@ -170,14 +177,14 @@ func readQueues(s spec, lines blueprint.Lines, file string, problems problem.Lis
 	return out, problems
 }
 
-// readInterruptions reads spec.interruptions: each at an offset from
-// the start (a Go duration, not a time) and in order, on a pool the
-// check against the blueprint confirms.
-func readInterruptions(s spec, lines blueprint.Lines, file string, problems problem.List) ([]Interruption, problem.List) {
+// readAtPool reads spec.interruptions or spec.drains (key): each at an
+// offset from the start (a Go duration, not a time) and in order, on a
+// pool the check against the blueprint confirms.
+func readAtPool(key string, entries []yamlAtPool, lines blueprint.Lines, file string, problems problem.List) ([]Interruption, problem.List) {
 	var out []Interruption
 	var last time.Duration
-	for i, y := range s.Interruptions {
-		path := fmt.Sprintf("spec.interruptions[%d]", i)
+	for i, y := range entries {
+		path := fmt.Sprintf("spec.%s[%d]", key, i)
 		fail := func(field, message, fix string) {
 			field = path + "." + field
 			problems = append(problems, problem.Problem{File: file, Line: lines.Of(field), Field: field, Message: message, Fix: fix})
@@ -185,15 +192,15 @@ func readInterruptions(s spec, lines blueprint.Lines, file string, problems prob
 		at, err := time.ParseDuration(y.At)
 		switch {
 		case y.At == "":
-			fail("at", "an interruption's time is required", "write when, as an offset from the trace's start, like 40m")
+			fail("at", "the time is required", "write when, as an offset from the trace's start, like 40m")
 		case err != nil || at < 0:
 			fail("at", fmt.Sprintf("%q is not an offset from the trace's start", y.At), "write a Go duration from the start, like 40m or 2h30m")
 		case at < last:
-			fail("at", fmt.Sprintf("%s comes before the interruption above it", at), "list the interruptions in order of time")
+			fail("at", fmt.Sprintf("%s comes before the entry above it", at), "list spec."+key+" in order of time")
 		}
 		last = max(last, at)
 		if y.Pool == "" {
-			fail("pool", "an interruption's pool is required", "name the blueprint's Spot pool whose nodes are taken away")
+			fail("pool", "the pool is required", "name the blueprint's pool whose nodes go")
 		}
 		out = append(out, Interruption{At: at, Pool: y.Pool, Line: lines.Of(path)})
 	}
