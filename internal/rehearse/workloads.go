@@ -78,6 +78,7 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job, speed float64) (*workload,
 			mark(&o.ObjectMeta, j.Kind)
 			o.Spec.MinReplicas = ptr.To(max(ptr.Deref(o.Spec.MinReplicas, 1), j.Pods))
 			o.Spec.MaxReplicas = max(o.Spec.MaxReplicas, *o.Spec.MinReplicas)
+			compressWindow(o, s.Class, j, speed)
 		case *corev1.Service:
 			mark(&o.ObjectMeta, j.Kind)
 		case *policyv1.PodDisruptionBudget:
@@ -88,6 +89,29 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job, speed float64) (*workload,
 		w.objects = append(w.objects, obj.Object)
 	}
 	return w, nil
+}
+
+// compressWindow divides by speed the scale-down window `berth new`
+// gives an inference HPA. It is the class's scaleDownWindow, which
+// Compress has divided already, but never less than the floor berth new
+// keeps for a replica (300 s, 600 s with GPUs: a GPU replica takes
+// minutes to come back), which scaffold writes in seconds of wall time;
+// left so, a rehearsal at speed 60 would hold replicas for 5 to 10 hours
+// of trace time.
+func compressWindow(h *autoscalingv2.HorizontalPodAutoscaler, class *v1alpha1.Class, j trace.Job, speed float64) {
+	b := h.Spec.Behavior
+	if b == nil || b.ScaleDown == nil || b.ScaleDown.StabilizationWindowSeconds == nil {
+		return
+	}
+	floor := v1alpha1.DefaultScaleDownWindow
+	if j.GPUs > 0 {
+		floor = v1alpha1.DefaultGPUScaleDownWindow
+	}
+	w := max(time.Duration(float64(floor)/speed).Round(time.Second), time.Second)
+	if s := class.Scaling; s != nil && s.ScaleDownWindow != nil {
+		w = max(w, s.ScaleDownWindow.Duration)
+	}
+	b.ScaleDown.StabilizationWindowSeconds = ptr.To(int32(min(w, time.Duration(*b.ScaleDown.StabilizationWindowSeconds)*time.Second) / time.Second))
 }
 
 // workerFor builds a queue's worker on bp, the compressed blueprint the
