@@ -2,35 +2,62 @@ package rehearse
 
 import (
 	"context"
+	"fmt"
 	"time"
 
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/rehearse/trace"
 )
 
-// DisruptionResult is one of the trace's interruptions as the rehearsal
-// carried it out.
+// Kinds of disruption a trace asks for.
+const (
+	KindInterruption = "interruption"
+	KindDrain        = "drain"
+)
+
+// DisruptionResult is one of the trace's interruptions or drains as the
+// rehearsal carried it out.
 type DisruptionResult struct {
+	// Kind is KindInterruption or KindDrain.
+	Kind string `json:"kind"`
 	// At is the trace time it was carried out.
 	At   Duration `json:"at"`
 	Pool string   `json:"pool"`
-	// Nodes are the pool's nodes that got the notice: those up at At.
-	// None when the pool had none.
+	// Nodes are the pool's nodes it took: those up at At. None when the
+	// pool had none.
 	Nodes []string `json:"nodes"`
-	// Notice is the pool's spot notice, in trace time.
-	Notice Duration `json:"notice"`
-	// Error is why it could not be carried out; empty when it was.
+	// Notice is the pool's spot notice, in trace time; zero for a drain.
+	Notice Duration `json:"notice,omitempty"`
+	// Took is how long a drain took, from At until its last node was
+	// deleted (trace time); zero for an interruption, and for a drain
+	// still under way when the rehearsal stopped.
+	Took Duration `json:"took,omitempty"`
+	// Error is why it could not be carried out (a budget that held a
+	// drain back past its timeout); empty when it was.
 	Error string `json:"error,omitempty"`
+}
+
+// poolNodes are the nodes of pool up now.
+func poolNodes(ctx context.Context, o Options, pool string) ([]corev1.Node, error) {
+	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelPool: pool}).String()
+	list, err := o.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	if err != nil {
+		return nil, err
+	}
+	return list.Items, nil
 }
 
 // interrupt gives every node of the interruption's pool that is up now
 // the pool's spot notice, through o.Interrupt, and says what it did. The
 // notice is the compressed blueprint's, so it lasts its trace time.
 func interrupt(ctx context.Context, o Options, in trace.Interruption) (time.Time, DisruptionResult) {
-	res := DisruptionResult{Pool: in.Pool}
+	res := DisruptionResult{Kind: KindInterruption, Pool: in.Pool}
 	var notice time.Duration
 	for i := range o.Blueprint.Spec.Pools {
 		if p := &o.Blueprint.Spec.Pools[i]; p.Name == in.Pool {
@@ -38,26 +65,82 @@ func interrupt(ctx context.Context, o Options, in trace.Interruption) (time.Time
 		}
 	}
 	res.Notice = Duration(time.Duration(float64(notice) * o.Speed))
-	sel := labels.SelectorFromSet(labels.Set{v1alpha1.LabelPool: in.Pool}).String()
-	list, err := o.Client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: sel})
+	nodes, err := poolNodes(ctx, o, in.Pool)
 	now := time.Now()
-	if err == nil && len(list.Items) > 0 {
-		err = o.Interrupt(ctx, list.Items, notice)
+	if err == nil && len(nodes) > 0 {
+		err = o.Interrupt(ctx, nodes, notice)
 	}
 	if err != nil {
 		res.Error = err.Error()
 		return now, res
 	}
-	for _, n := range list.Items {
+	for _, n := range nodes {
 		res.Nodes = append(res.Nodes, n.Name)
 	}
 	return now, res
 }
 
-// interrupted notes an interruption carried out at now.
-func (r *recorder) interrupted(now time.Time, d DisruptionResult) {
+// drain replaces every node of the drain's pool that is up now, as
+// pools.Execute replaces a pool's nodes: all cordoned first, so that
+// evicted pods do not land on a node about to go; then each drained
+// through the Eviction API (the budgets decide how many go at a time),
+// its pods waited for until they run again elsewhere, and the node
+// deleted. The autoscaler adds the nodes the evicted pods need. It
+// notes the drain when it starts and again when it ends.
+func (r *recorder) drain(ctx context.Context, o Options, d trace.Drain) {
+	nodes, err := poolNodes(ctx, o, d.Pool)
+	res := DisruptionResult{Kind: KindDrain, Pool: d.Pool}
+	for _, n := range nodes {
+		res.Nodes = append(res.Nodes, n.Name)
+	}
+	started := time.Now()
+	at := r.disrupted(started, res)
+	if err == nil {
+		err = replace(ctx, o, nodes)
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil && ctx.Err() == nil {
+		r.disruptions[at].Error = err.Error()
+		return
+	}
+	if err != nil {
+		return // stopped with the rehearsal: still under way
+	}
+	r.disruptions[at].Took = Duration(r.clock.Trace(time.Now()) - r.clock.Trace(started))
+}
+
+// replace cordons nodes, then drains and deletes each in turn. Its
+// timeouts are wall time: a budget may hold an eviction back for five
+// minutes.
+func replace(ctx context.Context, o Options, nodes []corev1.Node) error {
+	d := &pools.Drainer{Client: o.Client}
+	for _, n := range nodes {
+		if err := d.Cordon(ctx, n.Name); err != nil {
+			return err
+		}
+	}
+	for _, n := range nodes {
+		moved, err := d.Drain(ctx, n.Name)
+		if err != nil {
+			return err
+		}
+		if err := d.WaitMoved(ctx, moved); err != nil {
+			return fmt.Errorf("draining %s: %w", n.Name, err)
+		}
+		if err := o.Client.CoreV1().Nodes().Delete(ctx, n.Name, metav1.DeleteOptions{}); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("deleting node %s: %w", n.Name, err)
+		}
+	}
+	return nil
+}
+
+// disrupted notes a disruption carried out (or begun) at now, and
+// returns its index among the report's.
+func (r *recorder) disrupted(now time.Time, d DisruptionResult) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	d.At = Duration(r.clock.Trace(now))
 	r.disruptions = append(r.disruptions, d)
+	return len(r.disruptions) - 1
 }

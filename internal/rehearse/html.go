@@ -206,8 +206,8 @@ th{background:#f3f5f7}
 {{if .Services}}<table><tr><th>service</th><th>team</th><th>peak rps</th><th>replicas mean</th><th>peak</th><th>min available</th><th>below budget</th></tr>
 {{range .Services}}<tr><td>{{.Name}}</td><td>{{.Team}}</td><td>{{.PeakRPS}}</td><td>{{printf "%.1f" .MeanReplicas}}</td><td>{{.PeakReplicas}}</td><td>{{.MinAvailable}}</td><td>{{short .BelowBudget}}</td></tr>
 {{end}}</table>{{end}}
-{{if .Disruptions}}<table><tr><th>interrupted at</th><th>pool</th><th>notice</th><th>nodes</th></tr>
-{{range .Disruptions}}<tr><td>{{short .At}}</td><td>{{.Pool}}</td><td>{{short .Notice}}</td><td>{{if .Error}}failed: {{.Error}}{{else}}{{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{else}}(none up){{end}}{{end}}</td></tr>
+{{if .Disruptions}}<table><tr><th>disruption</th><th>at</th><th>pool</th><th>notice</th><th>took</th><th>nodes</th></tr>
+{{range .Disruptions}}<tr><td>{{.Kind}}</td><td>{{short .At}}</td><td>{{.Pool}}</td><td>{{if .Notice}}{{short .Notice}}{{else}}-{{end}}</td><td>{{if .Took}}{{short .Took}}{{else}}-{{end}}</td><td>{{if .Error}}failed: {{.Error}}{{else}}{{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{else}}(none up){{end}}{{end}}</td></tr>
 {{end}}</table>{{end}}
 <h3>Timers</h3><table><tr><th>timer</th><th>owner</th><th>value</th><th>ran at</th><th>scaled</th><th>floor (trace)</th><th>note</th></tr>
 {{range .Timers}}<tr><td>{{.Name}}</td><td>{{.Owner}}</td><td>{{.Value}}</td><td>{{.Ran}}</td><td>{{.Scaled}}</td><td>{{if not .Scaled}}{{short .Floor}}{{end}}</td><td>{{.Note}}</td></tr>

@@ -100,7 +100,7 @@ func trimFloat(v float64) string {
 }
 
 // charts are a rehearsal's plots: nodes per pool, pending pods, GPUs per
-// team against quota, cost accumulating.
+// team against quota, each service's Ready replicas, cost accumulating.
 func charts(r *Report) []template.HTML {
 	s := r.Series
 	if s == nil {
@@ -125,6 +125,13 @@ func charts(r *Report) []template.HTML {
 	}
 	if len(gpus) > 0 {
 		out = append(out, lineChart("GPUs held per team, against its quota", "GPUs", gpus))
+	}
+	if len(s.Replicas) > 0 {
+		var replicas []line
+		for _, name := range sortedKeys(s.Replicas) {
+			replicas = append(replicas, line{name: name, points: s.Replicas[name]})
+		}
+		out = append(out, lineChart("Ready replicas per service", "replicas", replicas))
 	}
 	if len(s.Cost) > 0 {
 		out = append(out, lineChart("Cost so far", "US dollars", []line{{name: "cost", points: s.Cost}}))

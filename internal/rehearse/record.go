@@ -241,7 +241,7 @@ func (r *recorder) submitted(w *workload, now time.Time, refused error) {
 		msg = refused.Error()
 	}
 	if w.job.Kind == scaffold.Inference {
-		s := &serviceRun{w: w, submitted: now, refused: msg, minAvailable: w.minAvailable}
+		s := &serviceRun{w: w, submitted: now, refused: msg, minAvailable: w.minAvailable, ready: level{keep: true}}
 		s.ready.set(now, 0)
 		if refused == nil {
 			s.update(now)

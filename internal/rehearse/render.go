@@ -48,7 +48,7 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	if len(r.Disruptions) > 0 {
-		fmt.Fprintln(tw, "\nINTERRUPTED AT\tPOOL\tNOTICE\tNODES")
+		fmt.Fprintln(tw, "\nDISRUPTION\tAT\tPOOL\tNOTICE\tTOOK\tNODES")
 		for _, d := range r.Disruptions {
 			nodes := strings.Join(d.Nodes, ", ")
 			switch {
@@ -57,7 +57,13 @@ func WriteTable(w io.Writer, r *Report) error {
 			case nodes == "":
 				nodes = "(none up)"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", short(d.At), d.Pool, short(d.Notice), nodes)
+			notice, took := "-", "-"
+			if d.Kind == KindInterruption {
+				notice = short(d.Notice)
+			} else if d.Took > 0 {
+				took = short(d.Took)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", d.Kind, short(d.At), d.Pool, notice, took, nodes)
 		}
 	}
 	if err := tw.Flush(); err != nil {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -89,6 +90,9 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	for _, in := range o.Trace.Interruptions {
 		plan = append(plan, step{at: in.At, interrupt: &in})
 	}
+	for _, d := range o.Trace.Drains {
+		plan = append(plan, step{at: d.At, drain: &d})
+	}
 	sort.SliceStable(plan, func(a, b int) bool { return plan[a].at < plan[b].at })
 
 	factory := slim.Informers(o.Client, 0)
@@ -163,6 +167,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		}
 	}
 
+	// Drains run beside the submissions; one still under way when the
+	// rehearsal stops is stopped with it.
+	var drains sync.WaitGroup
+	draining, stopDraining := context.WithCancel(ctx)
+	defer stopDraining()
 	submitted := make(chan struct{})
 	go func() {
 		defer close(submitted)
@@ -173,7 +182,16 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			case <-time.After(time.Until(clock.Wall(s.at))):
 			}
 			if s.interrupt != nil {
-				rec.interrupted(interrupt(ctx, o, *s.interrupt))
+				rec.disrupted(interrupt(ctx, o, *s.interrupt))
+				continue
+			}
+			if s.drain != nil {
+				// A drain takes a while: the submissions go on.
+				drains.Add(1)
+				go func() {
+					defer drains.Done()
+					rec.drain(draining, o, *s.drain)
+				}()
 				continue
 			}
 			if s.worker {
@@ -222,6 +240,8 @@ wait:
 		}
 	}
 	stopped := time.Now()
+	stopDraining()
+	drains.Wait()
 	rec.patches.Wait()
 	rep := rec.report(stopped, o)
 	rep.Partial = runErr != nil
@@ -244,12 +264,14 @@ func (r *recorder) note(n string) {
 }
 
 // step is a moment of the replay: a row submitted, an inference row's
-// service removed, a queue's worker made, or a pool interrupted.
+// service removed, a queue's worker made, or a pool interrupted or
+// drained.
 type step struct {
 	at        time.Duration
 	w         *workload
 	remove    bool
 	interrupt *trace.Interruption
+	drain     *trace.Drain
 	// worker marks a queue's worker, made at the start and not measured
 	// as a row: the pools show what it did.
 	worker bool

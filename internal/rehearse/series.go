@@ -20,6 +20,9 @@ type Series struct {
 	Quota    map[string]float64 `json:"quota,omitempty"`
 	// Cost is the dollars spent so far, from the priced pools' nodes.
 	Cost []Point `json:"cost,omitempty"`
+	// Replicas are each inference service's Ready replicas, keyed
+	// TEAM/NAME, from its submission to its removal.
+	Replicas map[string][]Point `json:"replicas,omitempty"`
 }
 
 // Point is a value from trace time T on.
@@ -56,6 +59,16 @@ func (r *recorder) series(stopped time.Time, prices []cost.PoolPrice) *Series {
 		s.TeamGPUs[team] = r.clock.points(l, stopped)
 	}
 	s.Cost = accumulate(s.Nodes, prices)
+	for _, sr := range r.services {
+		end := stopped
+		if !sr.removed.IsZero() {
+			end = sr.removed
+		}
+		if s.Replicas == nil {
+			s.Replicas = map[string][]Point{}
+		}
+		s.Replicas[sr.w.job.Team+"/"+sr.w.job.Name] = r.clock.points(&sr.ready, end)
+	}
 	return s
 }
 
