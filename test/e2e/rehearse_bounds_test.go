@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"math"
 	"slices"
 	"sort"
@@ -10,21 +9,6 @@ import (
 
 	"berth.io/berth/internal/rehearse"
 )
-
-// rehearseJSON runs berth rehearse -o json on one design and reads its
-// report.
-func rehearseJSON(t *testing.T, args ...string) *rehearse.Report {
-	t.Helper()
-	out, errOut, code := berthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("berth rehearse %v: exit %d\n%s\n%s", args, code, out, errOut)
-	}
-	var rep rehearse.Report
-	if err := json.Unmarshal([]byte(out), &rep); err != nil {
-		t.Fatalf("reading the report: %v\n%s", err, out)
-	}
-	return &rep
-}
 
 // jobsByName are a report's jobs by name.
 func jobsByName(r *rehearse.Report) map[string]rehearse.JobResult {
