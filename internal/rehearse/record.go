@@ -29,6 +29,9 @@ type recorder struct {
 	mu     sync.Mutex
 	clock  Clock
 	client kubernetes.Interface
+	// nodeStore is the node informer's store, for a pod seen running on
+	// a node the recorder has not been told of yet.
+	nodeStore cache.Store
 	// teams maps a namespace to the team it belongs to.
 	teams map[string]string
 	// quota is each team's GPU quota, for the report's charts.
@@ -282,20 +285,7 @@ func (r *recorder) onNode(n *corev1.Node, deleted bool) {
 		p.nodes.add(now, -1)
 		p.gpus.add(now, -nr.gpus)
 	case !deleted && !known:
-		gpus := 0.0
-		if q, ok := n.Status.Capacity[corev1.ResourceName(v1alpha1.DefaultGPUResource)]; ok {
-			gpus = float64(q.Value())
-		}
-		if c, err := resourceCount(n.Labels[v1alpha1.LabelGPUCount]); err == nil {
-			gpus = c
-		}
-		r.nodes[n.Name] = &nodeRun{pool: pool, gpus: gpus}
-		p := r.pool(pool)
-		if p.capacity == "" {
-			p.capacity = n.Labels[v1alpha1.LabelCapacity]
-		}
-		p.nodes.add(now, 1)
-		p.gpus.add(now, gpus)
+		r.addNode(n, now)
 	}
 	r.signal()
 }
@@ -341,12 +331,64 @@ func (r *recorder) onPod(p *corev1.Pod, deleted bool) {
 	r.signal()
 }
 
+// addNode counts a node of a pool from now. r.mu is held.
+func (r *recorder) addNode(n *corev1.Node, now time.Time) *nodeRun {
+	gpus := 0.0
+	if q, ok := n.Status.Capacity[corev1.ResourceName(v1alpha1.DefaultGPUResource)]; ok {
+		gpus = float64(q.Value())
+	}
+	if c, err := resourceCount(n.Labels[v1alpha1.LabelGPUCount]); err == nil {
+		gpus = c
+	}
+	pool := n.Labels[v1alpha1.LabelPool]
+	nr := &nodeRun{pool: pool, gpus: gpus}
+	r.nodes[n.Name] = nr
+	p := r.pool(pool)
+	if p.capacity == "" {
+		p.capacity = n.Labels[v1alpha1.LabelCapacity]
+	}
+	p.nodes.add(now, 1)
+	p.gpus.add(now, gpus)
+	return nr
+}
+
+// nodeOf is the node a pod runs on as the recorder counts it. The pod
+// and node informers deliver on goroutines of their own, so a pod may
+// be seen running before its node has been: the node is then read from
+// the node informer's store, else from the API server, and counted
+// from now. Nil for a node that is not a pool's or cannot be read.
+func (r *recorder) nodeOf(name string, now time.Time) *nodeRun {
+	if nr := r.nodes[name]; nr != nil || name == "" {
+		return nr
+	}
+	var n *corev1.Node
+	if r.nodeStore != nil {
+		if obj, ok, err := r.nodeStore.GetByKey(name); err == nil && ok {
+			n, _ = obj.(*corev1.Node)
+		}
+	}
+	if n == nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		got, err := r.client.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			klog.V(2).InfoS("reading a pod's node", "node", name, "err", err)
+			return nil
+		}
+		n = got
+	}
+	if n.Labels[v1alpha1.LabelPool] == "" {
+		return nil
+	}
+	return r.addNode(n, now)
+}
+
 // start counts a pod that runs from now: its GPUs and CPU on its pool,
 // and its Job's pods running.
 func (r *recorder) start(pr *podRun, p *corev1.Pod, now time.Time) {
 	pr.started = now
 	r.pending.add(now, -1)
-	if n := r.nodes[p.Spec.NodeName]; n != nil {
+	if n := r.nodeOf(p.Spec.NodeName, now); n != nil {
 		pr.pool = n.pool
 	} else {
 		pr.pool = p.Spec.NodeSelector[v1alpha1.LabelPool]

@@ -207,3 +207,29 @@ func TestToleranceCountsTheLag(t *testing.T) {
 		t.Errorf("notes %q; want the timing note first", rep.Notes)
 	}
 }
+
+// The pod and node informers deliver on goroutines of their own: a pod
+// seen running before its node is counted on the node's pool (read from
+// the API server here), and the node's own event later counts it once.
+func TestPodSeenBeforeItsNodeCountsOnItsPool(t *testing.T) {
+	start := time.Now().Add(-time.Minute)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Labels: map[string]string{v1alpha1.LabelPool: "gpu", v1alpha1.LabelGPUCount: "4"}}}
+	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Pools: []v1alpha1.Pool{{Name: "gpu"}}}}
+	r := newRecorder(fake.NewClientset(node), Clock{Start: start, Speed: 60}, bp)
+	pod := &corev1.Pod{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "p", UID: "p", Labels: map[string]string{v1alpha1.LabelRehearsal: "x"}},
+		Spec:       corev1.PodSpec{NodeName: "gpu-1"},
+		Status:     corev1.PodStatus{Phase: corev1.PodRunning},
+	}
+	r.onPod(pod, false)
+	if got := r.pods["p"].pool; got != "gpu" {
+		t.Fatalf("the pod's pool is %q; want gpu, its node's", got)
+	}
+	r.onNode(node, false)
+	if n := r.pools["gpu"].nodes.v; n != 1 {
+		t.Errorf("pool gpu counts %v nodes after the pod's and the node's events; want 1", n)
+	}
+	if _, ok := r.pools[""]; ok {
+		t.Errorf("the recorder made a pool with no name")
+	}
+}

@@ -100,6 +100,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// The recorder needs the clock's start before the informers deliver;
 	// it is set once they have synced, below.
 	rec := newRecorder(o.Client, clock, o.Blueprint)
+	rec.nodeStore = factory.Core().V1().Nodes().Informer().GetStore()
 	for _, j := range o.Trace.Jobs {
 		if j.Kind != scaffold.Inference {
 			rec.total++
