@@ -19,6 +19,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/model"
 	"berth.io/berth/internal/model/store"
@@ -112,7 +113,7 @@ func TestDashInBrowser(t *testing.T) {
 		t.Fatalf("starting %s: %v", exe, err)
 	}
 	// One tab per page, each loaded once, before anything changes.
-	tab := func(path string) context.Context {
+	open := func(path string) (context.Context, context.CancelFunc) {
 		ctx, cancel := chromedp.NewContext(root)
 		t.Cleanup(cancel)
 		// The tab lives as long as the context of its first run: one
@@ -123,6 +124,10 @@ func TestDashInBrowser(t *testing.T) {
 		browse(t, ctx, "open "+path, chromedp.Navigate(base+strings.TrimPrefix(path, "/")))
 		waitFor(t, ctx, path+" live", present(`#live.on`))
 		js[bool](t, ctx, `window.loadedOnce = true`)
+		return ctx, cancel
+	}
+	tab := func(path string) context.Context {
+		ctx, _ := open(path)
 		return ctx
 	}
 	overview, waiting, activity := tab("/"), tab("/waiting"), tab("/activity")
@@ -142,8 +147,12 @@ func TestDashInBrowser(t *testing.T) {
 	}
 	shot(t, overview, shots, "overview")
 
+	// It runs long enough to be seen holding its GPU: a Job pod without
+	// a duration completes as soon as it runs.
+	train := teamATraining("train")
+	train.Spec.Template.Annotations = map[string]string{v1alpha1.AnnotationDuration: "10m"}
 	created := time.Now()
-	_, err = c.BatchV1().Jobs("team-a").Create(context.Background(), teamATraining("train"), metav1.CreateOptions{})
+	_, err = c.BatchV1().Jobs("team-a").Create(context.Background(), train, metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,9 +207,13 @@ func TestDashInBrowser(t *testing.T) {
 	js[bool](t, waiting, fmt.Sprintf("document.querySelector(%q).scrollIntoView(), true", sel))
 	shot(t, waiting, shots, "waiting-quota")
 
+	// Each live tab holds a connection for its event stream, and Chromium
+	// opens at most six HTTP/1.1 connections to one host: these tabs are
+	// closed once shot.
 	for _, page := range []string{"workloads", "models", "rehearsals", "rehearsals/retail-week"} {
-		ctx := tab("/" + page)
+		ctx, closeTab := open("/" + page)
 		shot(t, ctx, shots, strings.ReplaceAll(page, "/", "-"))
+		closeTab()
 	}
 	t.Logf("screenshots in %s", shots)
 	logPageWeight(t, base)
