@@ -1,6 +1,6 @@
 module berth.io/berth/test/s3
 
-go 1.26.0
+go 1.26.6
 
 replace berth.io/berth => ../..
 
