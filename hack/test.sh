@@ -15,7 +15,7 @@ if ! command -v chromium >/dev/null 2>&1; then
   echo "--- apt-get install chromium (the dashboard's browser tests)"
   sudo=""
   if [ "$(id -u)" -ne 0 ]; then sudo=sudo; fi
-  $sudo apt-get update && $sudo apt-get install -y chromium
+  $sudo apt-get update && $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y chromium
 fi
 
 echo "--- go test ./... (berth.io/berth)"
