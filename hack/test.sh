@@ -19,6 +19,8 @@ if ! command -v chromium >/dev/null 2>&1; then
 fi
 
 echo "--- go test ./... (berth.io/berth)"
-go test "$@" ./...
+# The e2e package runs longer than go test's default 10 minutes (about
+# 25 on two cores); a -timeout among the arguments overrides this one.
+go test -timeout 60m "$@" ./...
 echo "--- go test ./... (test/s3: the model stores against a real S3 server)"
 (cd test/s3 && go test "$@" ./...)
