@@ -248,11 +248,7 @@ func (c *CloudProvider) GetInstanceTypes(ctx context.Context, _ *karpv1.NodePool
 	if err != nil {
 		return nil, err
 	}
-	out := make([]*cloudprovider.InstanceType, len(types))
-	for i, t := range types {
-		out[i] = t.InstanceType
-	}
-	return out, nil
+	return karpenterTypes(types), nil
 }
 
 // IsDrifted reports a NodeClaim whose node runs another Kubernetes

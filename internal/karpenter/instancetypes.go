@@ -43,11 +43,16 @@ func InstanceTypes(bp *v1alpha1.Blueprint, prices *cost.Table) ([]*cloudprovider
 	if err != nil {
 		return nil, err
 	}
+	return karpenterTypes(types), nil
+}
+
+// karpenterTypes are the instance types as Karpenter takes them.
+func karpenterTypes(types []*instanceType) []*cloudprovider.InstanceType {
 	out := make([]*cloudprovider.InstanceType, len(types))
 	for i, t := range types {
 		out[i] = t.InstanceType
 	}
-	return out, nil
+	return out
 }
 
 func instanceTypes(bp *v1alpha1.Blueprint, prices *cost.Table) ([]*instanceType, error) {
