@@ -20,6 +20,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/problem"
@@ -36,11 +37,15 @@ type rehearseOptions struct {
 	speed     float64
 	seed      int64
 	vs        string
-	output    string
-	reportDir string
-	until     time.Duration
-	prices    string
-	cloud     string
+	// provisioner replaces the blueprint's spec.provisioner;
+	// vsProvisioner names the provisioner of the second design.
+	provisioner   string
+	vsProvisioner string
+	output        string
+	reportDir     string
+	until         time.Duration
+	prices        string
+	cloud         string
 
 	bp    *loadedBlueprint
 	trace *trace.Trace
@@ -59,7 +64,10 @@ what the cluster did: each team's waits, each pool's node-hours and idle GPU-hou
 work lost to interruptions, time a service ran below its budget, and cost.
 
 --vs OTHER.yaml replays the same trace with the same seed on a second blueprint and
-prints the two side by side.`,
+prints the two side by side. --vs-provisioner Karpenter (or ClusterAutoscaler) makes
+the second design the same blueprint (or OTHER.yaml) provisioned that way: berth's
+node autoscaler with cluster-autoscaler's semantics against Karpenter's own
+controllers, on the same trace.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {
@@ -75,6 +83,8 @@ prints the two side by side.`,
 	f.Float64Var(&o.speed, "speed", 60, "seconds of trace per second of wall time (60: an hour a minute)")
 	f.Int64Var(&o.seed, "seed", 1, "seeds the autoscaler's random expander and the spot pools' random interruptions")
 	f.StringVar(&o.vs, "vs", "", "a second blueprint to replay the same trace on, with the same seed, for comparison")
+	f.StringVar(&o.provisioner, "provisioner", "", "ClusterAutoscaler or Karpenter: rehearse the blueprint provisioned this way, whatever its spec.provisioner says")
+	f.StringVar(&o.vsProvisioner, "vs-provisioner", "", "ClusterAutoscaler or Karpenter: compare with the same blueprint (or --vs's) provisioned this way")
 	f.StringVarP(&o.output, "output", "o", "table", "table or json")
 	f.StringVar(&o.reportDir, "report", "", "also write report.json and report.html (charts as SVG) to this directory")
 	f.StringVar(&o.prices, "prices", "", "a price table (CSV: cloud,type,region,onDemand,spot,source,date) whose rows replace berth's for the same instance types")
@@ -90,10 +100,18 @@ func (o *rehearseOptions) Complete() error {
 	if o.output != "table" && o.output != "json" {
 		return problem.Errorf("pass -o table or -o json", "-o %q: unknown output", o.output)
 	}
+	for _, p := range []struct{ flag, value string }{{"--provisioner", o.provisioner}, {"--vs-provisioner", o.vsProvisioner}} {
+		if p.value != "" && p.value != string(v1alpha1.ProvisionerClusterAutoscaler) && p.value != string(v1alpha1.ProvisionerKarpenter) {
+			return problem.Errorf("pass ClusterAutoscaler or Karpenter", "%s %q: not a provisioner berth runs", p.flag, p.value)
+		}
+	}
 	var err error
 	o.bp, err = loadBlueprint(o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
+	}
+	if o.provisioner != "" {
+		o.bp.Spec.Provisioner = v1alpha1.Provisioner(o.provisioner)
 	}
 	if o.trace, err = trace.Read(o.tracePath); err != nil {
 		return err
@@ -117,6 +135,9 @@ func (o *rehearseOptions) Complete() error {
 	if _, _, err := rehearse.Compress(o.bp.Blueprint, o.speed); err != nil {
 		return err
 	}
+	if o.vs != "" && o.vs == o.file && o.vsProvisioner == "" {
+		return problem.Errorf("pass another blueprint to --vs, or --vs-provisioner to compare provisioners", "--vs %s: the same blueprint as -f; both designs would be the same", o.vs)
+	}
 	if o.vs != "" {
 		other, err := loadBlueprint(o.vs, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 		if err != nil {
@@ -134,7 +155,7 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	// rehearsal with its report so far and its cluster removed.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	if o.vs == "" {
+	if o.vs == "" && o.vsProvisioner == "" {
 		rep, err := o.rehearse(ctx)
 		if rep != nil {
 			if werr := o.write(rep); werr != nil {
@@ -151,7 +172,7 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	}
 	// One cluster per process: each design runs in a child of its own,
 	// one after the other, so that neither slows the other's clock.
-	a, err := o.child(ctx, o.file)
+	a, err := o.child(ctx, o.file, o.provisioner)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &ExitError{Code: 130, Err: fmt.Errorf("interrupted before the first design's replay started: nothing to report (%w)", err)}
@@ -165,7 +186,14 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 		}
 		return &ExitError{Code: 130, Err: errors.New("interrupted: the report above is partial, and the second design was not rehearsed")}
 	}
-	b, err := o.child(ctx, o.vs)
+	other, provisioner := o.vs, o.vsProvisioner
+	if other == "" {
+		other = o.file
+	}
+	if provisioner == "" {
+		provisioner = o.provisioner
+	}
+	b, err := o.child(ctx, other, provisioner)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Stopped before the second design's replay started.
@@ -213,6 +241,12 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 	}
 	cmFlags, cmTimers := rehearse.ControllerManagerFlags(o.speed)
 	timers = append(append(append(timers, cmTimers...), rehearse.JobControllerTimers(o.speed)...), rehearse.Unscaled(o.speed)...)
+	var karpenterFlags []string
+	if bp.Spec.UsesKarpenter() {
+		var karpenterTimers []rehearse.Timer
+		karpenterFlags, karpenterTimers = rehearse.KarpenterFlags(o.speed)
+		timers = append(append(timers, karpenterTimers...), rehearse.KarpenterUnscaled(o.speed)...)
+	}
 
 	// A rehearsal killed with SIGKILL cannot remove its directory: the
 	// next one does.
@@ -239,6 +273,7 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 		ControllerManagerFlags: cmFlags,
 		JobBackoffSpeed:        o.speed,
 		Autoscaler:             autoscaler.Options{Seed: uint64(o.seed)},
+		Karpenter:              cluster.KarpenterOptions{Flags: karpenterFlags, Prices: o.table},
 		Apply: func(ctx context.Context, c *cluster.Cluster, step func(string, ...any)) error {
 			return applyOnUp(ctx, step, c, compressed)
 		},
@@ -262,6 +297,7 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 	})
 	if rep != nil {
 		rep.Blueprint = o.bp.Metadata.Name
+		rep.Provisioner = provisionerOf(bp)
 		rep.Trace = o.tracePath
 		rep.Seed = o.seed
 		rep.Timers = timers
@@ -285,9 +321,10 @@ func (o *rehearseOptions) write(rep *rehearse.Report) error {
 	return rehearse.WriteTable(o.Out, rep)
 }
 
-// child rehearses one blueprint in a child process of this same binary
-// and reads its JSON report; its progress goes to our stderr.
-func (o *rehearseOptions) child(ctx context.Context, file string) (*rehearse.Report, error) {
+// child rehearses one blueprint, provisioned as provisioner says (empty:
+// as the blueprint says), in a child process of this same binary and
+// reads its JSON report; its progress goes to our stderr.
+func (o *rehearseOptions) child(ctx context.Context, file, provisioner string) (*rehearse.Report, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -295,6 +332,9 @@ func (o *rehearseOptions) child(ctx context.Context, file string) (*rehearse.Rep
 	args := []string{"rehearse", "--trace", o.tracePath, "--speed", strconv.FormatFloat(o.speed, 'g', -1, 64), "--seed", strconv.FormatInt(o.seed, 10), "-o", "json"}
 	if file != "" {
 		args = append(args, "-f", file)
+	}
+	if provisioner != "" {
+		args = append(args, "--provisioner", provisioner)
 	}
 	if o.until > 0 {
 		args = append(args, "--until", o.until.String())
@@ -333,4 +373,12 @@ func indent(w io.Writer) io.Writer {
 		}
 	}()
 	return pw
+}
+
+// provisionerOf names what provisions bp's User pools, for the report.
+func provisionerOf(bp *v1alpha1.Blueprint) string {
+	if bp.Spec.UsesKarpenter() {
+		return string(v1alpha1.ProvisionerKarpenter)
+	}
+	return string(v1alpha1.ProvisionerClusterAutoscaler)
 }

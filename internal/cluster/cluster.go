@@ -73,6 +73,11 @@ type Options struct {
 	// Autoscaler tunes the node autoscaler (`berth up`'s flags). Its
 	// Profile is always the blueprint's name.
 	Autoscaler autoscaler.Options
+	// Karpenter tunes Karpenter where the blueprint provisions with it:
+	// its own flags (`berth rehearse` compresses its batch windows) and
+	// the prices its cheapest-fit choice reads. Zero is Karpenter's
+	// defaults and berth's shipped price table.
+	Karpenter KarpenterOptions
 	// Apply, when set, runs as soon as the API serves, alongside the rest
 	// of the start (`berth up` applies the blueprint with it), and Start
 	// returns once it has returned and the cluster is ready. It reports

@@ -8,14 +8,23 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/karpenter"
 	"berth.io/berth/internal/recorded"
+	"berth.io/berth/internal/rehearse/cost"
 )
+
+// KarpenterOptions tune the Karpenter a cluster runs.
+type KarpenterOptions struct {
+	// Flags are Karpenter's own flags, as --flag=value.
+	Flags []string
+	// Prices price its instance types. Nil means berth's shipped table.
+	Prices *cost.Table
+}
 
 // startKarpenter runs Karpenter in place of the node autoscaler, for a
 // blueprint whose provisioner it is: it installs Karpenter's CRDs, the
 // node class and the exported NodePools, then runs Karpenter's
 // controllers on the recorded blueprint's pools. installed closes once
 // the NodePools are applied.
-func (c *Cluster) startKarpenter(ctx context.Context, client kubernetes.Interface, blueprints *recorded.Store, bp *v1alpha1.Blueprint) {
+func (c *Cluster) startKarpenter(ctx context.Context, client kubernetes.Interface, blueprints *recorded.Store, bp *v1alpha1.Blueprint, opts KarpenterOptions) {
 	c.karpenterInstalled = make(chan struct{})
 	name := bp.Metadata.Name
 	c.run(ctx, "karpenter", func(ctx context.Context) error {
@@ -27,6 +36,8 @@ func (c *Cluster) startKarpenter(ctx context.Context, client kubernetes.Interfac
 			Config:    c.Config,
 			Client:    client,
 			Blueprint: func() (*v1alpha1.Blueprint, error) { return blueprints.Blueprint(name) },
+			Prices:    opts.Prices,
+			Flags:     opts.Flags,
 		})
 	})
 }

@@ -77,10 +77,10 @@ func readRehearsal(path string) (Rehearsal, bool) {
 		pair.A, pair.B = &one, nil
 	}
 	a := pair.A
-	r := Rehearsal{Blueprint: a.Blueprint, Trace: a.Trace, Jobs: len(a.Jobs), Rehearsed: a.Rehearsed.String(), Partial: a.Partial,
+	r := Rehearsal{Blueprint: a.Design(), Trace: a.Trace, Jobs: len(a.Jobs), Rehearsed: a.Rehearsed.String(), Partial: a.Partial,
 		HTML: exists(filepath.Join(filepath.Dir(path), "report.html"))}
 	if pair.B != nil {
-		r.Vs = pair.B.Blueprint
+		r.Blueprint, r.Vs = rehearse.Designs(a, pair.B)
 		r.Partial = r.Partial || pair.B.Partial
 	}
 	return r, true

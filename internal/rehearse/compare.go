@@ -133,7 +133,8 @@ func side[T, V any](p [2]*T, f func(*T) V) both[V] {
 // WriteComparison writes two rehearsals of the same trace side by side,
 // with what changed from the first to the second.
 func WriteComparison(w io.Writer, a, b *Report) error {
-	fmt.Fprintf(w, "Trace %s, speed %g, seed %d: A is %s, B is %s\n\n", a.Trace, a.Speed, a.Seed, a.Blueprint, b.Blueprint)
+	da, db := Designs(a, b)
+	fmt.Fprintf(w, "Trace %s, speed %g, seed %d: A is %s, B is %s\n\n", a.Trace, a.Speed, a.Seed, da, db)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEASURE\tA\tB\tB - A")
 	for _, c := range compare(a, b) {

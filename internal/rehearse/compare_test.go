@@ -1,6 +1,7 @@
 package rehearse
 
 import (
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,5 +39,27 @@ func TestCompareSideBySide(t *testing.T) {
 		if got != want {
 			t.Errorf("%s: %+v; want %+v", measure, got, want)
 		}
+	}
+}
+
+// Two designs of one blueprint that differ in their provisioner are
+// named by it; two blueprints by their names, Karpenter said where it
+// provisions.
+func TestDesignsNameTheProvisioner(t *testing.T) {
+	ca := &Report{Blueprint: "retail-analytics", Provisioner: "ClusterAutoscaler"}
+	karp := &Report{Blueprint: "retail-analytics", Provisioner: "Karpenter"}
+	if a, b := Designs(ca, karp); a != "retail-analytics (cluster-autoscaler semantics)" || b != "retail-analytics (Karpenter)" {
+		t.Errorf("Designs: %q, %q", a, b)
+	}
+	other := &Report{Blueprint: "retail-gpu4", Provisioner: "ClusterAutoscaler"}
+	if a, b := Designs(karp, other); a != "retail-analytics (Karpenter)" || b != "retail-gpu4" {
+		t.Errorf("Designs: %q, %q", a, b)
+	}
+	var out strings.Builder
+	if err := WriteComparison(&out, ca, karp); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "A is retail-analytics (cluster-autoscaler semantics), B is retail-analytics (Karpenter)") {
+		t.Errorf("the comparison does not name the provisioners:\n%s", out.String())
 	}
 }

@@ -72,3 +72,29 @@ func TestControllerManagerFlagsHoldTheirFloors(t *testing.T) {
 		}
 	}
 }
+
+// Karpenter's batch windows run at 1/speed of its defaults; its
+// disruption loop's constants run in wall time, and each says the trace
+// time it stands for at speed.
+func TestKarpenterTimersAtSpeed(t *testing.T) {
+	flags, timers := KarpenterFlags(60)
+	want := []string{"--batch-idle-duration=16.666666ms", "--batch-max-duration=166.666666ms"}
+	if strings.Join(flags, " ") != strings.Join(want, " ") {
+		t.Errorf("flags %v; want %v", flags, want)
+	}
+	for _, tm := range timers {
+		if !tm.Scaled {
+			t.Errorf("%+v: want scaled", tm)
+		}
+	}
+	floors := map[string]time.Duration{}
+	for _, tm := range KarpenterUnscaled(60) {
+		if tm.Scaled {
+			t.Errorf("%+v: want unscaled", tm)
+		}
+		floors[tm.Name] = time.Duration(tm.Floor)
+	}
+	if floors["disruption pollingPeriod"] != 10*time.Minute || floors["consolidation commandValidationDelay"] != 15*time.Minute {
+		t.Errorf("floors %v; want 10m for the polling period and 15m for the validation delay at speed 60", floors)
+	}
+}

@@ -29,9 +29,10 @@ func WriteDir(dir string, a, b *Report) error {
 	if err := os.WriteFile(filepath.Join(dir, "report.json"), append(raw, '\n'), 0o644); err != nil {
 		return err
 	}
-	page := pageData{A: a, B: b}
+	page := pageData{A: a, B: b, NameA: a.Design()}
 	if b != nil {
 		page.Comparison = compare(a, b)
+		page.NameA, page.NameB = Designs(a, b)
 	}
 	page.Waits = waitChart(a, b)
 	page.GPUs = gpuChart(a, b)
@@ -47,10 +48,12 @@ func WriteDir(dir string, a, b *Report) error {
 }
 
 type pageData struct {
-	A, B       *Report
-	Comparison []comparison
-	Waits      template.HTML
-	GPUs       template.HTML
+	A, B *Report
+	// NameA and NameB name the designs (Designs).
+	NameA, NameB string
+	Comparison   []comparison
+	Waits        template.HTML
+	GPUs         template.HTML
 }
 
 // bar is one bar of a chart: a label, and a value per rehearsal; NaN
@@ -175,7 +178,7 @@ func gpuChart(a, b *Report) template.HTML {
 }
 
 var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{"short": short, "hours": hours, "jobHours": func(d Duration) string { return hours(time.Duration(d).Hours()) }, "charts": charts}).Parse(`<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><title>berth rehearse: {{.A.Blueprint}}{{if .B}} vs {{.B.Blueprint}}{{end}}</title>
+<html lang="en"><head><meta charset="utf-8"><title>berth rehearse: {{.NameA}}{{if .B}} vs {{.NameB}}{{end}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
 table{border-collapse:collapse;margin:1em 0}
@@ -183,9 +186,9 @@ td,th{border-bottom:1px solid #ddd;padding:4px 10px;text-align:left}
 th{background:#f3f5f7}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
 </style></head><body>
-<h1>Rehearsal of {{.A.Blueprint}}{{if .B}} vs {{.B.Blueprint}}{{end}}</h1>
+<h1>Rehearsal of {{.NameA}}{{if .B}} vs {{.NameB}}{{end}}</h1>
 <p>Trace {{.A.Trace}}, speed {{.A.Speed}}, seed {{.A.Seed}}{{if .A.Partial}} (A stopped early: partial){{end}}{{if .B}}{{if .B.Partial}} (B stopped early: partial){{end}}{{end}}.</p>
-{{if .B}}<p class="legend"><span style="background:#1f5f8b"></span>A {{.A.Blueprint}}<span style="background:#8fc1e3"></span>B {{.B.Blueprint}}</p>
+{{if .B}}<p class="legend"><span style="background:#1f5f8b"></span>A {{.NameA}}<span style="background:#8fc1e3"></span>B {{.NameB}}</p>
 <h2>What changed</h2>
 <table><tr><th>measure</th><th>A</th><th>B</th><th>B − A</th></tr>
 {{range .Comparison}}<tr><td>{{.Measure}}</td><td>{{.A}}</td><td>{{.B}}</td><td>{{.Diff}}</td></tr>
@@ -194,7 +197,7 @@ th{background:#f3f5f7}
 {{.GPUs}}
 {{template "one" .A}}{{if .B}}{{template "one" .B}}{{end}}
 </body></html>
-{{define "one"}}<h2>{{.Blueprint}}: {{short .Rehearsed}} of trace in {{short .Wall}}</h2>
+{{define "one"}}<h2>{{.Design}}: {{short .Rehearsed}} of trace in {{short .Wall}}</h2>
 {{range charts .}}{{.}}
 {{end}}
 <table><tr><th>team</th><th>class</th><th>jobs</th><th>done</th><th>failed</th><th>never ran</th><th>wait p50</th><th>p95</th><th>max</th><th>quota-refused job-h</th><th>lost GPU-h</th></tr>

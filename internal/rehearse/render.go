@@ -17,7 +17,7 @@ func WriteTable(w io.Writer, r *Report) error {
 	if r.Partial {
 		state = " (stopped early: partial)"
 	}
-	fmt.Fprintf(tw, "Rehearsal of %s on %s: %s of trace time in %s at speed %g%s\n\n", r.Blueprint, r.Trace, round(time.Duration(r.Rehearsed)), time.Duration(r.Wall).Round(time.Second), r.Speed, state)
+	fmt.Fprintf(tw, "Rehearsal of %s on %s: %s of trace time in %s at speed %g%s\n\n", r.Design(), r.Trace, round(time.Duration(r.Rehearsed)), time.Duration(r.Wall).Round(time.Second), r.Speed, state)
 
 	fmt.Fprintln(tw, "TEAM\tCLASS\tJOBS\tDONE\tFAILED\tNEVER RAN\tWAIT p50\tp95\tmax\tQUOTA-REFUSED job-h\tLOST GPU-h")
 	for _, g := range r.Groups {

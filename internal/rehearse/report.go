@@ -14,10 +14,13 @@ import (
 // times as the trace would have seen them, hours as trace hours.
 type Report struct {
 	// Blueprint is the blueprint's name; Trace the trace's file.
-	Blueprint string  `json:"blueprint"`
-	Trace     string  `json:"trace"`
-	Speed     float64 `json:"speed"`
-	Seed      int64   `json:"seed"`
+	Blueprint string `json:"blueprint"`
+	// Provisioner is what provisioned the User pools' nodes:
+	// ClusterAutoscaler (berth's node autoscaler) or Karpenter.
+	Provisioner string  `json:"provisioner,omitempty"`
+	Trace       string  `json:"trace"`
+	Speed       float64 `json:"speed"`
+	Seed        int64   `json:"seed"`
 	// Rehearsed is the trace time the rehearsal covered; Wall the wall
 	// time it took.
 	Rehearsed Duration `json:"rehearsed"`
@@ -357,4 +360,30 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// Design names the design a report rehearsed: its blueprint, and its
+// provisioner where that is Karpenter (berth's node autoscaler is the
+// default and goes unsaid).
+func (r *Report) Design() string {
+	if r.Provisioner == "Karpenter" {
+		return r.Blueprint + " (Karpenter)"
+	}
+	return r.Blueprint
+}
+
+// Designs names two compared designs, each with its provisioner where
+// the two differ in it alone.
+func Designs(a, b *Report) (string, string) {
+	if a.Blueprint == b.Blueprint && a.Provisioner != b.Provisioner {
+		return a.Blueprint + " (" + provisionerName(a.Provisioner) + ")", b.Blueprint + " (" + provisionerName(b.Provisioner) + ")"
+	}
+	return a.Design(), b.Design()
+}
+
+func provisionerName(p string) string {
+	if p == "" || p == "ClusterAutoscaler" {
+		return "cluster-autoscaler semantics"
+	}
+	return p
 }
