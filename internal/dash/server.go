@@ -46,6 +46,10 @@ type Options struct {
 	// Settle is how long a change waits for the ones after it before the
 	// cluster is read again; zero means 200ms.
 	Settle time.Duration
+	// Probe is how often the API server is asked whether it is ready:
+	// a cluster that stops tells the informers nothing, and the pages
+	// should say it is gone. Zero means 5s.
+	Probe time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 }
@@ -92,6 +96,9 @@ func New(o Options) (*Server, error) {
 	if o.Settle == 0 {
 		o.Settle = 200 * time.Millisecond
 	}
+	if o.Probe == 0 {
+		o.Probe = 5 * time.Second
+	}
 	s := &Server{o: o, hub: newHub(), dirty: make(chan struct{}, 1), ready: make(chan struct{}), hist: history{}}
 	var err error
 	if s.pages, err = newPageSet(); err != nil {
@@ -111,14 +118,17 @@ func (s *Server) changed() {
 }
 
 // Run starts the informers and reads the cluster after each change until
-// ctx ends. A failed reading (the cluster restarting) is shown on the
-// pages and tried again every second; the informers reconnect by
-// themselves.
+// ctx ends. A failed reading (the cluster stopped or restarting) is
+// shown on the pages and tried again every second; the informers
+// reconnect by themselves. A cluster that stops is found by a probe of
+// its API server every Options.Probe.
 func (s *Server) Run(ctx context.Context) {
 	s.cache.factory.Start(ctx.Done())
 	s.changed()
 	retry := time.NewTimer(time.Hour)
 	defer retry.Stop()
+	probe := time.NewTicker(s.o.Probe)
+	defer probe.Stop()
 	for {
 		select {
 		case <-ctx.Done():
@@ -126,6 +136,11 @@ func (s *Server) Run(ctx context.Context) {
 			return
 		case <-s.dirty:
 		case <-retry.C:
+		case <-probe.C:
+			if s.healthy(ctx) {
+				continue
+			}
+			// The reading below fails too, and the pages say why.
 		}
 		// Changes come in bursts (a Job: its pod, events, quota); one
 		// reading after the burst shows them all.
@@ -142,6 +157,22 @@ func (s *Server) Run(ctx context.Context) {
 			retry.Reset(time.Second)
 		}
 	}
+}
+
+// healthy asks the API server whether it is ready. A client with no
+// REST client behind its discovery (a fake) is always healthy; so is a
+// server whose last reading already failed, which the retry reads again.
+func (s *Server) healthy(ctx context.Context) bool {
+	s.mu.RLock()
+	failed := s.readErr != nil
+	s.mu.RUnlock()
+	rc := s.o.Client.Discovery().RESTClient()
+	if failed || rc == nil {
+		return true
+	}
+	ctx, cancel := context.WithTimeout(ctx, 3*time.Second)
+	defer cancel()
+	return rc.Get().AbsPath("/readyz").Do(ctx).Error() == nil
 }
 
 // refresh reads the cluster, renders every page, and tells the open

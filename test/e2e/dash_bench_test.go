@@ -154,13 +154,12 @@ func dashGetURL(b *testing.B, url string) (int, string) {
 	return resp.StatusCode, sb.String()
 }
 
-// addBenchPods runs n pods on the benchmark's nodes, bound by name (the
-// scheduler is not what is measured), and waits until KWOK has them
-// Running.
+// addBenchPods runs n pods on the benchmark's nodes, placed by the
+// scheduler (the admission policy refuses spec.nodeName outside system
+// namespaces), and waits until they are Running.
 func addBenchPods(b *testing.B, ns string, n int) {
 	ctx := context.Background()
-	l, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=" + benchPool})
-	if err != nil || len(l.Items) == 0 {
+	if nodes, err := client.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool + "=" + benchPool}); err != nil || len(nodes.Items) == 0 {
 		b.Fatalf("no benchmark nodes to run pods on: %v", err)
 	}
 	g, gctx := errgroup.WithContext(ctx)
@@ -168,7 +167,7 @@ func addBenchPods(b *testing.B, ns string, n int) {
 	for i := range n {
 		g.Go(func() error {
 			p := plainPod(ns, fmt.Sprintf("p-%05d", i))
-			p.Spec.NodeName = l.Items[i%len(l.Items)].Name
+			p.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: benchPool}
 			p.Spec.Tolerations = []corev1.Toleration{{Key: benchPool, Operator: corev1.TolerationOpExists}}
 			p.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m"), corev1.ResourceMemory: resource.MustParse("128Mi")}
 			_, err := client.CoreV1().Pods(ns).Create(gctx, p, metav1.CreateOptions{})
@@ -178,7 +177,7 @@ func addBenchPods(b *testing.B, ns string, n int) {
 	if err := g.Wait(); err != nil {
 		b.Fatalf("creating pods: %v", err)
 	}
-	err = wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
+	err := wait.PollUntilContextTimeout(ctx, 2*time.Second, 10*time.Minute, true, func(ctx context.Context) (bool, error) {
 		l, err := client.CoreV1().Pods(ns).List(ctx, metav1.ListOptions{FieldSelector: "status.phase=Running", ResourceVersion: "0"})
 		return err == nil && len(l.Items) == n, nil
 	})

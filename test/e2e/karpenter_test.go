@@ -56,16 +56,18 @@ func TestKarpenter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	k := &karpEnv{t: t, home: home, c: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), bp: bp}
+	k := &karpEnv{t: t, home: home, c: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), bp: bp, bpFile: bpFile, doc: doc}
 
 	t.Run("only the System pool has nodes at start", k.systemOnly)
 	t.Run("the NodePools running are the exported ones", k.nodePoolsAsExported)
 	t.Run("a training pod gets a spot GPU NodeClaim, runs, and the node is consolidated away", k.trainingFromZero)
+	t.Run("a disruption budget of nodes 0 blocks consolidation until lifted", k.budgetBlocks)
 	t.Run("a spot interruption: a replacement NodeClaim, and the Job survives", k.spotInterruption)
-	t.Run("a pool's new Kubernetes version by berth apply: its NodeClaim drifts and is replaced", func(t *testing.T) {
-		k.versionDrift(t, bpFile, doc)
-	})
+	t.Run("a pool's new Kubernetes version by berth apply: its NodeClaim drifts and is replaced", k.versionDrift)
+	t.Run("a pool's new machine by berth apply: its NodeClaims drift and are replaced within every budget", k.machineDrift)
+	t.Run("berth audit reads the live NodePools and finds a GPU NodePool untainted", k.audit)
 	t.Run("a NodePool's limits hold: no node past them, and why says so", k.limitsHold)
+	t.Run("berth down and up: the NodeClaims, their nodes and pods resume", k.resume)
 }
 
 type karpEnv struct {
@@ -74,6 +76,8 @@ type karpEnv struct {
 	c    kubernetes.Interface
 	dyn  dynamic.Interface
 	bp   *v1alpha1.Blueprint
+	// bpFile is the blueprint's file, doc its text as last applied.
+	bpFile, doc string
 }
 
 func (k *karpEnv) systemOnly(t *testing.T) {
@@ -351,7 +355,8 @@ func lineStarts(out string, fields ...string) bool {
 // drifted (the cloud provider's IsDrifted, woken by the node class's
 // new images), launches a replacement of the new version and drains the
 // old node; the Job's pod moves without failing the Job.
-func (k *karpEnv) versionDrift(t *testing.T, bpFile, doc string) {
+func (k *karpEnv) versionDrift(t *testing.T) {
+	bpFile, doc := k.bpFile, k.doc
 	ctx := context.Background()
 	job := teamATraining("long")
 	job.Spec.BackoffLimit = ptr(int32(0))
@@ -384,6 +389,7 @@ func (k *karpEnv) versionDrift(t *testing.T, bpFile, doc string) {
 	if err := os.WriteFile(bpFile, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	k.doc = doc
 	start := time.Now()
 	out := mustBerth(t, k.home, "apply", "-f", bpFile, "--context", "berth-karp")
 	if !strings.Contains(out, "Karpenter's NodePools applied") {

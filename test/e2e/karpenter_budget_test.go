@@ -1,0 +1,424 @@
+package e2e
+
+import (
+	"context"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/watch"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/karpenter"
+)
+
+// budgetBlocks sets the spot GPU NodePool's disruption budget to nodes
+// "0", as a team freezing a pool through a demo would: the node a
+// finished Job leaves empty outlives consolidateAfter (5 s), Karpenter's
+// disruption pass (every 10 s) and its 15 s check, and Karpenter says
+// the budget blocks it; lifted back to Karpenter's default of 10%, the
+// node goes.
+func (k *karpEnv) budgetBlocks(t *testing.T) {
+	ctx := context.Background()
+	setBudgets := func(budgets string) {
+		t.Helper()
+		patch := `{"spec":{"disruption":{"budgets":` + budgets + `}}}`
+		if _, err := k.dyn.Resource(karpenter.NodePoolResource).Patch(ctx, "spot-gpu", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	setBudgets(`[{"nodes":"0"}]`)
+	defer setBudgets(`[{"nodes":"10%"}]`)
+	if st, _ := berth(t, k.home, "status", "--context", "berth-karp"); !lineHas(st, "spot-gpu", "nodes 0") {
+		t.Errorf("berth status does not show spot-gpu's budget of nodes 0:\n%s", st)
+	}
+	job := teamATraining("frozen")
+	job.Spec.Template.Annotations = map[string]string{"berth.io/duration": "3s"}
+	if _, err := k.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer k.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	var pod corev1.Pod
+	k.eventually(2*time.Minute, "the Job's pod to complete on a Karpenter node", func() (bool, error) {
+		list, err := k.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=frozen"})
+		if err != nil || len(list.Items) == 0 {
+			return false, err
+		}
+		pod = list.Items[0]
+		return pod.Status.Phase == corev1.PodSucceeded, nil
+	})
+	done := time.Now()
+	k.eventually(time.Minute, "Karpenter to say a budget blocks spot-gpu's disruption", func() (bool, error) {
+		evs, err := k.c.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=DisruptionBlocked"})
+		if err != nil {
+			return false, err
+		}
+		for _, e := range evs.Items {
+			if (e.InvolvedObject.Name == "spot-gpu" || e.InvolvedObject.Name == pod.Spec.NodeName) && strings.Contains(e.Message, "blocking budget") {
+				return true, nil
+			}
+		}
+		return false, nil
+	})
+	time.Sleep(time.Until(done.Add(40 * time.Second)))
+	if _, err := k.c.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{}); err != nil {
+		t.Fatalf("node %s went within 40 s of its last pod under a budget of nodes 0: %v", pod.Spec.NodeName, err)
+	}
+	setBudgets(`[{"nodes":"10%"}]`)
+	lifted := time.Now()
+	k.eventually(2*time.Minute, "the empty node consolidated once the budget is lifted", func() (bool, error) {
+		_, err := k.c.CoreV1().Nodes().Get(ctx, pod.Spec.NodeName, metav1.GetOptions{})
+		return err != nil, nil
+	})
+	t.Logf("node %s held empty %s under nodes 0; gone %s after the budget was lifted", pod.Spec.NodeName, lifted.Sub(done).Round(time.Second), time.Since(lifted).Round(time.Second))
+}
+
+// lineHas reports whether a line of out starts with first and holds want.
+func lineHas(out, first, want string) bool {
+	for _, line := range strings.Split(out, "\n") {
+		if f := strings.Fields(line); len(f) > 0 && f[0] == first && strings.Contains(line, want) {
+			return true
+		}
+	}
+	return false
+}
+
+// machineDrift runs an inference service of three replicas spread over
+// the zones on the cpu NodePool, with a PodDisruptionBudget of
+// minAvailable 2, then gives the pool a bigger machine and applies the
+// blueprint: the NodePool's instance type changes, so each NodeClaim no
+// longer meets its requirements and drifts. Karpenter replaces them
+// within both budgets: never more than one of the three nodes disrupted
+// at once (the NodePool's default 10%, rounded up) and never fewer than
+// two replicas ready (its evictions go through the eviction API, which
+// the PodDisruptionBudget answers).
+func (k *karpEnv) machineDrift(t *testing.T) {
+	ctx := context.Background()
+	d := makeDeployment("team-b", "serve", 3).zoneSpread().d
+	d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr(int64(1))
+	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}
+	if _, err := k.c.PolicyV1().PodDisruptionBudgets("team-b").Create(ctx, budget("team-b", "serve", 2), metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer k.c.PolicyV1().PodDisruptionBudgets("team-b").Delete(ctx, "serve", metav1.DeleteOptions{})
+	if _, err := k.c.AppsV1().Deployments("team-b").Create(ctx, d, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer k.c.AppsV1().Deployments("team-b").Delete(ctx, "serve", metav1.DeleteOptions{})
+	oldNodes := map[string]bool{}
+	k.eventually(3*time.Minute, "three serve replicas ready on cpu nodes in three zones", func() (bool, error) {
+		pods, err := k.c.CoreV1().Pods("team-b").List(ctx, metav1.ListOptions{LabelSelector: "app=serve"})
+		if err != nil {
+			return false, err
+		}
+		clear(oldNodes)
+		for _, p := range pods.Items {
+			if healthy(&p) {
+				oldNodes[p.Spec.NodeName] = true
+			}
+		}
+		return len(oldNodes) == 3, nil
+	})
+	var pdb *policyv1.PodDisruptionBudget
+	k.eventually(30*time.Second, "the PodDisruptionBudget to allow one disruption", func() (bool, error) {
+		var err error
+		pdb, err = k.c.PolicyV1().PodDisruptionBudgets("team-b").Get(ctx, "serve", metav1.GetOptions{})
+		return err == nil && pdb.Status.DisruptionsAllowed == 1, err
+	})
+	oldType := ""
+	for name := range oldNodes {
+		n, err := k.c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n.Labels[v1alpha1.LabelKarpenterNodePool] != "cpu" {
+			t.Fatalf("a serve replica runs on node %s of NodePool %q; want cpu", name, n.Labels[v1alpha1.LabelKarpenterNodePool])
+		}
+		oldType = n.Labels[corev1.LabelInstanceTypeStable]
+	}
+
+	// Watch both budgets from before the change until the end.
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	defer stopWatching()
+	w := newBudgetWatch(t, watchCtx, k)
+
+	const from, to = "  - name: cpu\n    machine: {cpu: 16, memory: 64Gi}\n", "  - name: cpu\n    machine: {cpu: 32, memory: 128Gi}\n"
+	if !strings.Contains(k.doc, from) {
+		t.Fatal("the retail template changed: cannot find the cpu pool's machine")
+	}
+	k.doc = strings.Replace(k.doc, from, to, 1)
+	if err := os.WriteFile(k.bpFile, []byte(k.doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	mustBerth(t, k.home, "apply", "-f", k.bpFile, "--context", "berth-karp")
+	np, err := k.dyn.Resource(karpenter.NodePoolResource).Get(ctx, "cpu", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	newType := ""
+	reqs, _, _ := unstructured.NestedSlice(np.Object, "spec", "template", "spec", "requirements")
+	for _, r := range reqs {
+		if m, _ := r.(map[string]any); m["key"] == corev1.LabelInstanceTypeStable {
+			if vs, _ := m["values"].([]any); len(vs) == 1 {
+				newType, _ = vs[0].(string)
+			}
+		}
+	}
+	if newType == "" || newType == oldType {
+		t.Fatalf("the cpu NodePool asks for instance type %q after the apply; want one other than %q", newType, oldType)
+	}
+	k.eventually(8*time.Minute, "three serve replicas ready on "+newType+" nodes and the old nodes gone", func() (bool, error) {
+		pods, err := k.c.CoreV1().Pods("team-b").List(ctx, metav1.ListOptions{LabelSelector: "app=serve"})
+		if err != nil {
+			return false, err
+		}
+		ready := 0
+		for _, p := range pods.Items {
+			if !healthy(&p) {
+				continue
+			}
+			n, err := k.c.CoreV1().Nodes().Get(ctx, p.Spec.NodeName, metav1.GetOptions{})
+			if err != nil || n.Labels[corev1.LabelInstanceTypeStable] != newType {
+				return false, nil
+			}
+			ready++
+		}
+		for name := range oldNodes {
+			if _, err := k.c.CoreV1().Nodes().Get(ctx, name, metav1.GetOptions{}); err == nil {
+				return false, nil
+			}
+		}
+		return ready == 3, nil
+	})
+	stopWatching()
+	least, most := w.result()
+	if least < 2 {
+		t.Errorf("%d serve replica(s) ready at the least during the drift; the PodDisruptionBudget's minAvailable is 2", least)
+	}
+	if most > 1 {
+		t.Errorf("%d cpu nodes disrupted at once during the drift; the NodePool's budget of 10%% of 3 nodes allows 1", most)
+	}
+	if most == 0 {
+		t.Errorf("no cpu node was seen disrupted (tainted %s): the watch saw nothing of the drift", karpDisruptedTaint)
+	}
+	t.Logf("%s → %s: three nodes replaced in %s; at the least %d replicas ready, at the most %d node disrupted at once",
+		oldType, newType, time.Since(start).Round(time.Second), least, most)
+}
+
+// karpDisruptedTaint is the taint Karpenter puts on a node it is
+// disrupting, before it drains it.
+const karpDisruptedTaint = "karpenter.sh/disrupted"
+
+// budgetWatch follows the serve pods and the cpu NodePool's nodes and
+// keeps the fewest healthy replicas and the most disrupted nodes seen.
+type budgetWatch struct {
+	mu          sync.Mutex
+	pods        map[string]bool // name: healthy
+	nodes       map[string]bool // name: disrupted
+	least, most int
+	done        chan struct{}
+}
+
+func newBudgetWatch(t *testing.T, ctx context.Context, k *karpEnv) *budgetWatch {
+	t.Helper()
+	pw, err := k.c.CoreV1().Pods("team-b").Watch(ctx, metav1.ListOptions{LabelSelector: "app=serve"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nw, err := k.c.CoreV1().Nodes().Watch(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelKarpenterNodePool + "=cpu"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &budgetWatch{pods: map[string]bool{}, nodes: map[string]bool{}, least: 3, done: make(chan struct{})}
+	go func() {
+		defer close(w.done)
+		defer pw.Stop()
+		defer nw.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case ev, ok := <-pw.ResultChan():
+				if !ok {
+					return
+				}
+				if p, isPod := ev.Object.(*corev1.Pod); isPod {
+					w.update(w.pods, p.Name, ev.Type != watch.Deleted && healthy(p))
+				}
+			case ev, ok := <-nw.ResultChan():
+				if !ok {
+					return
+				}
+				if n, isNode := ev.Object.(*corev1.Node); isNode {
+					w.update(w.nodes, n.Name, ev.Type != watch.Deleted && hasTaint(n, karpDisruptedTaint))
+				}
+			}
+		}
+	}()
+	return w
+}
+
+func (w *budgetWatch) update(m map[string]bool, name string, on bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	m[name] = on
+	healthyPods, disrupted := 0, 0
+	for _, h := range w.pods {
+		if h {
+			healthyPods++
+		}
+	}
+	for _, d := range w.nodes {
+		if d {
+			disrupted++
+		}
+	}
+	// The watch starts by listing each object once: count only once it
+	// has seen the three replicas.
+	if len(w.pods) >= 3 {
+		w.least = min(w.least, healthyPods)
+	}
+	w.most = max(w.most, disrupted)
+}
+
+func (w *budgetWatch) result() (least, most int) {
+	<-w.done
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.least, w.most
+}
+
+// healthy is a pod the PodDisruptionBudget counts: Ready and not being
+// deleted.
+func healthy(p *corev1.Pod) bool {
+	if p.DeletionTimestamp != nil {
+		return false
+	}
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.PodReady {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
+}
+
+func hasTaint(n *corev1.Node, key string) bool {
+	for _, t := range n.Spec.Taints {
+		if t.Key == key {
+			return true
+		}
+	}
+	return false
+}
+
+// audit runs berth audit on the Karpenter cluster, which reads the live
+// NodePools as it reads exported ones: the NodePools berth applied pass;
+// the gpu NodePool with its taints removed by hand is found making GPU
+// nodes any pod may take, named by its field; berth apply puts the
+// taints back.
+func (k *karpEnv) audit(t *testing.T) {
+	ctx := context.Background()
+	const finding = "Karpenter NodePool gpu makes GPU nodes with no GPU taint"
+	if out, _ := berth(t, k.home, "audit", "--context", "berth-karp"); strings.Contains(out, "Karpenter NodePool") {
+		t.Errorf("berth audit finds fault with the NodePools berth applied:\n%s", out)
+	}
+	patch := `{"spec":{"template":{"spec":{"taints":null}}}}`
+	if _, err := k.dyn.Resource(karpenter.NodePoolResource).Patch(ctx, "gpu", types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out, _ := berth(t, k.home, "audit", "--context", "berth-karp")
+	if !strings.Contains(out, finding) || !strings.Contains(out, "spec.template.spec.taints") {
+		t.Errorf("berth audit of the gpu NodePool without taints does not say %q at spec.template.spec.taints:\n%s", finding, out)
+	}
+	mustBerth(t, k.home, "apply", "-f", k.bpFile, "--context", "berth-karp")
+	if out, _ := berth(t, k.home, "audit", "--context", "berth-karp"); strings.Contains(out, finding) {
+		t.Errorf("berth apply did not put the gpu NodePool's taints back:\n%s", out)
+	}
+}
+
+// resume stops the Karpenter cluster with a training pod running on a
+// NodeClaim's node and starts it again: the node, its NodeClaim and the
+// pod are still there and stay (Karpenter neither launches a second node
+// for the pod nor takes the first as an instance it does not know), and
+// Karpenter launches nodes for new pods as before.
+func (k *karpEnv) resume(t *testing.T) {
+	ctx := context.Background()
+	// The earlier tests' nodes go first, so that no consolidation falls
+	// inside the comparison below.
+	k.eventually(3*time.Minute, "the earlier tests' NodeClaims consolidated away", func() (bool, error) {
+		return len(k.claimNames(t)) == 0, nil
+	})
+	job := teamATraining("across")
+	job.Spec.Template.Annotations = map[string]string{"berth.io/duration": "10m"}
+	if _, err := k.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer k.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	var before corev1.Pod
+	k.eventually(2*time.Minute, "the training pod running on a Karpenter node", func() (bool, error) {
+		pods, err := k.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=across"})
+		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
+			return false, err
+		}
+		before = pods.Items[0]
+		return true, nil
+	})
+	claimsBefore := k.claimNames(t)
+	mustBerth(t, k.home, "down", "--name", "karp")
+	if out := mustBerth(t, k.home, "up", "-d", "-f", k.bpFile, "--name", "karp"); !strings.Contains(out, `Cluster "karp" resumed`) {
+		t.Errorf("berth up of the stopped cluster did not say it resumed:\n%s", out)
+	}
+	// Karpenter's disruption pass runs every 10 s and its garbage
+	// collection of unknown instances soon after start: give both time.
+	time.Sleep(30 * time.Second)
+	pod, err := k.c.CoreV1().Pods("team-a").Get(ctx, before.Name, metav1.GetOptions{})
+	if err != nil || pod.Status.Phase != corev1.PodRunning || pod.Spec.NodeName != before.Spec.NodeName {
+		t.Errorf("after the resume the training pod %s is %v (err %v); want still Running on %s", before.Name, podPhase(pod), err, before.Spec.NodeName)
+	}
+	if after := k.claimNames(t); strings.Join(after, " ") != strings.Join(claimsBefore, " ") {
+		t.Errorf("NodeClaims before the stop %v, after the resume %v; want the same", claimsBefore, after)
+	}
+	next := teamATraining("after")
+	next.Spec.Template.Annotations = map[string]string{"berth.io/duration": "3s"}
+	next.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "gpu"}
+	if _, err := k.c.BatchV1().Jobs("team-a").Create(ctx, next, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	defer k.c.BatchV1().Jobs("team-a").Delete(ctx, next.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	k.eventually(2*time.Minute, "a new Job's pod to complete on a node Karpenter launched after the resume", func() (bool, error) {
+		j, err := k.c.BatchV1().Jobs("team-a").Get(ctx, next.Name, metav1.GetOptions{})
+		return err == nil && j.Status.Succeeded == 1, err
+	})
+}
+
+// claimNames are the NodeClaims' names, sorted.
+func (k *karpEnv) claimNames(t *testing.T) []string {
+	t.Helper()
+	list, err := k.dyn.Resource(karpenter.NodeClaimResource).List(context.Background(), metav1.ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, c := range list.Items {
+		names = append(names, c.GetName())
+	}
+	sort.Strings(names)
+	return names
+}
+
+func podPhase(p *corev1.Pod) corev1.PodPhase {
+	if p == nil {
+		return ""
+	}
+	return p.Status.Phase
+}
