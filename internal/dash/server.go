@@ -46,6 +46,10 @@ type Options struct {
 	// Settle is how long a change waits for the ones after it before the
 	// cluster is read again; zero means 200ms.
 	Settle time.Duration
+	// Gap is the least time from the start of one reading of the cluster
+	// to the start of the next, so that a cluster that changes all the
+	// time is read once per Gap, not back to back; zero means 1s.
+	Gap time.Duration
 	// Probe is how often the API server is asked whether it is ready:
 	// a cluster that stops tells the informers nothing, and the pages
 	// should say it is gone. Zero means 5s.
@@ -96,6 +100,9 @@ func New(o Options) (*Server, error) {
 	if o.Settle == 0 {
 		o.Settle = 200 * time.Millisecond
 	}
+	if o.Gap == 0 {
+		o.Gap = time.Second
+	}
 	if o.Probe == 0 {
 		o.Probe = 5 * time.Second
 	}
@@ -129,6 +136,7 @@ func (s *Server) Run(ctx context.Context) {
 	defer retry.Stop()
 	probe := time.NewTicker(s.o.Probe)
 	defer probe.Stop()
+	var lastRead time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -143,16 +151,19 @@ func (s *Server) Run(ctx context.Context) {
 			// The reading below fails too, and the pages say why.
 		}
 		// Changes come in bursts (a Job: its pod, events, quota); one
-		// reading after the burst shows them all.
+		// reading after the burst shows them all, and never sooner than
+		// Gap after the last.
+		wait := max(s.o.Settle, time.Until(lastRead.Add(s.o.Gap)))
 		select {
 		case <-ctx.Done():
 			continue
-		case <-time.After(s.o.Settle):
+		case <-time.After(wait):
 		}
 		select {
 		case <-s.dirty:
 		default:
 		}
+		lastRead = time.Now()
 		if err := s.refresh(ctx); err != nil {
 			retry.Reset(time.Second)
 		}
