@@ -16,16 +16,15 @@ import (
 )
 
 // watched is the server's one informer cache. It tells the server when
-// anything a page shows has changed, and holds the objects the Activity
-// and Workloads pages read (events, PodDisruptionBudgets). Pods and nodes
-// are kept as their names and resource versions only: the pages' numbers
-// come from status and why, which read the cluster as `berth status` and
-// `berth why --all` do, and a copy of every pod would be most of the
-// server's memory on a large cluster. Secrets are never watched.
+// anything a page shows has changed, and holds what the pages read most:
+// pods, nodes and events (which status and why read through it, see
+// cachedClient), PodDisruptionBudgets. Objects are kept without their
+// managed fields. Secrets are never watched.
 type watched struct {
 	factory informers.SharedInformerFactory
 	events  corelisters.EventLister
 	nodes   corelisters.NodeLister
+	pods    corelisters.PodLister
 	pdbs    policylisters.PodDisruptionBudgetLister
 	synced  []cache.InformerSynced
 }
@@ -40,13 +39,7 @@ func newWatched(c kubernetes.Interface, changed func()) (*watched, error) {
 		UpdateFunc: func(any, any) { changed() },
 		DeleteFunc: func(any) { changed() },
 	}
-	// The transform keeps a pod's identity and resource version: any
-	// change to it (bound, started, finished) is a new resource version.
-	pods := f.InformerFor(&corev1.Pod{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
-		i := coreinformers.NewPodInformer(c, metav1.NamespaceAll, resync, cache.Indexers{})
-		_ = i.SetTransform(identityOnly)
-		return i
-	})
+	pods := f.Core().V1().Pods().Informer()
 	// The autoscaler's status and the spot record live in kube-system.
 	systemConfigMaps := f.InformerFor(&corev1.ConfigMap{}, func(c kubernetes.Interface, resync time.Duration) cache.SharedIndexInformer {
 		return coreinformers.NewConfigMapInformer(c, metav1.NamespaceSystem, resync, cache.Indexers{})
@@ -69,15 +62,7 @@ func newWatched(c kubernetes.Interface, changed func()) (*watched, error) {
 	}
 	w.events = f.Core().V1().Events().Lister()
 	w.nodes = f.Core().V1().Nodes().Lister()
+	w.pods = f.Core().V1().Pods().Lister()
 	w.pdbs = f.Policy().V1().PodDisruptionBudgets().Lister()
 	return w, nil
-}
-
-// identityOnly is a pod reduced to what says it changed.
-func identityOnly(obj any) (any, error) {
-	p, ok := obj.(*corev1.Pod)
-	if !ok {
-		return obj, nil
-	}
-	return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: p.Namespace, Name: p.Name, UID: p.UID, ResourceVersion: p.ResourceVersion}}, nil
 }

@@ -193,7 +193,8 @@ func (s *Server) refresh(ctx context.Context) error {
 		return ctx.Err()
 	}
 	now := s.o.Now()
-	v, err := read(ctx, s.o.Client, s.o.Blueprint, now)
+	c := &cachedClient{Interface: s.o.Client, pods: s.cache.pods, nodes: s.cache.nodes, events: s.cache.events}
+	v, err := read(ctx, c, s.o.Blueprint, now)
 	if err != nil {
 		s.mu.Lock()
 		s.readErr = err

@@ -1,0 +1,178 @@
+package dash
+
+import (
+	"cmp"
+	"context"
+	"slices"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/fields"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
+	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
+	corelisters "k8s.io/client-go/listers/core/v1"
+)
+
+// cachedClient is the cluster as status and why read it, with the lists
+// that grow with the cluster (pods, nodes, events) served from the
+// server's informers rather than the API server: on a cluster of 20,000
+// pods each reading would otherwise list them twice. Everything else
+// (quotas, classes, the autoscaler's ConfigMap) goes to the API server
+// as the commands' own reads do. A list whose field selector names a
+// field the cache cannot answer goes to the API server too.
+type cachedClient struct {
+	kubernetes.Interface
+	pods   corelisters.PodLister
+	nodes  corelisters.NodeLister
+	events corelisters.EventLister
+}
+
+func (c *cachedClient) CoreV1() corev1client.CoreV1Interface {
+	return &cachedCore{CoreV1Interface: c.Interface.CoreV1(), c: c}
+}
+
+type cachedCore struct {
+	corev1client.CoreV1Interface
+	c *cachedClient
+}
+
+func (c *cachedCore) Pods(ns string) corev1client.PodInterface {
+	return &cachedPods{PodInterface: c.CoreV1Interface.Pods(ns), ns: ns, l: c.c.pods}
+}
+
+func (c *cachedCore) Nodes() corev1client.NodeInterface {
+	return &cachedNodes{NodeInterface: c.CoreV1Interface.Nodes(), l: c.c.nodes}
+}
+
+func (c *cachedCore) Events(ns string) corev1client.EventInterface {
+	return &cachedEvents{EventInterface: c.CoreV1Interface.Events(ns), ns: ns, l: c.c.events}
+}
+
+// podFields are the field selectors a pod list is answered with from the
+// cache, as the API server sets them.
+func podFields(p *corev1.Pod) fields.Set {
+	return fields.Set{"metadata.name": p.Name, "metadata.namespace": p.Namespace, "spec.nodeName": p.Spec.NodeName, "status.phase": string(p.Status.Phase)}
+}
+
+func eventFields(e *corev1.Event) fields.Set {
+	return fields.Set{
+		"metadata.name": e.Name, "metadata.namespace": e.Namespace, "reason": e.Reason, "type": e.Type,
+		"involvedObject.kind": e.InvolvedObject.Kind, "involvedObject.name": e.InvolvedObject.Name,
+		"involvedObject.namespace": e.InvolvedObject.Namespace, "involvedObject.uid": string(e.InvolvedObject.UID),
+	}
+}
+
+// selectors parses a list's selectors; ok is false when the field
+// selector names a field outside known, which the API server must answer.
+func selectors(o metav1.ListOptions, known fields.Set) (labels.Selector, fields.Selector, bool) {
+	ls, err := labels.Parse(o.LabelSelector)
+	if err != nil {
+		return nil, nil, false
+	}
+	fs, err := fields.ParseSelector(o.FieldSelector)
+	if err != nil {
+		return nil, nil, false
+	}
+	for _, r := range fs.Requirements() {
+		if _, ok := known[r.Field]; !ok {
+			return nil, nil, false
+		}
+	}
+	return ls, fs, true
+}
+
+type cachedPods struct {
+	corev1client.PodInterface
+	ns string
+	l  corelisters.PodLister
+}
+
+// List answers from the cache in one page (a pager's Limit is ignored,
+// and it gets no Continue). Each pod is a copy: the reader may change it.
+func (p *cachedPods) List(ctx context.Context, o metav1.ListOptions) (*corev1.PodList, error) {
+	ls, fs, ok := selectors(o, podFields(&corev1.Pod{}))
+	if !ok || o.Continue != "" {
+		return p.PodInterface.List(ctx, o)
+	}
+	var all []*corev1.Pod
+	var err error
+	if p.ns == metav1.NamespaceAll {
+		all, err = p.l.List(ls)
+	} else {
+		all, err = p.l.Pods(p.ns).List(ls)
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(all, func(a, b *corev1.Pod) int { return byKey(&a.ObjectMeta, &b.ObjectMeta) })
+	out := &corev1.PodList{Items: make([]corev1.Pod, 0, len(all))}
+	for _, pod := range all {
+		if fs.Matches(podFields(pod)) {
+			out.Items = append(out.Items, *pod.DeepCopy())
+		}
+	}
+	return out, nil
+}
+
+type cachedNodes struct {
+	corev1client.NodeInterface
+	l corelisters.NodeLister
+}
+
+func (n *cachedNodes) List(ctx context.Context, o metav1.ListOptions) (*corev1.NodeList, error) {
+	ls, fs, ok := selectors(o, fields.Set{"metadata.name": ""})
+	if !ok || o.Continue != "" {
+		return n.NodeInterface.List(ctx, o)
+	}
+	all, err := n.l.List(ls)
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(all, func(a, b *corev1.Node) int { return byKey(&a.ObjectMeta, &b.ObjectMeta) })
+	out := &corev1.NodeList{Items: make([]corev1.Node, 0, len(all))}
+	for _, node := range all {
+		if fs.Matches(fields.Set{"metadata.name": node.Name}) {
+			out.Items = append(out.Items, *node.DeepCopy())
+		}
+	}
+	return out, nil
+}
+
+type cachedEvents struct {
+	corev1client.EventInterface
+	ns string
+	l  corelisters.EventLister
+}
+
+func (e *cachedEvents) List(ctx context.Context, o metav1.ListOptions) (*corev1.EventList, error) {
+	ls, fs, ok := selectors(o, eventFields(&corev1.Event{}))
+	if !ok || o.Continue != "" {
+		return e.EventInterface.List(ctx, o)
+	}
+	var all []*corev1.Event
+	var err error
+	if e.ns == metav1.NamespaceAll {
+		all, err = e.l.List(ls)
+	} else {
+		all, err = e.l.Events(e.ns).List(ls)
+	}
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(all, func(a, b *corev1.Event) int { return byKey(&a.ObjectMeta, &b.ObjectMeta) })
+	out := &corev1.EventList{}
+	for _, ev := range all {
+		if fs.Matches(eventFields(ev)) {
+			out.Items = append(out.Items, *ev.DeepCopy())
+		}
+	}
+	return out, nil
+}
+
+// byKey orders objects as the API server lists them: by namespace, then
+// name (their keys in etcd). A cache lists in no order, and readers
+// print what they find in list order.
+func byKey(a, b *metav1.ObjectMeta) int {
+	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+}

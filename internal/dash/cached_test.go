@@ -1,0 +1,69 @@
+package dash
+
+import (
+	"context"
+	"sort"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
+	corelisters "k8s.io/client-go/listers/core/v1"
+	"k8s.io/client-go/tools/cache"
+)
+
+// The cached client answers pod lists from the cache where the cache can
+// (labels, and the fields the API server indexes pods by), and sends the
+// rest to the API server. The cache and the API server hold different
+// pods here, so each answer says where it came from.
+func TestCachedClientListsFromTheCacheWhereItCan(t *testing.T) {
+	pod := func(name, ns string, phase corev1.PodPhase, app string) *corev1.Pod {
+		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": app}}, Status: corev1.PodStatus{Phase: phase}}
+	}
+	idx := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{cache.NamespaceIndex: cache.MetaNamespaceIndexFunc})
+	for _, p := range []*corev1.Pod{pod("cached-running", "a", corev1.PodRunning, "web"), pod("cached-done", "a", corev1.PodSucceeded, "web"), pod("cached-b", "b", corev1.PodPending, "etl")} {
+		if err := idx.Add(p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	api := fake.NewSimpleClientset(pod("from-api", "a", corev1.PodRunning, "web"))
+	c := &cachedClient{Interface: api, pods: corelisters.NewPodLister(idx)}
+	names := func(ns string, o metav1.ListOptions) []string {
+		t.Helper()
+		l, err := c.CoreV1().Pods(ns).List(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, p := range l.Items {
+			out = append(out, p.Name)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		ns   string
+		opts metav1.ListOptions
+		want string
+	}{
+		{"", metav1.ListOptions{FieldSelector: activePodsForTest}, "[cached-b cached-running]"},
+		{"a", metav1.ListOptions{}, "[cached-done cached-running]"},
+		{"", metav1.ListOptions{LabelSelector: "app=etl"}, "[cached-b]"},
+		{"", metav1.ListOptions{FieldSelector: "spec.schedulerName=default-scheduler"}, "[from-api]"},
+		{"", metav1.ListOptions{Limit: 500, Continue: "token"}, "[from-api]"},
+	} {
+		got := names(tc.ns, tc.opts)
+		sort.Strings(got)
+		if s := "[" + strings.Join(got, " ") + "]"; s != tc.want {
+			t.Errorf("List(%q, %+v) = %s; want %s", tc.ns, tc.opts, s, tc.want)
+		}
+	}
+	// A pod from the cache is a copy: changing it leaves the cache alone.
+	l, _ := c.CoreV1().Pods("b").List(context.Background(), metav1.ListOptions{})
+	l.Items[0].Labels["app"] = "changed"
+	if p, _ := corelisters.NewPodLister(idx).Pods("b").Get("cached-b"); p.Labels["app"] != "etl" {
+		t.Error("changing a listed pod changed the cache")
+	}
+}
+
+const activePodsForTest = "status.phase!=Succeeded,status.phase!=Failed"
