@@ -81,6 +81,14 @@ func (o *applyOptions) Run(ctx context.Context) error {
 	plan.Render(o.Out)
 	guardrailNote(o.Out, bp.Blueprint)
 	if plan.Empty() {
+		// The NodePools are not in the plan: apply them again all the
+		// same, so that one changed by hand is put back as the blueprint
+		// says (server-side apply; an unchanged NodePool stays as it is).
+		if bp.Blueprint.Spec.UsesKarpenter() && plan.PoolsManaged {
+			if err := o.karpenter(ctx, t, bp.Blueprint); err != nil {
+				return err
+			}
+		}
 		return o.budgets(ctx, t.client.Kube, bp.Blueprint)
 	}
 	fmt.Fprintln(o.Out)

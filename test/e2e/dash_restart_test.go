@@ -1,10 +1,7 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
-	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -29,39 +26,7 @@ func TestDashSurvivesRestart(t *testing.T) {
 	mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dashr")
 	t.Cleanup(func() { berth(t, home, "down", "--name", "dashr", "--purge") })
 
-	// berth dash in a process of its own, as a user runs it.
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, stop := context.WithCancel(context.Background())
-	defer stop()
-	cmd := exec.CommandContext(ctx, self, "dash", "--context", "berth-dashr", "-f", bpFile, "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
-	cmd.Stderr = os.Stderr
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stop(); cmd.Wait() })
-	base := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(stdout)
-		for sc.Scan() {
-			if m := dashURL.FindStringSubmatch(sc.Text()); m != nil {
-				base <- m[1]
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-base:
-	case <-time.After(time.Minute):
-		t.Fatal("berth dash printed no address within a minute")
-	}
+	url := startDash(t, home, "--context", "berth-dashr", "-f", bpFile)
 
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))...)

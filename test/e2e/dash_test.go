@@ -224,35 +224,7 @@ func TestDashInBrowser(t *testing.T) {
 // its address, serves the overview's JSON, and refuses a foreign Host.
 func dashCommand(t *testing.T, home string) {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "dash", "--context", "berth-dash", "--listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { cmd.Process.Kill(); cmd.Wait() }()
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := dashURL.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	var url string
-	select {
-	case url = <-found:
-	case <-time.After(time.Minute):
-		t.Fatal("berth dash printed no address within a minute")
-	}
+	url := startDash(t, home, "--context", "berth-dash")
 	resp, err := http.Get(url + "api/overview")
 	if err != nil {
 		t.Fatal(err)
@@ -428,4 +400,42 @@ func pushSampleModel(t *testing.T, url, dir string) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// startDash runs `berth dash --listen 127.0.0.1:0 ARGS` in a process of
+// its own, as a user runs it, until the test ends, and returns the
+// address it prints.
+func startDash(t *testing.T, home string, args ...string) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(exe, append([]string{"dash", "--listen", "127.0.0.1:0"}, args...)...)
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
+	cmd.Stderr = os.Stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	found := make(chan string, 1)
+	go func() {
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			if m := dashURL.FindStringSubmatch(sc.Text()); m != nil {
+				found <- m[1]
+			}
+		}
+	}()
+	select {
+	case url := <-found:
+		return url
+	case <-time.After(time.Minute):
+		t.Fatal("berth dash printed no address within a minute")
+	}
+	panic("unreachable")
 }

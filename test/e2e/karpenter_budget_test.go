@@ -47,15 +47,7 @@ func (k *karpEnv) budgetBlocks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
-	var pod corev1.Pod
-	k.eventually(2*time.Minute, "the Job's pod to complete on a Karpenter node", func() (bool, error) {
-		list, err := k.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=frozen"})
-		if err != nil || len(list.Items) == 0 {
-			return false, err
-		}
-		pod = list.Items[0]
-		return pod.Status.Phase == corev1.PodSucceeded, nil
-	})
+	pod := k.jobPod("frozen", corev1.PodSucceeded)
 	done := time.Now()
 	k.eventually(time.Minute, "Karpenter to say a budget blocks spot-gpu's disruption", func() (bool, error) {
 		evs, err := k.c.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: "reason=DisruptionBlocked"})
@@ -105,7 +97,10 @@ func (k *karpEnv) machineDrift(t *testing.T) {
 	ctx := context.Background()
 	d := makeDeployment("team-b", "serve", 3).zoneSpread().d
 	d.Spec.Template.Spec.TerminationGracePeriodSeconds = ptr(int64(1))
-	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}
+	// Limits as well: the team's LimitRange gives a container that names
+	// none a limit of 1 CPU and 1Gi, below these requests.
+	size := corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("4"), corev1.ResourceMemory: resource.MustParse("8Gi")}
+	d.Spec.Template.Spec.Containers[0].Resources = corev1.ResourceRequirements{Requests: size, Limits: size}
 	if _, err := k.c.PolicyV1().PodDisruptionBudgets("team-b").Create(ctx, budget("team-b", "serve", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -364,15 +359,7 @@ func (k *karpEnv) resume(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
-	var before corev1.Pod
-	k.eventually(2*time.Minute, "the training pod running on a Karpenter node", func() (bool, error) {
-		pods, err := k.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=across"})
-		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
-			return false, err
-		}
-		before = pods.Items[0]
-		return true, nil
-	})
+	before := k.jobPod("across", corev1.PodRunning)
 	claimsBefore := k.claimNames(t)
 	mustBerth(t, k.home, "down", "--name", "karp")
 	if out := mustBerth(t, k.home, "up", "-d", "-f", k.bpFile, "--name", "karp"); !strings.Contains(out, `Cluster "karp" resumed`) {

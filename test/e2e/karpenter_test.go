@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -44,8 +45,11 @@ func TestKarpenter(t *testing.T) {
 	if err := os.WriteFile(bpFile, []byte(doc), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "karp")
+	up := mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "karp")
 	t.Cleanup(func() { berth(t, home, "down", "--name", "karp", "--purge") })
+	if !strings.Contains(up, "NODEPOOL") {
+		t.Errorf("berth up's ready message does not show Karpenter's NodePools:\n%s", up)
+	}
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
 		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
 		&clientcmd.ConfigOverrides{CurrentContext: "berth-karp"}).ClientConfig()
@@ -198,15 +202,7 @@ func (k *karpEnv) trainingFromZero(t *testing.T) {
 		out, _ := berth(t, k.home, "why", pods.Items[0].Name, "-n", "team-a", "--context", "berth-karp")
 		return strings.Contains(out, "Karpenter is launching a NodeClaim for this pod: it should schedule on nodeclaim/"+claim.GetName()), nil
 	})
-	var pod corev1.Pod
-	k.eventually(2*time.Minute, "the training pod to complete on the NodeClaim's node", func() (bool, error) {
-		list, err := k.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=train"})
-		if err != nil || len(list.Items) == 0 {
-			return false, err
-		}
-		pod = list.Items[0]
-		return pod.Status.Phase == corev1.PodSucceeded, nil
-	})
+	pod := k.jobPod("train", corev1.PodSucceeded)
 	if pod.Spec.NodeName != claim.GetName() {
 		t.Errorf("the pod ran on %s; want the NodeClaim's node %s", pod.Spec.NodeName, claim.GetName())
 	}
@@ -256,6 +252,22 @@ func (k *karpEnv) eventually(timeout time.Duration, what string, cond func() (bo
 	}
 }
 
+// jobPod waits up to two minutes for team-a's one-pod Job job to have its
+// pod in phase, and returns it.
+func (k *karpEnv) jobPod(job string, phase corev1.PodPhase) corev1.Pod {
+	k.t.Helper()
+	var pod corev1.Pod
+	k.eventually(2*time.Minute, fmt.Sprintf("Job %s's pod %s", job, phase), func() (bool, error) {
+		pods, err := k.c.CoreV1().Pods("team-a").List(context.Background(), metav1.ListOptions{LabelSelector: "job-name=" + job})
+		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != phase {
+			return false, err
+		}
+		pod = pods.Items[0]
+		return true, nil
+	})
+	return pod
+}
+
 // log is the last lines of Karpenter's log in the cluster's log file.
 func (k *karpEnv) log() string {
 	raw, err := os.ReadFile(filepath.Join(k.home, "clusters", "karp", "berth.log"))
@@ -284,15 +296,7 @@ func (k *karpEnv) spotInterruption(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer k.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
-	var train corev1.Pod
-	k.eventually(2*time.Minute, "the training pod running on a Karpenter node", func() (bool, error) {
-		pods, err := k.c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=resume"})
-		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
-			return false, err
-		}
-		train = pods.Items[0]
-		return true, nil
-	})
+	train := k.jobPod("resume", corev1.PodRunning)
 	interrupted := train.Spec.NodeName
 	out := mustBerth(t, k.home, "spot", "interrupt", interrupted, "--notice", "3s", "--context", "berth-karp")
 	if !strings.Contains(out, "Interrupted 1 spot node(s): "+interrupted) {
