@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"sync"
 
 	coordinationv1 "k8s.io/api/coordination/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -50,6 +51,10 @@ type Options struct {
 	Flags []string
 }
 
+// setLoggerOnce sets controller-runtime's process-wide logger, once per
+// process (a process may start Karpenter for more than one cluster).
+var setLoggerOnce sync.Once
+
 // Run runs Karpenter's controllers until ctx ends, as Karpenter's
 // operator (pkg/operator) runs them, but: its options come from
 // berth (Karpenter's defaults, with leader election off and opts.Flags),
@@ -68,6 +73,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	logger := klog.FromContext(ctx).WithName("karpenter")
 	ctx = log.IntoContext(options.ToContext(ctx, o), logger)
+	// controller-runtime's own loggers (its informers') go to the same
+	// place; left unset, it prints a stack trace to stderr after 30 s.
+	setLoggerOnce.Do(func() { log.SetLogger(logger) })
 
 	cfg := rest.CopyConfig(opts.Config)
 	cfg.QPS, cfg.Burst = float32(o.KubeClientQPS), o.KubeClientBurst
