@@ -138,7 +138,7 @@ func (o *applyOptions) karpenter(ctx context.Context, t *target, bp *v1alpha1.Bl
 	if err := karpenter.Install(ctx, t.config, bp); err != nil {
 		return fmt.Errorf("applying Karpenter's NodePools: %w", err)
 	}
-	fmt.Fprintln(o.Out, "Karpenter's NodePools applied: Karpenter replaces the nodes that drifted, within their disruption budgets.")
+	fmt.Fprintln(o.Out, "Karpenter's NodePools applied (they are not in the plan above): Karpenter replaces the nodes that drifted, within their disruption budgets.")
 	return nil
 }
 
