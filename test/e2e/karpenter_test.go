@@ -62,19 +62,20 @@ func TestKarpenter(t *testing.T) {
 	}
 	k := &karpEnv{t: t, home: home, c: kubernetes.NewForConfigOrDie(cfg), dyn: dynamic.NewForConfigOrDie(cfg), bp: bp, bpFile: bpFile, doc: doc}
 
-	t.Run("only the System pool has nodes at start", k.systemOnly)
-	t.Run("the NodePools running are the exported ones", k.nodePoolsAsExported)
-	t.Run("a training pod gets a spot GPU NodeClaim, runs, and the node is consolidated away", k.trainingFromZero)
-	t.Run("a disruption budget of nodes 0 blocks consolidation until lifted", k.budgetBlocks)
-	t.Run("a spot interruption: a replacement NodeClaim, and the Job survives", k.spotInterruption)
-	t.Run("a pool's new Kubernetes version by berth apply: its NodeClaim drifts and is replaced", k.versionDrift)
-	t.Run("a pool's new machine by berth apply: its NodeClaims drift and are replaced within every budget", k.machineDrift)
-	t.Run("berth audit reads the live NodePools and finds a GPU NodePool untainted", k.audit)
-	t.Run("a NodePool's limits hold: no node past them, and why says so", k.limitsHold)
-	t.Run("berth down and up: the NodeClaims, their nodes and pods resume", k.resume)
+	k.run("only the System pool has nodes at start", k.systemOnly)
+	k.run("the NodePools running are the exported ones", k.nodePoolsAsExported)
+	k.run("a training pod gets a spot GPU NodeClaim, runs, and the node is consolidated away", k.trainingFromZero)
+	k.run("a disruption budget of nodes 0 blocks consolidation until lifted", k.budgetBlocks)
+	k.run("a spot interruption: a replacement NodeClaim, and the Job survives", k.spotInterruption)
+	k.run("a pool's new Kubernetes version by berth apply: its NodeClaim drifts and is replaced", k.versionDrift)
+	k.run("a pool's new machine by berth apply: its NodeClaims drift and are replaced within every budget", k.machineDrift)
+	k.run("berth audit reads the live NodePools and finds a GPU NodePool untainted", k.audit)
+	k.run("a NodePool's limits hold: no node past them, and why says so", k.limitsHold)
+	k.run("berth down and up: the NodeClaims, their nodes and pods resume", k.resume)
 }
 
 type karpEnv struct {
+	// t is the subtest running (run sets it), which eventually fails.
 	t    *testing.T
 	home string
 	c    kubernetes.Interface
@@ -82,6 +83,16 @@ type karpEnv struct {
 	bp   *v1alpha1.Blueprint
 	// bpFile is the blueprint's file, doc its text as last applied.
 	bpFile, doc string
+}
+
+// run runs a subtest, one after another, with k.t set to it.
+func (k *karpEnv) run(name string, f func(*testing.T)) {
+	parent := k.t
+	parent.Run(name, func(t *testing.T) {
+		k.t = t
+		defer func() { k.t = parent }()
+		f(t)
+	})
 }
 
 func (k *karpEnv) systemOnly(t *testing.T) {
