@@ -105,14 +105,7 @@ func (p *cachedPods) List(ctx context.Context, o metav1.ListOptions) (*corev1.Po
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(all, func(a, b *corev1.Pod) int { return byKey(&a.ObjectMeta, &b.ObjectMeta) })
-	out := &corev1.PodList{Items: make([]corev1.Pod, 0, len(all))}
-	for _, pod := range all {
-		if fs.Matches(podFields(pod)) {
-			out.Items = append(out.Items, *pod.DeepCopy())
-		}
-	}
-	return out, nil
+	return &corev1.PodList{Items: items(all, fs, podFields)}, nil
 }
 
 type cachedNodes struct {
@@ -129,14 +122,7 @@ func (n *cachedNodes) List(ctx context.Context, o metav1.ListOptions) (*corev1.N
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(all, func(a, b *corev1.Node) int { return byKey(&a.ObjectMeta, &b.ObjectMeta) })
-	out := &corev1.NodeList{Items: make([]corev1.Node, 0, len(all))}
-	for _, node := range all {
-		if fs.Matches(fields.Set{"metadata.name": node.Name}) {
-			out.Items = append(out.Items, *node.DeepCopy())
-		}
-	}
-	return out, nil
+	return &corev1.NodeList{Items: items(all, fs, func(n *corev1.Node) fields.Set { return fields.Set{"metadata.name": n.Name} })}, nil
 }
 
 type cachedEvents struct {
@@ -160,19 +146,27 @@ func (e *cachedEvents) List(ctx context.Context, o metav1.ListOptions) (*corev1.
 	if err != nil {
 		return nil, err
 	}
-	slices.SortFunc(all, func(a, b *corev1.Event) int { return byKey(&a.ObjectMeta, &b.ObjectMeta) })
-	out := &corev1.EventList{}
-	for _, ev := range all {
-		if fs.Matches(eventFields(ev)) {
-			out.Items = append(out.Items, *ev.DeepCopy())
-		}
-	}
-	return out, nil
+	return &corev1.EventList{Items: items(all, fs, eventFields)}, nil
 }
 
-// byKey orders objects as the API server lists them: by namespace, then
-// name (their keys in etcd). A cache lists in no order, and readers
-// print what they find in list order.
-func byKey(a, b *metav1.ObjectMeta) int {
-	return cmp.Or(cmp.Compare(a.Namespace, b.Namespace), cmp.Compare(a.Name, b.Name))
+// items answers a list from the cache: the objects the field selector
+// picks, each a copy (the reader may change it), in the order the API
+// server lists them, by namespace then name (their keys in etcd): a
+// cache lists in no order, and readers print what they find in list
+// order.
+func items[T any, P interface {
+	*T
+	metav1.Object
+	DeepCopy() *T
+}](all []P, fs fields.Selector, fieldsOf func(P) fields.Set) []T {
+	slices.SortFunc(all, func(a, b P) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
+	out := make([]T, 0, len(all))
+	for _, o := range all {
+		if fs.Matches(fieldsOf(o)) {
+			out = append(out, *o.DeepCopy())
+		}
+	}
+	return out
 }
