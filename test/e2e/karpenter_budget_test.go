@@ -196,7 +196,10 @@ func (k *karpEnv) machineDrift(t *testing.T) {
 		return ready == 3, nil
 	})
 	stopWatching()
-	least, most := w.result()
+	least, most, seen := w.result()
+	if seen <= 3 {
+		t.Errorf("the watch saw %d serve pods; a drift of all three nodes makes new ones, so it saw nothing of the evictions", seen)
+	}
 	if least < 2 {
 		t.Errorf("%d serve replica(s) ready at the least during the drift; the PodDisruptionBudget's minAvailable is 2", least)
 	}
@@ -286,11 +289,13 @@ func (w *budgetWatch) update(m map[string]bool, name string, on bool) {
 	w.most = max(w.most, disrupted)
 }
 
-func (w *budgetWatch) result() (least, most int) {
+// result is the fewest healthy replicas and the most disrupted nodes
+// seen, and how many pods the watch saw in all.
+func (w *budgetWatch) result() (least, most, pods int) {
 	<-w.done
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.least, w.most
+	return w.least, w.most, len(w.pods)
 }
 
 // healthy is a pod the PodDisruptionBudget counts: Ready and not being
