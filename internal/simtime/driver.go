@@ -1,0 +1,294 @@
+package simtime
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"time"
+)
+
+// Driver steps a Clock: each step waits until the cluster has settled,
+// then advances the clock to the soonest pending deadline. A speed
+// ceiling keeps the clock from running ahead of wall time times the
+// speed, so that a person can watch a rehearsal live.
+//
+// Settled means, at every look for a quiet window and with no sign of
+// life in between: no counter of the clock's Activity has work in flight,
+// no probe is busy, and the Go runtime has no goroutine runnable and none
+// running but the Driver's own. The window covers what none of these
+// sees: a write on a loopback socket between one goroutine's send and
+// another's wake-up, which waits for the machine to run a thread. It
+// adapts to the machine: twice the latest oversleep of the Driver's own
+// millisecond naps (a busy machine wakes sleepers late), never below
+// MinQuiet. After a request refused in a way its client retries on the
+// wall clock, the clock also waits out RetryGrace.
+type Driver struct {
+	clock *Clock
+	// Speed is the ceiling: at most Speed seconds of clock time per
+	// second of wall time. Zero runs as fast as the cluster settles.
+	Speed float64
+	// MinQuiet is the least quiet window. Zero means 2 ms.
+	MinQuiet time.Duration
+	// RetryGrace is how long the clock stands still after a request was
+	// refused in a way its client retries on the wall clock (a conflict,
+	// a refusal by quota, a server error): the first retries of the
+	// backoffs upstream clients use (client-go's workqueues from 5 ms,
+	// RetryOnConflict 10 ms, the node controllers' taint updates 100 to
+	// 200 ms) come within it. Zero means 300 ms.
+	RetryGrace time.Duration
+
+	rt *runtimeState
+
+	// mu guards the statistics below.
+	mu    sync.Mutex
+	stats Stats
+	// quiet is the window now in use.
+	quiet time.Duration
+	// notInGo is the fewest goroutines seen in system calls: those that
+	// wait in one for good (a signal watcher) and are no work.
+	notInGo uint64
+	// waiting names what the current settle waits on, once it has waited
+	// long.
+	waiting string
+	// advanced is the activity's life just after the last advance.
+	advanced uint64
+}
+
+// Stats are what a Driver did.
+type Stats struct {
+	// Steps counts the clock's advances; Fired the timers they fired.
+	Steps int `json:"steps"`
+	Fired int `json:"fired"`
+	// Settling is the wall time spent waiting for the cluster to settle,
+	// MaxSettle the longest single wait.
+	Settling  time.Duration `json:"settling"`
+	MaxSettle time.Duration `json:"maxSettle"`
+	// Quiet is the largest quiet window the Driver used.
+	Quiet time.Duration `json:"quiet"`
+
+	lastSettle time.Duration
+}
+
+// NewDriver returns a Driver of c, not yet running.
+func NewDriver(c *Clock) *Driver {
+	return &Driver{clock: c, rt: newRuntimeState(), notInGo: ^uint64(0)}
+}
+
+// Stats are the Driver's statistics so far.
+func (d *Driver) Stats() Stats {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.stats
+}
+
+// Waiting names what the Driver has waited on for more than a few
+// seconds of wall time, or "" when it has not.
+func (d *Driver) Waiting() string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.waiting
+}
+
+// Run steps the clock until ctx ends.
+func (d *Driver) Run(ctx context.Context) error {
+	wallStart, clockStart := time.Now(), d.clock.Now()
+	for {
+		if err := d.Settle(ctx); err != nil {
+			return err
+		}
+		// The moment's timers of the next phase, once the earlier
+		// phases have settled.
+		if d.clock.Due() {
+			fired := d.clock.FireDue()
+			d.mu.Lock()
+			d.stats.Fired += fired
+			d.advanced = d.clock.activity.Life()
+			d.mu.Unlock()
+			continue
+		}
+		next, ok := d.clock.Next()
+		if !ok {
+			// Nothing is due: wait for a timer to be set.
+			select {
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-d.clock.Changed():
+			case <-time.After(10 * time.Millisecond):
+			}
+			continue
+		}
+		if d.Speed > 0 {
+			due := wallStart.Add(time.Duration(float64(next.Sub(clockStart)) / d.Speed))
+			if wait := time.Until(due); wait > 0 {
+				select {
+				case <-ctx.Done():
+					return ctx.Err()
+				case <-d.clock.Changed():
+				case <-time.After(min(wait, 100*time.Millisecond)):
+				}
+				continue
+			}
+		}
+		if traceTimers {
+			st := d.Stats()
+			fmt.Fprintf(os.Stderr, "simtime: settled in %s (quiet window %s)\n", st.lastSettle, d.window())
+		}
+		fired := d.clock.Advance(next)
+		d.mu.Lock()
+		d.stats.Steps++
+		d.stats.Fired += fired
+		d.advanced = d.clock.activity.Life()
+		d.mu.Unlock()
+	}
+}
+
+// Settle returns once the cluster has settled, or when ctx ends.
+func (d *Driver) Settle(ctx context.Context) error {
+	begin := time.Now()
+	defer func() {
+		took := time.Since(begin)
+		d.mu.Lock()
+		d.stats.Settling += took
+		d.stats.MaxSettle = max(d.stats.MaxSettle, took)
+		d.stats.lastSettle = took
+		d.waiting = ""
+		d.mu.Unlock()
+	}()
+	a := d.clock.activity
+	for look := 0; ; look++ {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if time.Since(begin) > 5*time.Second {
+			d.noteWaiting()
+		}
+		life := a.Life()
+		if a.Busy() != "" || !d.runtimeIdle() {
+			// Most steps wake a few goroutines that run for
+			// microseconds: yield to them a while before sleeping.
+			if look < 50 {
+				runtime.Gosched()
+			} else {
+				d.nap()
+			}
+			continue
+		}
+		if wait := d.retryGrace() - a.sinceRefusal(); wait > 0 {
+			time.Sleep(min(wait, 10*time.Millisecond))
+			continue
+		}
+		// Nothing counted has begun or ended since the clock advanced:
+		// the timers it fired woke goroutines that have run and blocked
+		// again without a request, so nothing can be in flight between
+		// them. Otherwise: quiet still a window later, with nothing
+		// begun or ended in between?
+		d.mu.Lock()
+		untouched := life == d.advanced
+		d.mu.Unlock()
+		if !untouched && !d.quietFor(d.window(), life) {
+			continue
+		}
+		// The rest has settled: a gated component takes its next piece
+		// of work, and the cluster settles again from it.
+		opened, busy := a.openGate()
+		if opened {
+			continue
+		}
+		if busy != "" {
+			d.nap()
+			continue
+		}
+		return nil
+	}
+}
+
+// quietFor watches the activity and the runtime for w, and reports
+// whether they stayed quiet all along.
+func (d *Driver) quietFor(w time.Duration, life uint64) bool {
+	a := d.clock.activity
+	end := time.Now().Add(w)
+	for time.Now().Before(end) {
+		d.nap()
+		if a.Life() != life || a.Busy() != "" || !d.runtimeIdle() {
+			return false
+		}
+	}
+	return a.Life() == life && a.Busy() == "" && d.runtimeIdle()
+}
+
+// napLength is how long the Driver sleeps between looks at the cluster:
+// a millisecond, the finest a sleep resolves on Linux.
+const napLength = time.Millisecond
+
+// nap sleeps a millisecond and learns from how late it woke how busy the
+// machine is.
+func (d *Driver) nap() {
+	begin := time.Now()
+	time.Sleep(napLength)
+	over := time.Since(begin) - napLength
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	// The window follows the machine: up at once when a nap wakes late,
+	// down slowly (a sixteenth of the way per nap) when it no longer
+	// does.
+	want := max(d.minQuiet(), min(2*over, time.Second))
+	if want > d.quiet {
+		d.quiet = want
+	} else {
+		d.quiet -= (d.quiet - want) / 16
+	}
+	d.stats.Quiet = max(d.stats.Quiet, d.quiet)
+}
+
+func (d *Driver) minQuiet() time.Duration {
+	if d.MinQuiet <= 0 {
+		return 2 * time.Millisecond
+	}
+	return d.MinQuiet
+}
+
+func (d *Driver) retryGrace() time.Duration {
+	if d.RetryGrace <= 0 {
+		return 300 * time.Millisecond
+	}
+	return d.RetryGrace
+}
+
+func (d *Driver) window() time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.quiet <= 0 {
+		d.quiet = d.minQuiet()
+	}
+	return d.quiet
+}
+
+// runtimeIdle reports whether the Go runtime has no goroutine running
+// but the caller and none waiting to run, and no more in system calls
+// than ever wait in one.
+func (d *Driver) runtimeIdle() bool {
+	running, runnable, notInGo := d.rt.read()
+	d.mu.Lock()
+	d.notInGo = min(d.notInGo, notInGo)
+	base := d.notInGo
+	d.mu.Unlock()
+	return running <= 1 && runnable == 0 && notInGo <= base
+}
+
+// noteWaiting records what a long settle waits on.
+func (d *Driver) noteWaiting() {
+	what := d.clock.activity.describe()
+	if what == "" {
+		running, runnable, notInGo := d.rt.read()
+		if running > 1 || runnable > 0 {
+			what = "goroutines at work (running or runnable)"
+		} else if notInGo > 0 {
+			what = "goroutines in system calls"
+		}
+	}
+	d.mu.Lock()
+	d.waiting = what
+	d.mu.Unlock()
+}

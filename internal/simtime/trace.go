@@ -1,0 +1,49 @@
+package simtime
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// traceTimers, set by BERTH_SIMTIME_TRACE=1 in the environment, prints
+// each step of the clock to stderr with where each timer it fires was
+// set: for finding what stops a rehearsal's clock.
+var traceTimers = os.Getenv("BERTH_SIMTIME_TRACE") == "1"
+
+// callers names the frames that set a timer, outside this package and
+// the queues that wrap the clock.
+func callers() string {
+	pcs := make([]uintptr, 16)
+	n := runtime.Callers(3, pcs)
+	frames := runtime.CallersFrames(pcs[:n])
+	var out []string
+	for {
+		f, more := frames.Next()
+		if !strings.Contains(f.Function, "simtime.") && !strings.Contains(f.Function, "util/workqueue") && !strings.Contains(f.Function, "utils/clock") {
+			out = append(out, f.Function)
+			if len(out) == 3 {
+				break
+			}
+		}
+		if !more {
+			break
+		}
+	}
+	return strings.Join(out, " < ")
+}
+
+func traceAdvance(now time.Time, due []*timer) {
+	counts := map[string]int{}
+	for _, t := range due {
+		counts[t.caller]++
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "simtime: %s (wall %s): %d timers\n", now.Format(time.TimeOnly), time.Now().Format("15:04:05.000"), len(due))
+	for c, n := range counts {
+		fmt.Fprintf(&b, "  %d x %s\n", n, c)
+	}
+	os.Stderr.WriteString(b.String())
+}
