@@ -98,6 +98,10 @@ type Controller struct {
 	// by the store's blueprint, which stays the same until its record
 	// changes.
 	tuned map[*v1alpha1.Blueprint]*v1alpha1.Blueprint
+
+	// reh is what the autoscaler keeps on a rehearsal's virtual clock;
+	// nil on the wall clock.
+	reh *rehearsal
 }
 
 type notice struct {
@@ -140,6 +144,7 @@ func NewController(client kubernetes.Interface, opts Options) *Controller {
 	c.daemonSets = c.factory.Apps().V1().DaemonSets().Informer()
 	c.claims = c.factory.Core().V1().PersistentVolumeClaims().Informer()
 	c.namespaces = c.factory.Core().V1().Namespaces().Informer()
+	c.reh = c.newRehearsal()
 	return c
 }
 
@@ -170,9 +175,20 @@ func (c *Controller) Run(ctx context.Context) error {
 		return ctx.Err()
 	}
 	for {
-		interval, err := c.Scan(ctx)
+		var seen uint64
+		if c.reh != nil {
+			seen = c.reh.changes.Load()
+		}
+		last := c.clock.Now()
+		interval, deadline, err := c.scan(ctx)
 		if err != nil && ctx.Err() == nil {
 			klog.FromContext(ctx).Error(err, "autoscaler scan")
+		}
+		if c.reh != nil && err == nil {
+			if !c.waitForScan(ctx, last, interval, seen, deadline) {
+				return nil
+			}
+			continue
 		}
 		select {
 		case <-ctx.Done():
@@ -209,32 +225,43 @@ func (c *Controller) Sees(nodes []string, ready func(*corev1.Node) bool) bool {
 
 // Scan runs one scan and returns how long to wait for the next.
 func (c *Controller) Scan(ctx context.Context) (time.Duration, error) {
+	interval, _, err := c.scan(ctx)
+	return interval, err
+}
+
+// scan runs one scan and returns how long to wait for the next, and on
+// a virtual clock the deadline a skipped scan must not pass (deadline).
+func (c *Controller) scan(ctx context.Context) (time.Duration, time.Time, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	v, err := c.view()
 	if err != nil {
-		return v1alpha1.DefaultScanInterval, err
+		return v1alpha1.DefaultScanInterval, time.Time{}, err
 	}
 	c.expire(ctx, v)
 	c.registerDue(ctx, v)
 	res := scanResult{time: v.now}
 	up, err := c.scaleUp(ctx, v)
 	if err != nil {
-		return v.interval(), err
+		return v.interval(), time.Time{}, err
 	}
 	res.scaledUp = up
 	if !up {
 		if err := c.scaleDown(ctx, v, &res); err != nil {
-			return v.interval(), err
+			return v.interval(), time.Time{}, err
 		}
 	}
 	c.last = res
-	return v.interval(), c.publish(ctx, v)
+	var deadline time.Time
+	if c.reh != nil {
+		deadline = c.deadline(v)
+	}
+	return v.interval(), deadline, c.publish(ctx, v)
 }
 
 // view reads the informers' caches into one consistent picture.
 func (c *Controller) view() (*view, error) {
-	v := &view{now: c.clock.Now()}
+	v := &view{now: c.clock.Now(), born: c.born}
 	bps, err := c.blueprints()
 	if err != nil {
 		return nil, err

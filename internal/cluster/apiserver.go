@@ -4,15 +4,19 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/http"
 	"strconv"
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apiserver/pkg/endpoints/responsewriter"
+	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
 
 	"berth.io/berth/internal/cluster/pki"
+	"berth.io/berth/internal/simtime"
 )
 
 // serviceCIDR is the Service IP range; serviceIP is the first address in
@@ -62,8 +66,9 @@ const featureGates = "HPAScaleToZero=true"
 // runAPIServer starts kube-apiserver on ln through the same steps as its
 // command (options → Complete → Validate → Run), without the command's
 // process-wide signal handling. It returns when ctx ends or the server
-// fails.
-func runAPIServer(ctx context.Context, args []string, ln net.Listener) error {
+// fails. A non-nil inFlight counts the requests it serves (watches
+// aside), for a rehearsal's clock.
+func runAPIServer(ctx context.Context, args []string, ln net.Listener, inFlight *simtime.Counter) error {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -85,5 +90,80 @@ func runAPIServer(ctx context.Context, args []string, ln net.Listener) error {
 	if errs := completed.Validate(); len(errs) > 0 {
 		return fmt.Errorf("kube-apiserver options: %w", utilerrors.NewAggregate(errs))
 	}
-	return app.Run(ctx, completed)
+	// app.Run's steps, with the counter around the outermost server's
+	// handler chain.
+	config, err := app.NewConfig(completed)
+	if err != nil {
+		return err
+	}
+	if inFlight != nil {
+		generic := &config.Aggregator.GenericConfig.Config
+		build := generic.BuildHandlerChainFunc
+		generic.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
+			return countRequests(build(h, c), inFlight)
+		}
+	}
+	cc, err := config.Complete()
+	if err != nil {
+		return err
+	}
+	server, err := app.CreateServerChain(cc)
+	if err != nil {
+		return err
+	}
+	prepared, err := server.PrepareRun()
+	if err != nil {
+		return err
+	}
+	return prepared.Run(ctx)
 }
+
+// countRequests counts the requests next serves while it serves them,
+// except those that do not end while the server waits (watches) and the
+// renewals of node leases, which the simulated kubelets make on the wall
+// clock whatever the rehearsal's clock does (simtime.Counted).
+func countRequests(next http.Handler, inFlight *simtime.Counter) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !simtime.Counted(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		inFlight.Begin()
+		defer inFlight.End()
+		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		next.ServeHTTP(responsewriter.WrapForHTTP1Or2(rec), r)
+		if retried(r.Method, rec.code) {
+			inFlight.Refused()
+		}
+	})
+}
+
+// retried says whether a request that got code is one its client will
+// likely retry after a backoff of its own: a write that conflicted or was
+// refused (by a quota, an admission policy), or any request the server
+// could not serve.
+func retried(method string, code int) bool {
+	switch {
+	case code == http.StatusTooManyRequests || code >= 500:
+		return true
+	case method == http.MethodGet || method == http.MethodHead:
+		return false
+	default:
+		return code == http.StatusConflict || code == http.StatusForbidden || code == http.StatusUnprocessableEntity
+	}
+}
+
+// statusRecorder keeps the status code of a response it passes on.
+type statusRecorder struct {
+	http.ResponseWriter
+	code int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	s.code = code
+	s.ResponseWriter.WriteHeader(code)
+}
+
+// Unwrap is the writer it decorates, from which WrapForHTTP1Or2 keeps its
+// Flush, CloseNotify and Hijack (a proxied upgrade, a streamed response).
+func (s *statusRecorder) Unwrap() http.ResponseWriter { return s.ResponseWriter }

@@ -33,12 +33,14 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	logsapi "k8s.io/component-base/logs/api/v1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/recorded"
+	"berth.io/berth/internal/simtime"
 	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
 )
 
@@ -62,14 +64,14 @@ type Options struct {
 	Progress io.Writer
 	// Timeout bounds the wait for readiness. Zero means two minutes.
 	Timeout time.Duration
-	// ControllerManagerFlags are kube-controller-manager flags added to
-	// berth's, as --flag=value: `berth rehearse` compresses the HPA
-	// controller's timers with them. Nil adds none.
-	ControllerManagerFlags []string
-	// JobBackoffSpeed, above 1, divides the Job controller's backoffs
-	// (which take no flag) by it, for `berth rehearse`'s compressed
-	// clock. A process runs one cluster, and this is the process's.
-	JobBackoffSpeed float64
+	// Clock, when set, is a rehearsal's virtual clock (internal/simtime):
+	// every component that keeps time by a clock keeps it by this one
+	// (the scheduler's queue, KWOK's stages, the Job, disruption and HPA
+	// controllers, berth's controllers and node autoscaler, Karpenter),
+	// and the cluster tells the clock's Activity what it has in flight.
+	// The clock stands still until its Driver (the rehearsal's) moves
+	// it. Nil runs the cluster on the wall clock, as `berth up` does.
+	Clock *simtime.Clock
 	// Autoscaler tunes the node autoscaler (`berth up`'s flags). Its
 	// Profile is always the blueprint's name.
 	Autoscaler autoscaler.Options
@@ -88,7 +90,19 @@ type Options struct {
 func (o *Options) autoscalerOptions() autoscaler.Options {
 	a := o.Autoscaler
 	a.Profile = o.Blueprint.Metadata.Name
+	if o.Clock != nil {
+		// Its scans look at the cluster as each moment leaves it.
+		a.Clock = o.Clock.Phase(simtime.PhaseAutoscaler)
+	}
 	return a
+}
+
+// clock is the clock the cluster's components keep time by.
+func (o *Options) clock() clock.WithTickerAndDelayedExecution {
+	if o.Clock != nil {
+		return o.Clock
+	}
+	return clock.RealClock{}
 }
 
 // Cluster is a running local cluster.
@@ -222,6 +236,14 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	c.Config.QPS, c.Config.Burst = 500, 1000
+	if opts.Clock != nil {
+		// Every client made from the cluster's config (berth's
+		// controllers, the autoscaler, Karpenter, a rehearsal's) has its
+		// requests counted from when they leave: a rehearsal's clock
+		// waits for those on the wire too.
+		sent := opts.Clock.Activity().Counter("requests sent by berth's clients")
+		c.Config.Wrap(sent.RoundTripper)
+	}
 	metrics, err := metricsServingFor(state.pki())
 	if err != nil {
 		ln.Close()
@@ -230,8 +252,12 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c.metrics = metrics
 	metrics.serve()
 	resolveLocalServices(metrics.ln.Addr(), m.APIServerPort)
+	var inFlight *simtime.Counter
+	if opts.Clock != nil {
+		inFlight = opts.Clock.Activity().Counter("requests to the API server")
+	}
 	c.run(runCtx, "kube-apiserver", func(ctx context.Context) error {
-		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln)
+		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln, inFlight)
 	})
 
 	timeout := opts.Timeout
@@ -268,10 +294,14 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		}); err != nil {
 			return nil // stopped before the API server was ready
 		}
-		return runControllerManager(ctx, kubeconfig, state.pki(), opts.ControllerManagerFlags, opts.JobBackoffSpeed)
+		return runControllerManager(ctx, kubeconfig, state.pki(), opts.Clock)
 	})
-	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig) })
-	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig) })
+	c.run(runCtx, "kube-scheduler", func(ctx context.Context) error { return runScheduler(ctx, kubeconfig, opts.Clock) })
+	var kwokSent *simtime.Counter
+	if opts.Clock != nil {
+		kwokSent = opts.Clock.Activity().Counter("requests sent by KWOK")
+	}
+	c.run(runCtx, "kwok", func(ctx context.Context) error { return runKWOK(ctx, kubeconfig, opts.clock(), kwokSent) })
 	// The blueprint is recorded before berth's controllers start, so the
 	// autoscaler's first scan already has the pools and the profile.
 	if err := markLocal(waitCtx, client, m.Name); err != nil {

@@ -3,15 +3,15 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
-	"time"
 
 	"github.com/spf13/pflag"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app"
 	"k8s.io/kubernetes/cmd/kube-controller-manager/app/options"
-	"k8s.io/kubernetes/pkg/controller/job"
 
 	"berth.io/berth/internal/cluster/pki"
+	"berth.io/berth/internal/simtime"
 )
 
 // disabledControllers need things a simulated cluster has none of: a
@@ -22,17 +22,18 @@ var disabledControllers = []string{
 	"cloud-node-lifecycle", "service", "route", "ttl", policyStatusController,
 }
 
+// clockedControllers are the controllers a rehearsal's clock must reach
+// and kube-controller-manager would build on the wall clock: on a
+// virtual clock berth disables them there and runs them itself
+// (clocked.go), upstream's code on the rehearsal's clock.
+var clockedControllers = []string{"job", "disruption", "horizontalpodautoscaling"}
+
 // runControllerManager runs kube-controller-manager. It is not optional:
 // it creates each namespace's default ServiceAccount, fills quota status,
 // computes PDB status for evictions, runs the workload controllers and
-// evicts pods from NotReady nodes.
-// extra are flags added after berth's own (a rehearsal's compressed
-// timers); a later flag wins. A jobSpeed above 1 divides the Job
-// controller's backoffs by it.
-func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir, extra []string, jobSpeed float64) error {
-	if jobSpeed > 1 {
-		compressJobBackoffs(jobSpeed)
-	}
+// evicts pods from NotReady nodes. On a rehearsal's clock (clk non-nil)
+// the Job, disruption and HPA controllers run on that clock beside it.
+func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir, clk *simtime.Clock) error {
 	s, err := options.NewKubeControllerManagerOptions()
 	if err != nil {
 		return fmt.Errorf("kube-controller-manager options: %w", err)
@@ -44,7 +45,11 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir, ext
 	for _, f := range named.FlagSets {
 		fs.AddFlagSet(f)
 	}
-	controllers := "*,-" + strings.Join(disabledControllers, ",-")
+	disabled := disabledControllers
+	if clk != nil {
+		disabled = append(slices.Clip(disabled), clockedControllers...)
+	}
+	controllers := "*,-" + strings.Join(disabled, ",-")
 	args := []string{
 		"--kubeconfig=" + kubeconfig,
 		"--authentication-kubeconfig=" + kubeconfig,
@@ -63,7 +68,14 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir, ext
 		"--kube-api-burst=2000",
 		"--feature-gates=" + featureGates,
 	}
-	args = append(args, extra...)
+	if clk != nil {
+		// One worker each for the controllers that make a workload's
+		// pods: on a virtual clock their reconciles take no trace time,
+		// and one worker makes pods in the order their owners changed,
+		// so the scheduler's queue holds them in the same order every
+		// rehearsal.
+		args = append(args, "--concurrent-replicaset-syncs=1", "--concurrent-deployment-syncs=1", "--concurrent-statefulset-syncs=1", "--concurrent-daemonset-syncs=1")
+	}
 	if err := fs.Parse(args); err != nil {
 		return fmt.Errorf("kube-controller-manager flags: %w", err)
 	}
@@ -74,20 +86,17 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir, ext
 	if err != nil {
 		return fmt.Errorf("kube-controller-manager config: %w", err)
 	}
-	return app.Run(ctx, c.Complete())
-}
-
-// compressJobBackoffs divides the Job controller's backoffs by speed: its
-// retry of a Job whose pods the API refused (a quota: 1 s doubling to a
-// minute) and its wait before replacing a failed pod (10 s doubling to
-// 10 minutes). They take no flag; upstream exports them as variables,
-// read when the controller is made and at each sync, and one process
-// runs one cluster, so setting them before the controller manager starts
-// reaches that cluster's Job controller alone.
-func compressJobBackoffs(speed float64) {
-	scale := func(d *time.Duration) { *d = time.Duration(float64(*d) / speed) }
-	scale(&job.DefaultJobApiBackOff)
-	scale(&job.MaxJobApiBackOff)
-	scale(&job.DefaultJobPodFailureBackOff)
-	scale(&job.MaxJobPodFailureBackOff)
+	if clk == nil {
+		return app.Run(ctx, c.Complete())
+	}
+	// Its requests are counted from when they leave, as berth's own are.
+	sent := clk.Activity().Counter("requests sent by kube-controller-manager")
+	c.Kubeconfig.Wrap(sent.RoundTripper)
+	errs := make(chan error, 2)
+	go func() { errs <- app.Run(ctx, c.Complete()) }()
+	go func() { errs <- runClockedControllers(ctx, c.Kubeconfig, &c.ComponentConfig, clk) }()
+	if err := <-errs; err != nil {
+		return err
+	}
+	return <-errs
 }

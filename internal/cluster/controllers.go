@@ -92,7 +92,7 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 		scaler.Informers, scaler.Blueprints = shared, blueprints
 		c.autoscaler = autoscaler.NewController(client, scaler)
 	}
-	m := controller.NewManager(client)
+	m := controller.NewManager(client, opts.clock())
 	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, c.autoscaler, opts.Blueprint.Metadata.Name) {
 		if err := ctl.Register(m); err != nil {
 			return err

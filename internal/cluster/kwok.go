@@ -3,6 +3,7 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -13,9 +14,11 @@ import (
 	"sigs.k8s.io/kwok/pkg/config"
 	"sigs.k8s.io/kwok/pkg/kwok/controllers"
 	"sigs.k8s.io/kwok/pkg/utils/client"
+	"sigs.k8s.io/kwok/pkg/utils/gotpl"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/cluster/stages"
+	"berth.io/berth/internal/simtime"
 )
 
 // kwokStages are KWOK's own default stages: nodes initialise at once and
@@ -40,8 +43,14 @@ var kwokStages = []string{
 }
 
 // runKWOK runs KWOK's node and pod controllers for every node annotated
-// KubeletAnnotation=fake.
-func runKWOK(ctx context.Context, kubeconfig string) error {
+// KubeletAnnotation=fake, on clk: the delays of its stages (a Job pod's
+// run time) count that clock, and the times its stages write (a pod's
+// startTime, a container's finishedAt) are that clock's.
+//
+// A non-nil sent counts KWOK's requests from when they leave: on a
+// rehearsal's clock, a stage played when a timer fires makes a request
+// that nothing else saw coming.
+func runKWOK(ctx context.Context, kubeconfig string, clk clock.Clock, sent *simtime.Counter) error {
 	stages := map[internalversion.StageResourceRef][]*internalversion.Stage{}
 	for _, raw := range kwokStages {
 		s, err := config.UnmarshalWithType[*internalversion.Stage](raw)
@@ -59,6 +68,11 @@ func runKWOK(ctx context.Context, kubeconfig string) error {
 	cfg, err := cs.ToRESTConfig()
 	if err != nil {
 		return err
+	}
+	if sent != nil {
+		// The clientset keeps this config and makes every client of
+		// KWOK's from it, after this.
+		cfg.Wrap(sent.RoundTripper)
 	}
 	dynamicClient, err := cs.ToDynamicClient()
 	if err != nil {
@@ -83,7 +97,10 @@ func runKWOK(ctx context.Context, kubeconfig string) error {
 		return err
 	}
 	ctr, err := controllers.NewController(controllers.Config{
-		Clock:                             clock.RealClock{},
+		Clock: clk,
+		// KWOK's templates read the time through Now, which is wall time
+		// unless told otherwise.
+		FuncMap:                           gotpl.FuncMap{"Now": func() string { return clk.Now().Format(time.RFC3339Nano) }},
 		DynamicClient:                     dynamicClient,
 		RESTClient:                        restClient,
 		RESTMapper:                        restMapper,

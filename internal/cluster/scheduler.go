@@ -3,15 +3,35 @@ package cluster
 import (
 	"context"
 	"fmt"
+	"math"
+	"time"
 
 	"github.com/spf13/pflag"
+	corev1 "k8s.io/api/core/v1"
+	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
+	schedulerconfig "k8s.io/kubernetes/cmd/kube-scheduler/app/config"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
+	"k8s.io/kubernetes/pkg/scheduler"
+	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
+	"k8s.io/kubernetes/pkg/scheduler/framework"
+	"k8s.io/kubernetes/pkg/scheduler/profile"
+
+	"berth.io/berth/internal/simtime"
+	"berth.io/berth/internal/upstream"
 )
 
 // runScheduler runs the stock kube-scheduler (default profile, every
-// default plugin) against the cluster's kubeconfig.
-func runScheduler(ctx context.Context, kubeconfig string) error {
+// default plugin) against the cluster's kubeconfig. On a rehearsal's
+// clock (clk non-nil) its queue keeps time by that clock (backoffs, the
+// time a pod has been unschedulable) and stamps pods in the order it
+// queues them (Sequenced), its flush of pods left unschedulable runs on
+// it too (flushLeftovers), and the clock waits while pods are in its
+// active or backoff queue or in flight.
+func runScheduler(ctx context.Context, kubeconfig string, clk *simtime.Clock) error {
 	opts := options.NewOptions()
 	fs := pflag.NewFlagSet("kube-scheduler", pflag.ContinueOnError)
 	for _, f := range opts.Flags.FlagSets {
@@ -34,9 +54,108 @@ func runScheduler(ctx context.Context, kubeconfig string) error {
 	if err := opts.ComponentGlobalsRegistry.Set(); err != nil {
 		return fmt.Errorf("kube-scheduler feature gates: %w", err)
 	}
-	cc, sched, err := app.Setup(ctx, opts)
+	cc, sched, err := setupScheduler(ctx, opts, clk)
 	if err != nil {
 		return fmt.Errorf("kube-scheduler: %w", err)
 	}
+	if clk != nil {
+		gateScheduler(ctx, sched, clk)
+		go flushLeftovers(ctx, sched.SchedulingQueue, clk)
+	}
 	return app.Run(ctx, cc, sched)
+}
+
+// setupScheduler is app.Setup, which takes no clock, with the scheduler
+// on clk where it is non-nil: the same defaulted configuration and the
+// same options to scheduler.New.
+func setupScheduler(ctx context.Context, opts *options.Options, clk *simtime.Clock) (*schedulerconfig.CompletedConfig, *scheduler.Scheduler, error) {
+	cfg, err := latest.Default()
+	if err != nil {
+		return nil, nil, err
+	}
+	opts.ComponentConfig = cfg
+	if errs := opts.Validate(); len(errs) > 0 {
+		return nil, nil, utilerrors.NewAggregate(errs)
+	}
+	c, err := opts.Config(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cc := c.Complete()
+	recorders := func(name string) events.EventRecorderLogger { return cc.EventBroadcaster.NewRecorder(name) }
+	schedOpts := []scheduler.Option{
+		scheduler.WithComponentConfigVersion(cc.ComponentConfig.TypeMeta.APIVersion),
+		scheduler.WithKubeConfig(cc.KubeConfig),
+		scheduler.WithProfiles(cc.ComponentConfig.Profiles...),
+		scheduler.WithPercentageOfNodesToScore(cc.ComponentConfig.PercentageOfNodesToScore),
+		scheduler.WithPodMaxBackoffSeconds(cc.ComponentConfig.PodMaxBackoffSeconds),
+		scheduler.WithPodInitialBackoffSeconds(cc.ComponentConfig.PodInitialBackoffSeconds),
+		scheduler.WithExtenders(cc.ComponentConfig.Extenders...),
+		scheduler.WithParallelism(cc.ComponentConfig.Parallelism),
+	}
+	if clk == nil {
+		schedOpts = append(schedOpts, scheduler.WithPodMaxInUnschedulablePodsDuration(cc.PodMaxInUnschedulablePodsDuration))
+	} else {
+		// The queue's own flush of pods left unschedulable ticks on the
+		// wall clock; flushLeftovers does it on the rehearsal's, and
+		// the queue's never finds a pod old enough.
+		schedOpts = append(schedOpts, scheduler.WithClock(clk.Sequenced()), scheduler.WithPodMaxInUnschedulablePodsDuration(time.Duration(math.MaxInt64)))
+	}
+	sched, err := scheduler.New(ctx, cc.Client, cc.InformerFactory, cc.DynInformerFactory, profile.RecorderFactory(recorders), schedOpts...)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &cc, sched, nil
+}
+
+// gateScheduler has the scheduler take its pods through a gate of the
+// rehearsal's clock: one pod at a time, each once the rest of the cluster
+// has settled (simtime.Gate), so that where a pod lands depends on the
+// moment's state and the queue's order, never on how far the machine had
+// got with the moment's other work. The clock waits while a pod is in
+// flight (its binding under way).
+func gateScheduler(ctx context.Context, sched *scheduler.Scheduler, clk *simtime.Clock) {
+	q := sched.SchedulingQueue
+	gate := clk.Activity().Gate("the scheduler's queue", func() bool {
+		return len(q.PodsInActiveQ()) > 0 || len(q.PodsInBackoffQ()) > 0
+	})
+	clk.Activity().Probe("the scheduler's pods in flight", func() bool { return len(q.InFlightPods()) > 0 })
+	pop := sched.NextPod
+	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
+		if !gate.Wait(ctx) {
+			return nil, ctx.Err()
+		}
+		return pop(logger)
+	}
+}
+
+// flushLeftovers does on a rehearsal's clock what the scheduler's queue
+// does every upstream.UnschedulableFlushPeriod of wall time
+// (PriorityQueue.Run's flushUnschedulablePodsLeftover, whose ticker takes
+// no clock): it sends the pods that have stayed unschedulable longer than
+// DefaultPodMaxInUnschedulablePodsDuration back to be tried, through the
+// queue's own MoveAllToActiveOrBackoffQueue with the queue's own event.
+// It runs in the autoscaler's phase, last in its moment.
+func flushLeftovers(ctx context.Context, q internalqueue.SchedulingQueue, clk *simtime.Clock) {
+	logger := klog.FromContext(ctx)
+	late := clk.Phase(simtime.PhaseAutoscaler)
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-late.After(upstream.UnschedulableFlushPeriod):
+		}
+		now := clk.Now()
+		old := map[string]bool{}
+		for _, p := range q.UnschedulablePods() {
+			if info, ok := q.GetPod(p.Name, p.Namespace); ok && now.Sub(info.Timestamp) > internalqueue.DefaultPodMaxInUnschedulablePodsDuration {
+				old[p.Namespace+"/"+p.Name] = true
+			}
+		}
+		if len(old) > 0 {
+			q.MoveAllToActiveOrBackoffQueue(logger, framework.EventUnschedulableTimeout, nil, nil, func(p *corev1.Pod) bool {
+				return old[p.Namespace+"/"+p.Name]
+			})
+		}
+	}
 }

@@ -8,7 +8,8 @@
 // rate-limited queue, and registers a Runner that waits for those
 // informers to sync and reconciles one key at a time until its context
 // ends. A key that fails is queued again with exponential backoff; one
-// whose Result asks is looked at again after a delay. A controller with
+// whose Result asks is looked at again after a delay. Delays count the
+// Manager's clock: a rehearsal's, where the cluster runs on one. A controller with
 // a loop of its own (the autoscaler's scans) registers that loop instead.
 //
 // The Manager only collects what registered (Each hands it to whoever
@@ -24,6 +25,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 )
 
 // Reconciler brings what one key names to what the cluster asks of it.
@@ -48,12 +50,12 @@ type Runner struct {
 	synced []cache.InformerSynced
 }
 
-func newRunner(name string, r Reconciler) *Runner {
+func newRunner(name string, r Reconciler, clk clock.WithTicker) *Runner {
 	return &Runner{
 		name:       name,
 		reconciler: r,
 		queue: workqueue.NewTypedRateLimitingQueueWithConfig(workqueue.DefaultTypedControllerRateLimiter[string](),
-			workqueue.TypedRateLimitingQueueConfig[string]{Name: name}),
+			workqueue.TypedRateLimitingQueueConfig[string]{Name: name, Clock: clk}),
 	}
 }
 

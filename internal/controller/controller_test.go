@@ -63,7 +63,7 @@ func run(t *testing.T, s *script, changed func(old, cur any) bool) *fake.Clients
 	t.Helper()
 	client := fake.NewClientset()
 	factory := informers.NewSharedInformerFactory(client, 0)
-	m := NewManager(client)
+	m := NewManager(client, nil)
 	err := m.Controller("test").
 		WatchesChanges(factory.Core().V1().Nodes().Informer(), changed, func(obj any) []string {
 			return []string{obj.(*corev1.Node).Name}

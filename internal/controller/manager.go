@@ -10,6 +10,7 @@ import (
 	typedcorev1 "k8s.io/client-go/kubernetes/typed/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 )
 
 // Controller is one of berth's in-process controllers.
@@ -19,10 +20,12 @@ type Controller interface {
 	Register(m *Manager) error
 }
 
-// Manager holds berth's controllers as they register, and the event
-// broadcaster they record through.
+// Manager holds berth's controllers as they register, the event
+// broadcaster they record through, and the cluster's clock they keep
+// time by.
 type Manager struct {
 	broadcaster record.EventBroadcaster
+	clock       clock.WithTickerAndDelayedExecution
 	loops       []loop
 }
 
@@ -32,12 +35,20 @@ type loop struct {
 }
 
 // NewManager returns a manager whose controllers record events through
-// client.
-func NewManager(client kubernetes.Interface) *Manager {
+// client and keep time by clk: the wall clock, or a rehearsal's (nil
+// means the wall clock).
+func NewManager(client kubernetes.Interface, clk clock.WithTickerAndDelayedExecution) *Manager {
 	b := record.NewBroadcaster()
 	b.StartRecordingToSink(&typedcorev1.EventSinkImpl{Interface: client.CoreV1().Events("")})
-	return &Manager{broadcaster: b}
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &Manager{broadcaster: b, clock: clk}
 }
+
+// Clock is the cluster's clock: what a controller reads the time from,
+// and what its Runner's delays (Result.RequeueAfter, backoff) count.
+func (m *Manager) Clock() clock.WithTickerAndDelayedExecution { return m.clock }
 
 // Recorder records events from component, as the component a real
 // cluster runs would sign them.
@@ -75,6 +86,7 @@ type Builder struct {
 	name    string
 	watches []watch
 	reads   []cache.InformerSynced
+	wall    bool
 }
 
 type watch struct {
@@ -106,10 +118,23 @@ func (b *Builder) Reads(informers ...cache.SharedIndexInformer) *Builder {
 	return b
 }
 
+// OnWallClock keeps the Runner's delays on the wall clock whatever the
+// manager's clock: for the part of a kubelet that a component on the wall
+// clock watches (node leases, which the node lifecycle controller
+// expires by wall time).
+func (b *Builder) OnWallClock() *Builder {
+	b.wall = true
+	return b
+}
+
 // Complete adds the watches' event handlers and registers a Runner of r
 // with the manager.
 func (b *Builder) Complete(r Reconciler) error {
-	run := newRunner(b.name, r)
+	clk := b.m.clock
+	if b.wall {
+		clk = clock.RealClock{}
+	}
+	run := newRunner(b.name, r, clk)
 	for _, w := range b.watches {
 		reg, err := w.informer.AddEventHandler(run.handler(w))
 		if err != nil {

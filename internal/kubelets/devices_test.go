@@ -108,7 +108,7 @@ func TestGPUsFollowTheRecordedDevicePlugin(t *testing.T) {
 
 	shared := slim.Informers(client, 0)
 	store := recorded.NewStore(client)
-	m := controller.NewManager(client)
+	m := controller.NewManager(client, nil)
 	if err := NewController(client, shared, store).Register(m); err != nil {
 		t.Fatal(err)
 	}

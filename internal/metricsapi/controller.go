@@ -60,8 +60,10 @@ func NewController(client kubernetes.Interface, agg aggregator.Interface, server
 }
 
 // Register runs the controller: it serves from its caches, and
-// reconciles nothing but its APIServices, once.
+// reconciles nothing but its APIServices, once. The server reads the
+// time (the load's playback) from the manager's clock.
 func (c *Controller) Register(m *controller.Manager) error {
+	c.server.Now = m.Clock().Now
 	m.Add("metrics", c.Run)
 	return nil
 }

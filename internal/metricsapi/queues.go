@@ -51,7 +51,8 @@ type QueueController struct {
 	// starts it.
 	loadFactory informers.SharedInformerFactory
 	loads       corelisters.ConfigMapNamespaceLister
-	// Now is the clock; time.Now unless a test sets it.
+	// Now is the clock: the manager's, from Register, unless a test sets
+	// it first.
 	Now func() time.Time
 
 	// Reconcile is called one key at a time, so nothing below needs a
@@ -89,7 +90,6 @@ func NewQueueController(client kubernetes.Interface, shared informers.SharedInfo
 		statefulSets:        statefulSets.Lister(),
 		loadFactory:         loadFactory,
 		loads:               loadFactory.Core().V1().ConfigMaps().Lister().ConfigMaps(LoadNamespace),
-		Now:                 time.Now,
 		queues:              map[string]*drain{},
 	}
 }
@@ -97,6 +97,9 @@ func NewQueueController(client kubernetes.Interface, shared informers.SharedInfo
 // Register watches the load, the HPAs on queues and the pods of their
 // namespaces, each queueing the load; and runs the load's informer.
 func (c *QueueController) Register(m *controller.Manager) error {
+	if c.Now == nil {
+		c.Now = m.Clock().Now
+	}
 	m.Add("queues-load", func(ctx context.Context) error {
 		c.loadFactory.Start(ctx.Done())
 		<-ctx.Done()

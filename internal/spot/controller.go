@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/client-go/tools/record"
+	"k8s.io/utils/clock"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/controller"
@@ -25,8 +26,11 @@ import (
 // graceful node shutdown on the interrupted node and the cloud that
 // deletes it.
 type Controller struct {
-	client     kubernetes.Interface
-	recorder   record.EventRecorder
+	client   kubernetes.Interface
+	recorder record.EventRecorder
+	// clock is the cluster's (the manager's): a notice's deadline and
+	// the random interruptions count it.
+	clock      clock.WithTicker
 	nodes      cache.SharedIndexInformer
 	pods       cache.SharedIndexInformer
 	blueprints *recorded.Store
@@ -60,6 +64,7 @@ func (c *Controller) Register(m *controller.Manager) error {
 		return c.err
 	}
 	c.recorder = m.Recorder("spot-interruption")
+	c.clock = m.Clock()
 	m.Add("spot-random", c.rehearse)
 	return m.Controller("spot").Watches(c.nodes, interrupted).Complete(c)
 }
@@ -77,7 +82,7 @@ func interrupted(obj any) []string {
 // Reconcile moves the interrupted node name along, and looks at it again
 // when its next pod or the node itself is due.
 func (c *Controller) Reconcile(ctx context.Context, name string) (controller.Result, error) {
-	after, err := c.reconcile(ctx, name, time.Now())
+	after, err := c.reconcile(ctx, name, c.clock.Now())
 	if err != nil {
 		return controller.Result{}, fmt.Errorf("carrying out the spot interruption of node %s: %w", name, err)
 	}

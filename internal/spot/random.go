@@ -10,6 +10,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 
 	"berth.io/berth/api/v1alpha1"
 )
@@ -27,25 +28,61 @@ type randomPool struct {
 // rehearse interrupts nodes of the Spot pools whose blueprint asks for
 // random interruptions (pools[].spot.meanTimeBetweenInterruptions): one
 // node of the pool at a time, at exponentially distributed intervals of
-// that mean from the pool's first node, with the pool's notice.
+// that mean from the pool's first node, with the pool's notice. It wakes
+// when the next interruption is due, on the cluster's clock, and when a
+// node or a recorded blueprint changes (a pool's first node starts its
+// schedule).
 func (c *Controller) rehearse(ctx context.Context) error {
-	if !cache.WaitForCacheSync(ctx.Done(), c.nodes.HasSynced, c.blueprints.HasSynced) {
+	changed := make(chan struct{}, 1)
+	poke := func() {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	}
+	wake := cache.ResourceEventHandlerFuncs{
+		AddFunc:    func(any) { poke() },
+		UpdateFunc: func(any, any) { poke() },
+		DeleteFunc: func(any) { poke() },
+	}
+	nodes, err := c.nodes.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: wake.AddFunc, DeleteFunc: wake.DeleteFunc})
+	if err != nil {
+		return err
+	}
+	defer c.nodes.RemoveEventHandler(nodes)
+	records, err := c.blueprints.Informer().AddEventHandler(wake)
+	if err != nil {
+		return err
+	}
+	defer c.blueprints.Informer().RemoveEventHandler(records)
+	if !cache.WaitForCacheSync(ctx.Done(), nodes.HasSynced, records.HasSynced) {
 		return nil // stopped first
 	}
 	schedules := map[string]*randomPool{}
-	tick := time.NewTicker(time.Second)
-	defer tick.Stop()
 	for {
+		next := c.rehearseOnce(ctx, schedules, c.clock.Now())
+		var due <-chan time.Time
+		var timer clock.Timer
+		if !next.IsZero() {
+			timer = c.clock.NewTimer(next.Sub(c.clock.Now()))
+			due = timer.C()
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case now := <-tick.C:
-			c.rehearseOnce(ctx, schedules, now)
+		case <-changed:
+		case <-due:
+		}
+		if timer != nil {
+			timer.Stop()
 		}
 	}
 }
 
-func (c *Controller) rehearseOnce(ctx context.Context, schedules map[string]*randomPool, now time.Time) {
+// rehearseOnce interrupts the nodes whose interruption is due at now, and
+// returns when the next one is due (zero when none is scheduled).
+func (c *Controller) rehearseOnce(ctx context.Context, schedules map[string]*randomPool, now time.Time) time.Time {
+	var next time.Time
 	// A record that does not decode is skipped; the autoscaler reports it.
 	bps, _ := c.blueprints.Blueprints()
 	for _, bp := range bps {
@@ -70,6 +107,9 @@ func (c *Controller) rehearseOnce(ctx context.Context, schedules map[string]*ran
 				schedules[key] = s
 			}
 			picked := s.due(nodes, now)
+			if s.rand != nil && (next.IsZero() || s.next.Before(next)) {
+				next = s.next
+			}
 			if len(picked) == 0 {
 				continue
 			}
@@ -78,6 +118,7 @@ func (c *Controller) rehearseOnce(ctx context.Context, schedules map[string]*ran
 			}
 		}
 	}
+	return next
 }
 
 // due returns the node of the pool's nodes to interrupt at now, if an
