@@ -27,6 +27,7 @@ import (
 	"berth.io/berth/internal/rehearse"
 	"berth.io/berth/internal/rehearse/cost"
 	"berth.io/berth/internal/rehearse/trace"
+	"berth.io/berth/internal/simtime"
 	"berth.io/berth/internal/spot"
 )
 
@@ -58,10 +59,15 @@ func newRehearseCommand(s Streams) *cobra.Command {
 		Use:   "rehearse -f BLUEPRINT --trace FILE",
 		Short: "Replay a workload trace on the blueprint's local cluster and report waits, GPU use, disruptions and cost",
 		Long: `Replay a workload trace on a local cluster started from the blueprint, on a
-compressed clock (--speed 60 plays an hour a minute), through the real scheduler,
-quotas, priorities, preemption, node autoscaler and spot interruptions, and report
-what the cluster did: each team's waits, each pool's node-hours and idle GPU-hours,
-work lost to interruptions, time a service ran below its budget, and cost.
+clock berth owns, through the real scheduler, quotas, priorities, preemption, node
+autoscaler and spot interruptions, and report what the cluster did: each team's
+waits, each pool's node-hours and idle GPU-hours, work lost to interruptions, time a
+service ran below its budget, and cost.
+
+The clock stands still while the cluster works and jumps to the next timer once it
+has settled, so the figures are the design's: the same at any speed, on a busy
+machine or an idle one. It runs as fast as the cluster settles; --speed N caps it at
+N seconds of trace per second (--speed 1 is real time), to watch it in berth dash.
 
 --vs OTHER.yaml replays the same trace with the same seed on a second blueprint and
 prints the two side by side. --vs-provisioner Karpenter (or ClusterAutoscaler) makes
@@ -80,7 +86,7 @@ controllers, on the same trace.`,
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "blueprint file (default ./berth.yaml, else the retail template)")
 	f.StringVar(&o.tracePath, "trace", "", "the workload trace, CSV or YAML (see README \"Rehearsals\")")
-	f.Float64Var(&o.speed, "speed", 60, "seconds of trace per second of wall time (60: an hour a minute)")
+	f.Float64Var(&o.speed, "speed", 0, "at most this many seconds of trace per second of wall time (0: as fast as the cluster settles; 1: real time)")
 	f.Int64Var(&o.seed, "seed", 1, "seeds the autoscaler's random expander and the spot pools' random interruptions")
 	f.StringVar(&o.vs, "vs", "", "a second blueprint to replay the same trace on, with the same seed, for comparison")
 	f.StringVar(&o.provisioner, "provisioner", "", "ClusterAutoscaler or Karpenter: rehearse the blueprint provisioned this way, whatever its spec.provisioner says")
@@ -132,8 +138,8 @@ func (o *rehearseOptions) Complete() error {
 			return err
 		}
 	}
-	if _, _, err := rehearse.Compress(o.bp.Blueprint, o.speed); err != nil {
-		return err
+	if o.speed < 0 {
+		return problem.Errorf("pass --speed 0 (as fast as the cluster settles) or a ceiling such as 60 (an hour of trace a minute)", "--speed %g: a rehearsal's clock cannot run backwards", o.speed)
 	}
 	if o.vs != "" && o.vs == o.file && o.vsProvisioner == "" {
 		return problem.Errorf("pass another blueprint to --vs, or --vs-provisioner to compare provisioners", "--vs %s: the same blueprint as -f; both designs would be the same", o.vs)
@@ -170,8 +176,9 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	// One cluster per process: each design runs in a child of its own,
-	// one after the other, so that neither slows the other's clock.
+	// One cluster per process (feature gates, klog and the metrics
+	// registry are the process's): each design runs in a child of its
+	// own, one after the other.
 	a, err := o.child(ctx, o.file, o.provisioner)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -227,27 +234,13 @@ func (o *rehearseOptions) writeBoth(a, b *rehearse.Report) error {
 	return rehearse.WriteComparison(o.Out, a, b)
 }
 
-// rehearse starts a throwaway local cluster from the compressed
-// blueprint and replays the trace on it.
+// rehearse starts a throwaway local cluster from the blueprint, on a
+// virtual clock, and replays the trace on it.
 func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error) {
-	bp, timers, err := rehearse.Compress(o.bp.Blueprint, o.speed)
+	bp, err := seeded(o.bp.Blueprint, o.seed)
 	if err != nil {
 		return nil, err
 	}
-	for i := range bp.Spec.Pools {
-		if s := bp.Spec.Pools[i].Spot; s != nil && s.MeanTimeBetweenInterruptions != nil {
-			s.Seed = o.seed + int64(i)
-		}
-	}
-	cmFlags, cmTimers := rehearse.ControllerManagerFlags(o.speed)
-	timers = append(append(append(timers, cmTimers...), rehearse.JobControllerTimers(o.speed)...), rehearse.Unscaled(o.speed)...)
-	var karpenterFlags []string
-	if bp.Spec.UsesKarpenter() {
-		var karpenterTimers []rehearse.Timer
-		karpenterFlags, karpenterTimers = rehearse.KarpenterFlags(o.speed)
-		timers = append(append(timers, karpenterTimers...), rehearse.KarpenterUnscaled(o.speed)...)
-	}
-
 	// A rehearsal killed with SIGKILL cannot remove its directory: the
 	// next one does.
 	pruned, err := rehearse.PruneStale("")
@@ -262,20 +255,20 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 		return nil, err
 	}
 	defer release()
-	fmt.Fprintf(o.ErrOut, "Rehearsing %s on %s at speed %g: starting a local cluster\n", o.tracePath, o.bp.source, o.speed)
-	compressed := &loadedBlueprint{Blueprint: bp, source: o.bp.source}
+	fmt.Fprintf(o.ErrOut, "Rehearsing %s on %s: starting a local cluster on a virtual clock\n", o.tracePath, o.bp.source)
+	loaded := &loadedBlueprint{Blueprint: bp, source: o.bp.source}
+	clk := simtime.NewClock(time.Now(), 0)
 	c, err := cluster.Start(ctx, cluster.Options{
-		Name:                   "rehearse",
-		StateDir:               filepath.Join(dir, "cluster"),
-		Blueprint:              bp,
-		UnsafeNoFsync:          true,
-		Progress:               indent(o.ErrOut),
-		ControllerManagerFlags: cmFlags,
-		JobBackoffSpeed:        o.speed,
-		Autoscaler:             autoscaler.Options{Seed: uint64(o.seed)},
-		Karpenter:              cluster.KarpenterOptions{Flags: karpenterFlags, Prices: o.table},
+		Name:          "rehearse",
+		StateDir:      filepath.Join(dir, "cluster"),
+		Blueprint:     bp,
+		UnsafeNoFsync: true,
+		Progress:      indent(o.ErrOut),
+		Clock:         clk,
+		Autoscaler:    autoscaler.Options{Seed: uint64(o.seed)},
+		Karpenter:     cluster.KarpenterOptions{Prices: o.table},
 		Apply: func(ctx context.Context, c *cluster.Cluster, step func(string, ...any)) error {
-			return applyOnUp(ctx, step, c, compressed)
+			return applyOnUp(ctx, step, c, loaded)
 		},
 	})
 	if err != nil {
@@ -286,13 +279,17 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 	if err != nil {
 		return nil, err
 	}
-	fmt.Fprintf(o.ErrOut, "Replaying %d jobs over %s of trace time (about %s)\n", len(o.trace.Jobs), o.trace.End(), (time.Duration(float64(o.trace.End()) / o.speed)).Round(time.Second))
+	pace := "as fast as the cluster settles"
+	if o.speed > 0 {
+		pace = fmt.Sprintf("at most %g seconds of trace a second", o.speed)
+	}
+	fmt.Fprintf(o.ErrOut, "Replaying %d jobs over %s of trace time, %s\n", len(o.trace.Jobs), o.trace.End(), pace)
 	cloud, _ := cost.ParseCloud(o.cloud)
 	prices := cost.Price(o.bp.Blueprint, o.table, cloud)
 	rep, err := rehearse.Run(ctx, rehearse.Options{
-		Client: client, Blueprint: bp, Trace: o.trace, Speed: o.speed, Until: o.until, Prices: prices, Progress: o.ErrOut,
-		Interrupt: func(ctx context.Context, nodes []corev1.Node, notice time.Duration) error {
-			return spot.Interrupt(ctx, client, nodes, notice, time.Now())
+		Client: client, Blueprint: bp, Trace: o.trace, Clock: clk, Speed: o.speed, Until: o.until, Prices: prices, Progress: o.ErrOut,
+		Interrupt: func(ctx context.Context, nodes []corev1.Node, notice time.Duration, now time.Time) error {
+			return spot.Interrupt(ctx, client, nodes, notice, now)
 		},
 	})
 	if rep != nil {
@@ -300,10 +297,31 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 		rep.Provisioner = provisionerOf(bp)
 		rep.Trace = o.tracePath
 		rep.Seed = o.seed
-		rep.Timers = timers
-		rep.Notes = append(rehearse.TimerNotes(timers), rep.Notes...)
+		k := rep.Clock
+		fmt.Fprintf(o.ErrOut, "Replayed %s of trace in %s of wall time: %d clock steps, %s settling (the longest %s)\n",
+			time.Duration(rep.Rehearsed).Round(time.Second), time.Duration(rep.Wall).Round(time.Second), k.Steps,
+			time.Duration(k.Settling).Round(time.Millisecond), time.Duration(k.MaxSettle).Round(time.Millisecond))
 	}
 	return rep, err
+}
+
+// seeded is a copy of bp whose spot pools' random interruptions are
+// seeded from seed, each pool its own.
+func seeded(bp *v1alpha1.Blueprint, seed int64) (*v1alpha1.Blueprint, error) {
+	raw, err := json.Marshal(bp)
+	if err != nil {
+		return nil, err
+	}
+	out := &v1alpha1.Blueprint{}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return nil, err
+	}
+	for i := range out.Spec.Pools {
+		if s := out.Spec.Pools[i].Spot; s != nil && s.MeanTimeBetweenInterruptions != nil {
+			s.Seed = seed + int64(i)
+		}
+	}
+	return out, nil
 }
 
 // write prints the report as asked and writes the report directory.

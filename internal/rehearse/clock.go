@@ -1,29 +1,26 @@
 package rehearse
 
-import "time"
+import (
+	"time"
 
-// Clock maps wall time to trace time: at Speed N, a second of wall time
-// is N seconds of the trace, counted from Start.
-type Clock struct {
-	// Start is the wall time the trace's offset 0 is replayed at.
-	Start time.Time
-	// Speed is how many seconds of the trace pass per second of wall
-	// time. Always at least 1.
-	Speed float64
+	"k8s.io/utils/clock"
+)
+
+// timeline reads trace time off the cluster's clock: offset 0 is start,
+// the clock's time when the replay began. The clock is the rehearsal's
+// virtual clock, so a moment read off it is the moment the cluster
+// reached, whatever the machine took to get there.
+type timeline struct {
+	clock clock.PassiveClock
+	start time.Time
 }
 
-// Trace is the trace time of a wall time: its offset from the trace's
-// start. A wall time before Start gives a negative offset.
-func (c Clock) Trace(wall time.Time) time.Duration {
-	return time.Duration(float64(wall.Sub(c.Start)) * c.Speed)
-}
+// now is the clock's time.
+func (t timeline) now() time.Time { return t.clock.Now() }
 
-// Wall is the wall time at which the trace reaches offset d.
-func (c Clock) Wall(d time.Duration) time.Time {
-	return c.Start.Add(c.Scale(d))
-}
+// trace is the trace time of a moment of the clock: its offset from the
+// start.
+func (t timeline) trace(at time.Time) time.Duration { return at.Sub(t.start) }
 
-// Scale is how long d of trace time lasts in wall time.
-func (c Clock) Scale(d time.Duration) time.Duration {
-	return time.Duration(float64(d) / c.Speed)
-}
+// at is the moment of the clock at which the trace reaches offset d.
+func (t timeline) at(d time.Duration) time.Time { return t.start.Add(d) }

@@ -134,7 +134,7 @@ func side[T, V any](p [2]*T, f func(*T) V) both[V] {
 // with what changed from the first to the second.
 func WriteComparison(w io.Writer, a, b *Report) error {
 	da, db := Designs(a, b)
-	fmt.Fprintf(w, "Trace %s, speed %g, seed %d: A is %s, B is %s\n\n", a.Trace, a.Speed, a.Seed, da, db)
+	fmt.Fprintf(w, "Trace %s, seed %d: A is %s, B is %s\n\n", a.Trace, a.Seed, da, db)
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "MEASURE\tA\tB\tB - A")
 	for _, c := range compare(a, b) {
@@ -161,16 +161,4 @@ func signed(d time.Duration) string {
 		return "-" + short(Duration(-d))
 	}
 	return "+" + short(Duration(d))
-}
-
-// TimerNotes are the notes a report carries about its timers: a pool
-// whose provisioning time is unset.
-func TimerNotes(timers []Timer) []string {
-	var notes []string
-	for _, t := range timers {
-		if strings.HasPrefix(t.Note, "unset:") {
-			notes = append(notes, t.Name+" is "+t.Note)
-		}
-	}
-	return notes
 }

@@ -54,8 +54,7 @@ func poolNodes(ctx context.Context, o Options, pool string) ([]corev1.Node, erro
 }
 
 // interrupt gives every node of the interruption's pool that is up now
-// the pool's spot notice, through o.Interrupt, and says what it did. The
-// notice is the compressed blueprint's, so it lasts its trace time.
+// the pool's spot notice, through o.Interrupt, and says what it did.
 func interrupt(ctx context.Context, o Options, in trace.Interruption) (time.Time, DisruptionResult) {
 	res := DisruptionResult{Kind: KindInterruption, Pool: in.Pool}
 	var notice time.Duration
@@ -64,11 +63,11 @@ func interrupt(ctx context.Context, o Options, in trace.Interruption) (time.Time
 			notice = p.SpotNotice()
 		}
 	}
-	res.Notice = Duration(time.Duration(float64(notice) * o.Speed))
+	res.Notice = Duration(notice)
 	nodes, err := poolNodes(ctx, o, in.Pool)
-	now := time.Now()
+	now := o.Clock.Now()
 	if err == nil && len(nodes) > 0 {
-		err = o.Interrupt(ctx, nodes, notice)
+		err = o.Interrupt(ctx, nodes, notice, now)
 	}
 	if err != nil {
 		res.Error = err.Error()
@@ -93,7 +92,7 @@ func (r *recorder) drain(ctx context.Context, o Options, d trace.Drain) {
 	for _, n := range nodes {
 		res.Nodes = append(res.Nodes, n.Name)
 	}
-	started := time.Now()
+	started := r.tl.now()
 	at := r.disrupted(started, res)
 	if err == nil {
 		err = replace(ctx, o, nodes)
@@ -107,14 +106,14 @@ func (r *recorder) drain(ctx context.Context, o Options, d trace.Drain) {
 	if err != nil {
 		return // stopped with the rehearsal: still under way
 	}
-	r.disruptions[at].Took = Duration(r.clock.Trace(time.Now()) - r.clock.Trace(started))
+	r.disruptions[at].Took = Duration(r.tl.now().Sub(started))
 }
 
 // replace cordons nodes, then drains and deletes each in turn. Its
-// timeouts are wall time: a budget may hold an eviction back for five
-// minutes.
+// retries and timeouts (a budget may hold an eviction back for five
+// minutes) count the cluster's clock.
 func replace(ctx context.Context, o Options, nodes []corev1.Node) error {
-	d := &pools.Drainer{Client: o.Client}
+	d := &pools.Drainer{Client: o.Client, Clock: o.Clock}
 	for _, n := range nodes {
 		if err := d.Cordon(ctx, n.Name); err != nil {
 			return err
@@ -140,7 +139,7 @@ func replace(ctx context.Context, o Options, nodes []corev1.Node) error {
 func (r *recorder) disrupted(now time.Time, d DisruptionResult) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d.At = Duration(r.clock.Trace(now))
+	d.At = Duration(r.tl.trace(now))
 	r.disruptions = append(r.disruptions, d)
 	return len(r.disruptions) - 1
 }

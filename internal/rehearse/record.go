@@ -27,7 +27,7 @@ import (
 // time they saw a change; it never lists in a loop.
 type recorder struct {
 	mu     sync.Mutex
-	clock  Clock
+	tl     timeline
 	client kubernetes.Interface
 	// nodeStore is the node informer's store, for a pod seen running on
 	// a node the recorder has not been told of yet.
@@ -51,8 +51,6 @@ type recorder struct {
 	changed chan struct{}
 	// total counts the trace's training and batch rows.
 	total int
-	// lag is the latest a submission was made, in wall time.
-	lag time.Duration
 	// patches run the resume patches outside the informers' handlers.
 	patches sync.WaitGroup
 	// disruptions are the trace's interruptions as carried out; notes
@@ -91,7 +89,7 @@ type jobRun struct {
 	saved    []time.Duration
 	awaiting []*podRun
 	// quotaSince is when the Job's pods were last refused by quota, and
-	// quotaRefused how long they have been in all (wall time).
+	// quotaRefused how long they have been in all.
 	quotaSince   time.Time
 	quotaRefused time.Duration
 }
@@ -145,9 +143,9 @@ type serviceRun struct {
 	belowSince   time.Time
 }
 
-func newRecorder(client kubernetes.Interface, clock Clock, bp *v1alpha1.Blueprint) *recorder {
+func newRecorder(client kubernetes.Interface, tl timeline, bp *v1alpha1.Blueprint) *recorder {
 	r := &recorder{
-		clock: clock, client: client, teams: map[string]string{},
+		tl: tl, client: client, teams: map[string]string{},
 		jobs: map[string]*jobRun{}, services: map[string]*serviceRun{}, pods: map[types.UID]*podRun{},
 		nodes: map[string]*nodeRun{}, pools: map[string]*poolRun{}, changed: make(chan struct{}, 1),
 		quota: map[string]float64{},
@@ -165,22 +163,16 @@ func newRecorder(client kubernetes.Interface, clock Clock, bp *v1alpha1.Blueprin
 		pr := r.pool(p.Name)
 		pr.capacity = string(p.Capacity)
 	}
-	r.reset(clock)
-	return r
-}
-
-// reset starts every level at zero at the clock's start.
-func (r *recorder) reset(clock Clock) {
-	r.clock = clock
 	for _, p := range r.pools {
 		p.nodes, p.gpus, p.allocated = level{keep: true}, level{}, level{}
-		p.nodes.set(clock.Start, 0)
-		p.gpus.set(clock.Start, 0)
-		p.allocated.set(clock.Start, 0)
+		p.nodes.set(tl.start, 0)
+		p.gpus.set(tl.start, 0)
+		p.allocated.set(tl.start, 0)
 	}
 	r.pending = level{keep: true}
-	r.pending.set(clock.Start, 0)
+	r.pending.set(tl.start, 0)
 	r.teamGPUs = map[string]*level{}
+	return r
 }
 
 // teamLevel is the GPUs a team's pods hold.
@@ -188,7 +180,7 @@ func (r *recorder) teamLevel(team string) *level {
 	l := r.teamGPUs[team]
 	if l == nil {
 		l = &level{keep: true}
-		l.set(r.clock.Start, 0)
+		l.set(r.tl.start, 0)
 		r.teamGPUs[team] = l
 	}
 	return l
@@ -275,7 +267,7 @@ func (r *recorder) onNode(n *corev1.Node, deleted bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := time.Now()
+	now := r.tl.now()
 	_, known := r.nodes[n.Name]
 	switch {
 	case deleted && known:
@@ -296,7 +288,7 @@ func (r *recorder) onPod(p *corev1.Pod, deleted bool) {
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	now := time.Now()
+	now := r.tl.now()
 	pr := r.pods[p.UID]
 	if pr == nil {
 		if deleted {
@@ -398,8 +390,8 @@ func (r *recorder) start(pr *podRun, p *corev1.Pod, now time.Time) {
 	use := pool.used[pr.team]
 	if use == nil {
 		use = &teamUse{gpus: level{keep: true}}
-		use.gpus.set(r.clock.Start, 0)
-		use.cpu.set(r.clock.Start, 0)
+		use.gpus.set(r.tl.start, 0)
+		use.cpu.set(r.tl.start, 0)
 		pool.used[pr.team] = use
 	}
 	use.gpus.add(now, pr.gpus)
@@ -455,7 +447,7 @@ func (r *recorder) end(pr *podRun, p *corev1.Pod, now time.Time) {
 	}
 	work := pr.from
 	if !pr.started.IsZero() {
-		work += r.clock.Trace(now) - r.clock.Trace(pr.started)
+		work += now.Sub(pr.started)
 	}
 	work = min(work, j.w.job.Duration)
 	saved := time.Duration(0)
@@ -493,7 +485,7 @@ func (r *recorder) patchFrom(pr *podRun, saved time.Duration) {
 	if saved == 0 {
 		return
 	}
-	rest := runTime(pr.job.w.job.Duration-saved, r.clock.Speed)
+	rest := runTime(pr.job.w.job.Duration - saved)
 	body, _ := json.Marshal(map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1alpha1.AnnotationDuration: rest}}})
 	r.patches.Add(1)
 	go func() {
@@ -523,7 +515,7 @@ func (r *recorder) onJob(j *batchv1.Job, deleted bool) {
 		}
 		switch c.Type {
 		case batchv1.JobComplete, batchv1.JobFailed:
-			now := time.Now()
+			now := r.tl.now()
 			run.finished = now
 			run.failed = c.Type == batchv1.JobFailed
 			run.closeQuota(now)
@@ -544,7 +536,7 @@ func (r *recorder) onEvent(e *corev1.Event, deleted bool) {
 	if j == nil || !j.finished.IsZero() || j.live >= int(j.w.job.Pods) || !j.quotaSince.IsZero() {
 		return
 	}
-	j.quotaSince = time.Now()
+	j.quotaSince = r.tl.now()
 }
 
 func (j *jobRun) closeQuota(now time.Time) {
@@ -564,7 +556,7 @@ func (r *recorder) onDeployment(d *appsv1.Deployment, deleted bool) {
 	if s == nil || !s.removed.IsZero() {
 		return
 	}
-	now := time.Now()
+	now := r.tl.now()
 	s.readyNow = d.Status.ReadyReplicas
 	if deleted {
 		s.readyNow = 0
@@ -593,7 +585,7 @@ func (r *recorder) onBudget(b *policyv1.PodDisruptionBudget, deleted bool) {
 	if s == nil || !s.removed.IsZero() || deleted {
 		return
 	}
-	now := time.Now()
+	now := r.tl.now()
 	if b.Status.DesiredHealthy > 0 {
 		s.minAvailable = b.Status.DesiredHealthy
 	}

@@ -11,20 +11,30 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
+	clocktesting "k8s.io/utils/clock/testing"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/rehearse/cost"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/scaffold"
+	"berth.io/berth/internal/simtime"
 )
 
+// epoch is where the unit tests' timelines start.
+var epoch = time.Date(2026, 1, 5, 0, 0, 0, 0, time.UTC)
+
+// timelineAt is a timeline starting at start on a clock standing at now.
+func timelineAt(start, now time.Time) timeline {
+	return timeline{clock: clocktesting.NewFakePassiveClock(now), start: start}
+}
+
 // A job of one pod that runs an hour and checkpoints every 15 minutes,
-// on a clock at speed 60 started an hour ago of wall time before now.
+// on a timeline that started an hour before the clock's now.
 func checkpointedJob(t *testing.T, start time.Time) (*recorder, *jobRun, *fake.Clientset) {
 	t.Helper()
 	client := fake.NewClientset()
 	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Teams: []v1alpha1.Team{{Name: "team-a", Namespaces: []string{"team-a"}}}}}
-	r := newRecorder(client, Clock{Start: start, Speed: 60}, bp)
+	r := newRecorder(client, timelineAt(start, start.Add(time.Hour)), bp)
 	w := &workload{job: trace.Job{Team: "team-a", Kind: scaffold.Training, Name: "ft", Pods: 1, GPUs: 2, Duration: time.Hour, Checkpoint: 15 * time.Minute}, namespace: "team-a", class: "training"}
 	r.submitted(w, start, nil)
 	return r, r.jobs["team-a/ft"], client
@@ -49,7 +59,7 @@ func interrupted(p *corev1.Pod) *corev1.Pod {
 // every 15 saves 30 and loses 10; its replacement runs the 30 left, and
 // the report counts the lost work times the pod's GPUs.
 func TestInterruptedPodResumesFromItsCheckpoint(t *testing.T) {
-	start := time.Now().Add(-time.Hour)
+	start := epoch
 	r, j, client := checkpointedJob(t, start)
 	first := jobPod("1", "ft-a", corev1.PodRunning)
 	if _, err := client.CoreV1().Pods("team-a").Create(context.Background(), jobPod("2", "ft-b", corev1.PodPending), metav1.CreateOptions{}); err != nil {
@@ -59,8 +69,7 @@ func TestInterruptedPodResumesFromItsCheckpoint(t *testing.T) {
 	r.mu.Lock()
 	r.pods["1"].started = start // ran from the trace's start
 	r.mu.Unlock()
-	// 40 minutes of trace time later (40 s of wall time at speed 60).
-	fortyMinutes := start.Add(40 * time.Second)
+	fortyMinutes := start.Add(40 * time.Minute)
 	r.mu.Lock()
 	r.end(r.pods["1"], interrupted(first), fortyMinutes)
 	r.mu.Unlock()
@@ -77,8 +86,8 @@ func TestInterruptedPodResumesFromItsCheckpoint(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := got.Annotations[v1alpha1.AnnotationDuration]; d != "30000ms" {
-		t.Errorf("the replacement runs %q; want 30000ms (30 minutes at speed 60)", d)
+	if d := got.Annotations[v1alpha1.AnnotationDuration]; d != "1800000ms" {
+		t.Errorf("the replacement runs %q; want 1800000ms (30 minutes)", d)
 	}
 	rep := r.report(fortyMinutes, Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}})
 	if got := rep.Jobs[0].LostGPUHours; got < 0.333 || got > 0.334 {
@@ -89,7 +98,7 @@ func TestInterruptedPodResumesFromItsCheckpoint(t *testing.T) {
 // A replacement the Job made before the end of the pod it replaces was
 // seen waits for that end, then resumes from its checkpoint all the same.
 func TestReplacementSeenFirstResumesWhenItsPredecessorEnds(t *testing.T) {
-	start := time.Now().Add(-time.Hour)
+	start := epoch
 	r, j, client := checkpointedJob(t, start)
 	if _, err := client.CoreV1().Pods("team-a").Create(context.Background(), jobPod("2", "ft-b", corev1.PodPending), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -104,11 +113,11 @@ func TestReplacementSeenFirstResumesWhenItsPredecessorEnds(t *testing.T) {
 		t.Fatalf("awaiting %d replacements; want 1", len(j.awaiting))
 	}
 	r.mu.Lock()
-	r.end(r.pods["1"], interrupted(first), start.Add(50*time.Second))
+	r.end(r.pods["1"], interrupted(first), start.Add(50*time.Minute))
 	r.mu.Unlock()
 	r.patches.Wait()
 	got, _ := client.CoreV1().Pods("team-a").Get(context.Background(), "ft-b", metav1.GetOptions{})
-	if d := got.Annotations[v1alpha1.AnnotationDuration]; d != "15000ms" {
+	if d := got.Annotations[v1alpha1.AnnotationDuration]; d != "900000ms" {
 		t.Errorf("the replacement runs %q; want 15000ms (the 15 minutes after the 45-minute checkpoint)", d)
 	}
 	if j.lost != 5*time.Minute {
@@ -119,7 +128,7 @@ func TestReplacementSeenFirstResumesWhenItsPredecessorEnds(t *testing.T) {
 // A pod preempted by the scheduler counts as a preemption, not an
 // interruption; with no checkpoint all its work is lost.
 func TestPreemptedPodWithoutCheckpointLosesItsWork(t *testing.T) {
-	start := time.Now().Add(-time.Hour)
+	start := epoch
 	r, j, _ := checkpointedJob(t, start)
 	j.w.job.Checkpoint = 0
 	p := jobPod("1", "ft-a", corev1.PodRunning)
@@ -127,7 +136,7 @@ func TestPreemptedPodWithoutCheckpointLosesItsWork(t *testing.T) {
 	r.mu.Lock()
 	r.pods["1"].started = start
 	p.Status.Conditions = []corev1.PodCondition{{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, Reason: corev1.PodReasonPreemptionByScheduler}}
-	r.end(r.pods["1"], p, start.Add(20*time.Second))
+	r.end(r.pods["1"], p, start.Add(20*time.Minute))
 	r.mu.Unlock()
 	if j.preemptions != 1 || j.interruptions != 0 || j.lost != 20*time.Minute || j.saved[0] != 0 {
 		t.Errorf("preemptions %d, interruptions %d, lost %s, saved %v; want 1, 0, 20m, [0s]", j.preemptions, j.interruptions, j.lost, j.saved)
@@ -137,17 +146,17 @@ func TestPreemptedPodWithoutCheckpointLosesItsWork(t *testing.T) {
 // A pool's levels integrate to node-hours and idle GPU-hours in trace
 // time, and its time at zero counts from the start.
 func TestPoolHoursInTraceTime(t *testing.T) {
-	start := time.Now().Add(-time.Hour)
+	start := epoch
 	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Pools: []v1alpha1.Pool{{Name: "gpu"}}}}
-	r := newRecorder(fake.NewClientset(), Clock{Start: start, Speed: 60}, bp)
+	r := newRecorder(fake.NewClientset(), timelineAt(start, start), bp)
 	p := r.pools["gpu"]
 	// No node for 10 minutes, then two nodes of 4 GPUs for an hour, two
-	// GPUs of them held for half an hour (wall time ÷ 60).
-	p.nodes.set(start.Add(10*time.Second), 2)
-	p.gpus.set(start.Add(10*time.Second), 8)
-	p.allocated.set(start.Add(10*time.Second), 2)
-	p.allocated.set(start.Add(40*time.Second), 0)
-	rep := r.report(start.Add(70*time.Second), Options{Blueprint: bp, Trace: &trace.Trace{}})
+	// GPUs of them held for half an hour.
+	p.nodes.set(start.Add(10*time.Minute), 2)
+	p.gpus.set(start.Add(10*time.Minute), 8)
+	p.allocated.set(start.Add(10*time.Minute), 2)
+	p.allocated.set(start.Add(40*time.Minute), 0)
+	rep := r.report(start.Add(70*time.Minute), Options{Blueprint: bp, Trace: &trace.Trace{}})
 	pr := rep.Pools[0]
 	if pr.NodeHours != 2 || pr.GPUHours != 8 || pr.GPUHoursAllocated != 1 || pr.GPUHoursIdle != 7 || time.Duration(pr.AtZero) != 10*time.Minute {
 		t.Errorf("pool %+v; want 2 node-hours, 8 GPU-hours, 1 allocated, 7 idle, 10m at zero", pr)
@@ -169,12 +178,12 @@ func TestPercentileIsNearestRank(t *testing.T) {
 // A report reads back from its JSON as it was written, cost included:
 // `berth rehearse --vs` reads its children's reports so.
 func TestReportJSONRoundTrip(t *testing.T) {
-	start := time.Now().Add(-time.Hour)
+	start := epoch
 	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Pools: []v1alpha1.Pool{{Name: "gpu", Capacity: v1alpha1.OnDemand, Price: &v1alpha1.Price{OnDemand: 1_230_000}}}}}
-	r := newRecorder(fake.NewClientset(), Clock{Start: start, Speed: 60}, bp)
-	r.pools["gpu"].nodes.set(start.Add(10*time.Second), 2)
+	r := newRecorder(fake.NewClientset(), timelineAt(start, start), bp)
+	r.pools["gpu"].nodes.set(start.Add(10*time.Minute), 2)
 	prices := cost.Price(bp, cost.Shipped(), "")
-	rep := r.report(start.Add(70*time.Second), Options{Blueprint: bp, Trace: &trace.Trace{}, Prices: prices})
+	rep := r.report(start.Add(70*time.Minute), Options{Blueprint: bp, Trace: &trace.Trace{}, Prices: prices, Clock: simtime.NewClock(start, 0)})
 	if rep.Cost == nil || rep.Cost.Total == 0 {
 		t.Fatalf("no cost: %+v", rep.Cost)
 	}
@@ -192,19 +201,13 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	}
 }
 
-// The report's tolerance is the timing floor and the latest submission's
-// lag, in trace time, and its note says so.
-func TestToleranceCountsTheLag(t *testing.T) {
-	start := time.Now().Add(-time.Minute)
-	r, _, _ := checkpointedJob(t, start)
-	r.late(500 * time.Millisecond)
-	rep := r.report(start.Add(time.Minute), Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}})
-	// (2 s + 0.5 s) of wall time at speed 60.
-	if want := Duration(150 * time.Second); rep.Tolerance != want {
-		t.Errorf("tolerance %s; want %s", rep.Tolerance, want)
-	}
-	if len(rep.Notes) == 0 || rep.Notes[0] != "timing: this machine's timing can move each wait, and each node's start and end, by up to 2m30s of trace time (2s of wall time for whole-second pod start times and the control plane's reactions, and the latest submission's lag of 500ms, times the speed); a pool's node-hours by twice that per node it started" {
-		t.Errorf("notes %q; want the timing note first", rep.Notes)
+// The report's tolerance is the clock's step: every moment it measures
+// is a whole multiple of it.
+func TestToleranceIsTheClocksStep(t *testing.T) {
+	r, _, _ := checkpointedJob(t, epoch)
+	rep := r.report(epoch.Add(time.Minute), Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}, Clock: simtime.NewClock(epoch, 0)})
+	if rep.Tolerance != Duration(time.Second) {
+		t.Errorf("tolerance %s; want the clock's step, 1s", rep.Tolerance)
 	}
 }
 
@@ -212,10 +215,10 @@ func TestToleranceCountsTheLag(t *testing.T) {
 // seen running before its node is counted on the node's pool (read from
 // the API server here), and the node's own event later counts it once.
 func TestPodSeenBeforeItsNodeCountsOnItsPool(t *testing.T) {
-	start := time.Now().Add(-time.Minute)
+	start := epoch
 	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "gpu-1", Labels: map[string]string{v1alpha1.LabelPool: "gpu", v1alpha1.LabelGPUCount: "4"}}}
 	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Pools: []v1alpha1.Pool{{Name: "gpu"}}}}
-	r := newRecorder(fake.NewClientset(node), Clock{Start: start, Speed: 60}, bp)
+	r := newRecorder(fake.NewClientset(node), timelineAt(start, start.Add(time.Minute)), bp)
 	pod := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ml", Name: "p", UID: "p", Labels: map[string]string{v1alpha1.LabelRehearsal: "x"}},
 		Spec:       corev1.PodSpec{NodeName: "gpu-1"},
@@ -231,5 +234,27 @@ func TestPodSeenBeforeItsNodeCountsOnItsPool(t *testing.T) {
 	}
 	if _, ok := r.pools[""]; ok {
 		t.Errorf("the recorder made a pool with no name")
+	}
+}
+
+// A level that changes several times within one moment counts only the
+// value it holds when the clock moves on: its peak and its points do not
+// depend on the order the machine ran the moment's changes in.
+func TestLevelCountsTheMomentsLastValue(t *testing.T) {
+	l := level{keep: true}
+	l.set(epoch, 0)
+	at := epoch.Add(time.Minute)
+	for _, v := range []float64{1, 2, 3, 2} { // passes through 3 within the moment
+		l.set(at, v)
+	}
+	got := l.at(epoch.Add(time.Hour))
+	if got.peak != 2 {
+		t.Errorf("peak %v; want 2, the moment's last value", got.peak)
+	}
+	if len(got.points) != 2 || got.points[1].v != 2 || !got.points[1].at.Equal(at) {
+		t.Errorf("points %+v; want 0 at the start and 2 at a minute", got.points)
+	}
+	if want := 2 * 59 * 60.0; got.area != want {
+		t.Errorf("area %v; want %v", got.area, want)
 	}
 }

@@ -10,14 +10,17 @@ import (
 )
 
 // WriteTable writes the report for people: jobs per team and class,
-// pools, services, cost, then the timers left unscaled and the notes.
+// pools, services, cost, then the notes. It writes figures of the trace
+// alone, never of the machine (the wall time it took is in the JSON
+// report), so that two rehearsals of the same design print the same
+// table.
 func WriteTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	state := ""
 	if r.Partial {
 		state = " (stopped early: partial)"
 	}
-	fmt.Fprintf(tw, "Rehearsal of %s on %s: %s of trace time in %s at speed %g%s\n\n", r.Design(), r.Trace, round(time.Duration(r.Rehearsed)), time.Duration(r.Wall).Round(time.Second), r.Speed, state)
+	fmt.Fprintf(tw, "Rehearsal of %s on %s: %s of trace time, exact to %s%s\n\n", r.Design(), r.Trace, round(time.Duration(r.Rehearsed)), time.Duration(r.Tolerance), state)
 
 	fmt.Fprintln(tw, "TEAM\tCLASS\tJOBS\tDONE\tFAILED\tNEVER RAN\tWAIT p50\tp95\tmax\tQUOTA-REFUSED job-h\tLOST GPU-h")
 	for _, g := range r.Groups {
@@ -75,18 +78,6 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 
-	var unscaled []Timer
-	for _, t := range r.Timers {
-		if !t.Scaled {
-			unscaled = append(unscaled, t)
-		}
-	}
-	if len(unscaled) > 0 {
-		fmt.Fprintf(w, "\nTimers left unscaled at speed %g (each is a floor under the figures, in trace time):\n", r.Speed)
-		for _, t := range unscaled {
-			fmt.Fprintf(w, "  %s (%s): %s of wall time = %s of trace. %s\n", t.Name, t.Owner, time.Duration(t.Ran), short(t.Floor), t.Note)
-		}
-	}
 	for _, n := range r.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}

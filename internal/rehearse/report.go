@@ -8,34 +8,37 @@ import (
 	"time"
 
 	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/simtime"
 )
 
 // Report is what a rehearsal measured, in trace time: waits and run
-// times as the trace would have seen them, hours as trace hours.
+// times as the trace would have seen them, hours as trace hours. Every
+// moment is read off the cluster's virtual clock, which stands still
+// while the cluster works: the figures are the design's, the same at any
+// speed and on any machine.
 type Report struct {
 	// Blueprint is the blueprint's name; Trace the trace's file.
 	Blueprint string `json:"blueprint"`
 	// Provisioner is what provisioned the User pools' nodes:
 	// ClusterAutoscaler (berth's node autoscaler) or Karpenter.
-	Provisioner string  `json:"provisioner,omitempty"`
-	Trace       string  `json:"trace"`
-	Speed       float64 `json:"speed"`
-	Seed        int64   `json:"seed"`
+	Provisioner string `json:"provisioner,omitempty"`
+	Trace       string `json:"trace"`
+	// Speed is the clock's ceiling in seconds of trace per second of
+	// wall time; zero when it ran as fast as the cluster settled.
+	Speed float64 `json:"speed"`
+	Seed  int64   `json:"seed"`
 	// Rehearsed is the trace time the rehearsal covered; Wall the wall
-	// time it took.
+	// time the replay took.
 	Rehearsed Duration `json:"rehearsed"`
 	Wall      Duration `json:"wall"`
-	// SubmitLag is the latest a row was submitted after its time, in wall
-	// time: a machine too busy for the speed falls behind the clock.
-	SubmitLag Duration `json:"submitLag"`
-	// Tolerance is how far this machine's timing can move a wait, or any
-	// moment the report counts from (a node's creation or deletion, a
-	// pod's start or end), in trace time: timingFloor and SubmitLag
-	// together, times the speed. A pool's node-hours can move by twice
-	// this for each node it started. A rerun of the same blueprint, trace
-	// and seed that makes the same decisions differs from this one by no
-	// more than the two Tolerances together.
+	// Tolerance is the clock's step: every moment of a rehearsal is a
+	// multiple of it (timers round up to it), so a wait or run time is
+	// exact to within it. A rerun with the same blueprint, trace and seed
+	// gives the same report, at any speed.
 	Tolerance Duration `json:"tolerance"`
+	// Clock is what the clock did: its steps, and how long the cluster
+	// took to settle before each.
+	Clock ClockReport `json:"clock"`
 	// Partial marks a rehearsal stopped before its end (Ctrl-C).
 	Partial  bool            `json:"partial,omitempty"`
 	Jobs     []JobResult     `json:"jobs"`
@@ -46,18 +49,37 @@ type Report struct {
 	Disruptions []DisruptionResult `json:"disruptions,omitempty"`
 	Cost        *cost.Report       `json:"cost,omitempty"`
 	Series      *Series            `json:"series,omitempty"`
-	// Timers are the timers as run; Notes what the reader should know
-	// about the figures (an unset provisioning time, unfinished jobs).
-	Timers []Timer  `json:"timers"`
-	Notes  []string `json:"notes,omitempty"`
+	// Notes are what the reader should know about the figures (an unset
+	// provisioning time, unfinished jobs).
+	Notes []string `json:"notes,omitempty"`
 }
 
-// timingFloor is how far the machine's timing can move a moment of a
-// rehearsal, in wall time, on a machine that keeps up with the speed: a
-// pod's start time has whole seconds, so a run ends up to a second off
-// (Unscaled), and the control plane's reactions (informers, the
-// scheduler, KWOK's stages) take up to about another on two busy cores.
-const timingFloor = 2 * time.Second
+// ClockReport is what the rehearsal's clock did, in wall time where it
+// says so: what the machine spent, which moves no figure.
+type ClockReport struct {
+	// Step is the clock's resolution.
+	Step Duration `json:"step"`
+	// Steps counts the clock's advances, each to the next timer due once
+	// the cluster had settled; Timers the timers they fired.
+	Steps  int `json:"steps"`
+	Timers int `json:"timers"`
+	// Settling is the wall time spent waiting for the cluster to settle,
+	// in all; MaxSettle the longest wait before one step.
+	Settling  Duration `json:"settling"`
+	MaxSettle Duration `json:"maxSettle"`
+	// Quiet is the longest quiet window the clock waited out to call the
+	// cluster settled (it grows when the machine wakes sleepers late).
+	Quiet Duration `json:"quiet"`
+}
+
+// clockReport is c's and d's account of the rehearsal.
+func clockReport(c *simtime.Clock, d *simtime.Driver) ClockReport {
+	s := d.Stats()
+	return ClockReport{
+		Step: Duration(c.Step()), Steps: s.Steps, Timers: s.Fired,
+		Settling: Duration(s.Settling), MaxSettle: Duration(s.MaxSettle), Quiet: Duration(s.Quiet),
+	}
+}
 
 // Job states.
 const (
@@ -170,18 +192,18 @@ type ServiceResult struct {
 func (r *recorder) report(stopped time.Time, o Options) *Report {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	speed := r.clock.Speed
-	traceHours := func(valueSeconds float64) float64 { return valueSeconds * speed / 3600 }
-	traced := func(wall time.Duration) Duration { return Duration(time.Duration(float64(wall) * speed)) }
+	traceHours := func(valueSeconds float64) float64 { return valueSeconds / 3600 }
 	rep := &Report{
-		Blueprint: o.Blueprint.Metadata.Name, Speed: speed,
-		Rehearsed: Duration(r.clock.Trace(stopped)), Wall: Duration(stopped.Sub(r.clock.Start)),
-		SubmitLag: Duration(r.lag),
+		Blueprint: o.Blueprint.Metadata.Name, Speed: o.Speed,
+		Rehearsed: Duration(r.tl.trace(stopped)),
 	}
-	rep.Tolerance = traced(timingFloor + r.lag)
-	rep.Notes = append(rep.Notes, fmt.Sprintf("timing: this machine's timing can move each wait, and each node's start and end, by up to %s of trace time (%s of wall time for whole-second pod start times and the control plane's reactions, and the latest submission's lag of %s, times the speed); a pool's node-hours by twice that per node it started", time.Duration(rep.Tolerance).Round(time.Second), timingFloor, r.lag.Round(time.Millisecond)))
-	if behind := traced(r.lag); behind > Duration(time.Minute) {
-		rep.Notes = append(rep.Notes, fmt.Sprintf("the machine fell behind the clock: a row was submitted up to %s late (%s of trace time); a lower --speed is more exact", r.lag.Round(time.Millisecond), short(behind)))
+	if o.Clock != nil {
+		rep.Tolerance = Duration(o.Clock.Step())
+	}
+	for _, p := range o.Blueprint.Spec.Pools {
+		if p.Autoscale != nil && p.Autoscale.ProvisioningTime == nil {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("pool %s: autoscale.provisioningTime is unset, so a new node is Ready at once; on a cloud a node takes minutes (a GPU node more): set it for waits a cloud would give", p.Name))
+		}
 	}
 
 	groups := map[[2]string]*GroupResult{}
@@ -199,7 +221,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		if !j.quotaSince.IsZero() {
 			quota += stopped.Sub(j.quotaSince)
 		}
-		res.QuotaRefused = traced(quota)
+		res.QuotaRefused = Duration(quota)
 		switch {
 		case j.refused != "":
 			res.State = Refused
@@ -211,10 +233,10 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 			res.State = Completed
 		}
 		if !j.allStarted.IsZero() {
-			w := traced(j.allStarted.Sub(j.submitted))
+			w := Duration(j.allStarted.Sub(j.submitted))
 			res.Wait = &w
 			if !j.finished.IsZero() {
-				run := traced(j.finished.Sub(j.allStarted))
+				run := Duration(j.finished.Sub(j.allStarted))
 				res.Run = &run
 			}
 		}
@@ -269,7 +291,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 			Name: name, Capacity: p.capacity,
 			NodeHours: traceHours(nodes.area), PeakNodes: int(nodes.peak),
 			GPUHours: traceHours(gpus.area), GPUHoursAllocated: traceHours(alloc.area),
-			AtZero: traced(nodes.zero),
+			AtZero: Duration(nodes.zero),
 		}
 		pr.GPUHoursIdle = math.Max(0, pr.GPUHours-pr.GPUHoursAllocated)
 		for _, team := range sortedKeys(p.used) {
@@ -295,7 +317,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		if !s.belowSince.IsZero() {
 			below += end.Sub(s.belowSince)
 		}
-		res.BelowBudget = traced(below)
+		res.BelowBudget = Duration(below)
 		res.PeakRPS = peakRPS(o, s.w)
 		rep.Services = append(rep.Services, res)
 	}

@@ -31,19 +31,18 @@ type Point struct {
 	V float64  `json:"v"`
 }
 
-// points turns a level's wall-time steps into trace-time points, up to
-// stopped (where the last value is repeated, so a chart draws it to the
-// end).
-func (c Clock) points(l *level, stopped time.Time) []Point {
+// points turns a level's steps into trace-time points, up to stopped
+// (where the last value is repeated, so a chart draws it to the end).
+func (c timeline) points(l *level, stopped time.Time) []Point {
 	out := make([]Point, 0, len(l.points)+1)
 	for _, p := range l.points {
 		if p.at.After(stopped) {
 			break
 		}
-		out = append(out, Point{T: Duration(max(c.Trace(p.at), 0)), V: p.v})
+		out = append(out, Point{T: Duration(max(c.trace(p.at), 0)), V: p.v})
 	}
 	if n := len(out); n > 0 {
-		out = append(out, Point{T: Duration(c.Trace(stopped)), V: out[n-1].V})
+		out = append(out, Point{T: Duration(c.trace(stopped)), V: out[n-1].V})
 	}
 	return out
 }
@@ -52,11 +51,11 @@ func (c Clock) points(l *level, stopped time.Time) []Point {
 func (r *recorder) series(stopped time.Time, prices []cost.PoolPrice) *Series {
 	s := &Series{Nodes: map[string][]Point{}, TeamGPUs: map[string][]Point{}, Quota: r.quota}
 	for name, p := range r.pools {
-		s.Nodes[name] = r.clock.points(&p.nodes, stopped)
+		s.Nodes[name] = r.tl.points(&p.nodes, stopped)
 	}
-	s.Pending = r.clock.points(&r.pending, stopped)
+	s.Pending = r.tl.points(&r.pending, stopped)
 	for team, l := range r.teamGPUs {
-		s.TeamGPUs[team] = r.clock.points(l, stopped)
+		s.TeamGPUs[team] = r.tl.points(l, stopped)
 	}
 	s.Cost = accumulate(s.Nodes, prices)
 	for _, sr := range r.services {
@@ -67,7 +66,7 @@ func (r *recorder) series(stopped time.Time, prices []cost.PoolPrice) *Series {
 		if s.Replicas == nil {
 			s.Replicas = map[string][]Point{}
 		}
-		s.Replicas[sr.w.job.Team+"/"+sr.w.job.Name] = r.clock.points(&sr.ready, end)
+		s.Replicas[sr.w.job.Team+"/"+sr.w.job.Name] = r.tl.points(&sr.ready, end)
 	}
 	return s
 }

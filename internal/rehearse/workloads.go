@@ -36,12 +36,11 @@ type workload struct {
 	minAvailable int32
 }
 
-// workloadFor builds the objects of a trace row on bp, the compressed
-// blueprint the cluster runs: a Job of j.Pods pods for training and
-// batch, each annotated to run j.Duration compressed by speed; for
-// inference the Deployment, Service, HPA and budget `berth new inference`
-// writes, at least j.Pods replicas.
-func workloadFor(bp *v1alpha1.Blueprint, j trace.Job, speed float64) (*workload, error) {
+// workloadFor builds the objects of a trace row on bp, the blueprint the
+// cluster runs: a Job of j.Pods pods for training and batch, each
+// annotated to run j.Duration; for inference the Deployment, Service, HPA
+// and budget `berth new inference` writes, at least j.Pods replicas.
+func workloadFor(bp *v1alpha1.Blueprint, j trace.Job) (*workload, error) {
 	o := scaffold.Options{Kind: j.Kind, Name: j.Name, Team: j.Team, Class: j.Class, Model: j.Model, GPUs: int(j.GPUs)}
 	if j.Kind != scaffold.Inference {
 		job, class, err := scaffold.Job(bp, o)
@@ -55,7 +54,7 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job, speed float64) (*workload,
 		if job.Spec.Template.Annotations == nil {
 			job.Spec.Template.Annotations = map[string]string{}
 		}
-		job.Spec.Template.Annotations[v1alpha1.AnnotationDuration] = runTime(j.Duration, speed)
+		job.Spec.Template.Annotations[v1alpha1.AnnotationDuration] = runTime(j.Duration)
 		size(&job.Spec.Template.Spec, j)
 		return &workload{job: j, namespace: job.Namespace, class: class.Name, objects: []runtime.Object{job}}, nil
 	}
@@ -78,7 +77,6 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job, speed float64) (*workload,
 			mark(&o.ObjectMeta, j.Kind)
 			o.Spec.MinReplicas = ptr.To(max(ptr.Deref(o.Spec.MinReplicas, 1), j.Pods))
 			o.Spec.MaxReplicas = max(o.Spec.MaxReplicas, *o.Spec.MinReplicas)
-			compressWindow(o, s.Class, j, speed)
 		case *corev1.Service:
 			mark(&o.ObjectMeta, j.Kind)
 		case *policyv1.PodDisruptionBudget:
@@ -91,31 +89,8 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job, speed float64) (*workload,
 	return w, nil
 }
 
-// compressWindow divides by speed the scale-down window `berth new`
-// gives an inference HPA. It is the class's scaleDownWindow, which
-// Compress has divided already, but never less than the floor berth new
-// keeps for a replica (300 s, 600 s with GPUs: a GPU replica takes
-// minutes to come back), which scaffold writes in seconds of wall time;
-// left so, a rehearsal at speed 60 would hold replicas for 5 to 10 hours
-// of trace time.
-func compressWindow(h *autoscalingv2.HorizontalPodAutoscaler, class *v1alpha1.Class, j trace.Job, speed float64) {
-	b := h.Spec.Behavior
-	if b == nil || b.ScaleDown == nil || b.ScaleDown.StabilizationWindowSeconds == nil {
-		return
-	}
-	floor := v1alpha1.DefaultScaleDownWindow
-	if j.GPUs > 0 {
-		floor = v1alpha1.DefaultGPUScaleDownWindow
-	}
-	w := max(time.Duration(float64(floor)/speed).Round(time.Second), time.Second)
-	if s := class.Scaling; s != nil && s.ScaleDownWindow != nil {
-		w = max(w, s.ScaleDownWindow.Duration)
-	}
-	b.ScaleDown.StabilizationWindowSeconds = ptr.To(int32(min(w, time.Duration(*b.ScaleDown.StabilizationWindowSeconds)*time.Second) / time.Second))
-}
-
-// workerFor builds a queue's worker on bp, the compressed blueprint the
-// cluster runs: the Deployment and HPA trace.QueueWorker writes, without
+// workerFor builds a queue's worker on bp, the blueprint the cluster
+// runs: the Deployment and HPA trace.QueueWorker writes, without
 // the Secret a real broker needs (the rehearsal's queue is berth's).
 func workerFor(bp *v1alpha1.Blueprint, q trace.Queue) (*workload, error) {
 	s, err := trace.QueueWorker(bp, q)
@@ -163,10 +138,11 @@ func size(spec *corev1.PodSpec, j trace.Job) {
 	set(corev1.ResourceMemory, j.Memory)
 }
 
-// runTime is the berth.io/duration of a pod that runs d of trace time at
-// speed: whole milliseconds, at least one (0 would complete it at once).
-func runTime(d time.Duration, speed float64) string {
-	ms := max(int64(float64(d)/speed/float64(time.Millisecond)), 1)
+// runTime is the berth.io/duration of a pod that runs d: whole
+// milliseconds, at least one (0 would complete it at once). KWOK counts
+// it on the cluster's clock from the pod's start time.
+func runTime(d time.Duration) string {
+	ms := max(int64(d/time.Millisecond), 1)
 	return strconv.FormatInt(ms, 10) + "ms"
 }
 

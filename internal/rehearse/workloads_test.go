@@ -5,30 +5,25 @@ import (
 	"time"
 
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/scaffold"
 )
 
-// An inference HPA's scale-down window runs compressed: the retail
-// inference class's 10 minutes at speed 60 are 10 s, not the 300 s floor
-// berth new keeps in wall seconds; a replica with GPUs keeps the 600 s
-// floor, divided too.
-func TestInferenceWindowIsCompressed(t *testing.T) {
-	design, err := blueprint.LoadTemplate("retail")
+// A rehearsal's inference HPA is the one berth new writes, unchanged:
+// its scale-down window is the retail inference class's 10 minutes,
+// which the HPA controller counts on the rehearsal's clock. And a Job
+// pod runs the row's duration as it stands.
+func TestWorkloadsAreWhatBerthNewWrites(t *testing.T) {
+	bp, err := blueprint.LoadTemplate("retail")
 	if err != nil {
 		t.Fatal(err)
 	}
-	bp, _, err := Compress(design, 60)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tc := range []struct {
-		gpus int64
-		want int32
-	}{{0, 10}, {1, 10}} {
-		w, err := workloadFor(bp, trace.Job{Kind: scaffold.Inference, Team: "team-a", Name: "reco", Pods: 2, GPUs: tc.gpus}, 60)
+	for _, gpus := range []int64{0, 1} {
+		w, err := workloadFor(bp, trace.Job{Kind: scaffold.Inference, Team: "team-a", Name: "reco", Pods: 2, GPUs: gpus})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -38,24 +33,19 @@ func TestInferenceWindowIsCompressed(t *testing.T) {
 				got = *h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds
 			}
 		}
-		if got != tc.want {
-			t.Errorf("%d GPUs: the HPA's window is %d s; want %d s (10m at speed 60)", tc.gpus, got, tc.want)
+		if got != 600 {
+			t.Errorf("%d GPUs: the HPA's scale-down window is %d s; want 600 s, the class's 10 minutes", gpus, got)
 		}
 	}
-	// Below the class's window, the floor divided: 600 s at speed 120 is 5 s.
-	bp, _, err = Compress(design, 120)
+	w, err := workloadFor(bp, trace.Job{Kind: scaffold.Training, Team: "team-a", Name: "ft", Pods: 1, GPUs: 1, Duration: 90 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := workloadFor(bp, trace.Job{Kind: scaffold.Inference, Team: "team-a", Name: "reco", Pods: 2, GPUs: 1}, 120)
-	if err != nil {
-		t.Fatal(err)
+	job, ok := w.objects[0].(*batchv1.Job)
+	if !ok {
+		t.Fatalf("a training row is %T; want a Job", w.objects[0])
 	}
-	for _, obj := range w.objects {
-		if h, ok := obj.(*autoscalingv2.HorizontalPodAutoscaler); ok {
-			if got := time.Duration(*h.Spec.Behavior.ScaleDown.StabilizationWindowSeconds) * time.Second; got != 5*time.Second {
-				t.Errorf("at speed 120 the window is %s; want 5s", got)
-			}
-		}
+	if d := job.Spec.Template.Annotations[v1alpha1.AnnotationDuration]; d != "5400000ms" {
+		t.Errorf("the Job's pods run %q; want 5400000ms, the row's 90 minutes", d)
 	}
 }
