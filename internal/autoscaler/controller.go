@@ -261,7 +261,7 @@ func (c *Controller) scan(ctx context.Context) (time.Duration, time.Time, error)
 
 // view reads the informers' caches into one consistent picture.
 func (c *Controller) view() (*view, error) {
-	v := &view{now: c.clock.Now(), born: c.born}
+	v := &view{now: c.clock.Now()}
 	bps, err := c.blueprints()
 	if err != nil {
 		return nil, err

@@ -2,43 +2,30 @@ package autoscaler
 
 import (
 	"context"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/cache"
 
 	"berth.io/berth/internal/simtime"
 )
 
 // rehearsal is what the autoscaler keeps when it runs on a rehearsal's
-// virtual clock (internal/simtime), where two things differ from a
-// cluster on the wall clock:
-//
-//   - The API server stamps creationTimestamp on the wall clock, which
-//     the virtual clock runs ahead of: an object's age counts from when
-//     the autoscaler first saw it instead (the same moment on a clock
-//     that stands still while the cluster works).
-//   - A scan that would find what the last one found is skipped: the
-//     clock stops at the next scan only when something the autoscaler
-//     watches changed since the last one, or a deadline it keeps (a
-//     node unneeded long enough, a cooldown's end, a node late to
-//     register, a pod to tell again) falls before it. Scans stay on the
-//     scanInterval grid of cluster-autoscaler's loop, and a skipped
-//     one would have decided nothing: its only loss is the status
-//     ConfigMap's probe time, which shows the last scan that ran.
+// virtual clock (internal/simtime), where a scan that would find what the
+// last one found is skipped: the clock stops at the next scan only when
+// something the autoscaler watches changed since the last one, or a
+// deadline it keeps (a node unneeded long enough, a cooldown's end, a
+// node late to register, a pod to tell again) falls before it. Scans stay
+// on the scanInterval grid of cluster-autoscaler's loop, and a skipped one
+// would have decided nothing: its only loss is the status ConfigMap's
+// probe time, which shows the last scan that ran.
 type rehearsal struct {
 	// changes counts the watched informers' events; changed is
 	// signalled with each.
 	changes atomic.Uint64
 	changed chan struct{}
-	// mu guards seen.
-	mu   sync.Mutex
-	seen map[types.UID]time.Time
 }
 
 // rehearsing reports whether c runs on a rehearsal's virtual clock.
@@ -48,19 +35,11 @@ func (c *Controller) rehearsing() bool { return c.reh != nil }
 // clk: handlers on the informers a scan reads, registered before the
 // factory starts. Nil on the wall clock.
 func (c *Controller) newRehearsal() *rehearsal {
-	clk, ok := c.clock.(simtime.Virtual)
-	if !ok {
+	if _, ok := c.clock.(simtime.Virtual); !ok {
 		return nil
 	}
-	r := &rehearsal{changed: make(chan struct{}, 1), seen: map[types.UID]time.Time{}}
-	touch := func(obj any) {
-		if m, ok := obj.(metav1.Object); ok {
-			r.mu.Lock()
-			if _, ok := r.seen[m.GetUID()]; !ok {
-				r.seen[m.GetUID()] = clk.Now()
-			}
-			r.mu.Unlock()
-		}
+	r := &rehearsal{changed: make(chan struct{}, 1)}
+	touch := func(any) {
 		r.changes.Add(1)
 		select {
 		case r.changed <- struct{}{}:
@@ -70,17 +49,7 @@ func (c *Controller) newRehearsal() *rehearsal {
 	handler := cache.ResourceEventHandlerFuncs{
 		AddFunc:    touch,
 		UpdateFunc: func(_, obj any) { touch(obj) },
-		DeleteFunc: func(obj any) {
-			if d, ok := obj.(cache.DeletedFinalStateUnknown); ok {
-				obj = d.Obj
-			}
-			if m, ok := obj.(metav1.Object); ok {
-				r.mu.Lock()
-				delete(r.seen, m.GetUID())
-				r.mu.Unlock()
-			}
-			touch(nil)
-		},
+		DeleteFunc: touch,
 	}
 	// A node's heartbeat (the simulated kubelet's status report, every
 	// 10 to 20 minutes at random) changes nothing a scan reads.
@@ -124,20 +93,6 @@ func heartbeatOnly(old, cur *corev1.Node) bool {
 	return true
 }
 
-// born is when obj came to be: its creationTimestamp, or on a virtual
-// clock when the autoscaler first saw it.
-func (c *Controller) born(obj metav1.Object) time.Time {
-	if c.reh == nil {
-		return obj.GetCreationTimestamp().Time
-	}
-	c.reh.mu.Lock()
-	defer c.reh.mu.Unlock()
-	if t, ok := c.reh.seen[obj.GetUID()]; ok {
-		return t
-	}
-	return c.clock.Now()
-}
-
 // deadline is the soonest moment after v.now at which a scan could
 // decide something the last one did not, with nothing changed in
 // between: zero when there is none, v.now when the next scan could (the
@@ -164,7 +119,7 @@ func (c *Controller) deadline(v *view) time.Time {
 			}
 		}
 		for _, n := range g.nodes {
-			at(c.born(n).Add(p.MaxNodeProvisionTime.Duration))
+			at(n.CreationTimestamp.Add(p.MaxNodeProvisionTime.Duration))
 		}
 	}
 	for _, since := range c.unneeded {
@@ -185,7 +140,7 @@ func (c *Controller) deadline(v *view) time.Time {
 	if d := p.NewPodScaleUpDelay; d != nil && d.Duration > 0 {
 		for _, pod := range v.pods {
 			if pod.Spec.NodeName == "" {
-				at(c.born(pod).Add(d.Duration))
+				at(pod.CreationTimestamp.Add(d.Duration))
 			}
 		}
 	}

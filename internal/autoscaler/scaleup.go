@@ -186,7 +186,7 @@ func unschedulable(v *view) []*corev1.Pod {
 		if p.Spec.NodeName != "" || p.DeletionTimestamp != nil || finished(p) || p.Status.NominatedNodeName != "" {
 			continue
 		}
-		if v.now.Sub(v.bornAt(p)) < v.profile.NewPodScaleUpDelay.Duration {
+		if v.now.Sub(p.CreationTimestamp.Time) < v.profile.NewPodScaleUpDelay.Duration {
 			continue
 		}
 		for _, cond := range p.Status.Conditions {
@@ -227,7 +227,7 @@ func (v *view) simulation(ctx context.Context, withUpcoming bool) (*simulate.Sim
 	for _, g := range v.groups {
 		for _, n := range g.nodes {
 			gpuRes[n.Name] = g.gpuResource()
-			young[n.Name] = v.now.Sub(v.bornAt(n)) < v.profile.MaxNodeProvisionTime.Duration
+			young[n.Name] = v.now.Sub(n.CreationTimestamp.Time) < v.profile.MaxNodeProvisionTime.Duration
 		}
 	}
 	for _, n := range v.nodes {

@@ -9,7 +9,6 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
 
 	"berth.io/berth/api/v1alpha1"
@@ -20,10 +19,7 @@ import (
 
 // view is the cluster as one scan sees it.
 type view struct {
-	now time.Time
-	// born is when an object came to be, on the autoscaler's clock
-	// (Controller.born); nil reads its creationTimestamp.
-	born       func(metav1.Object) time.Time
+	now        time.Time
 	profile    *v1alpha1.AutoscalerProfile
 	groups     []*group
 	nodes      []*corev1.Node
@@ -40,14 +36,6 @@ type view struct {
 }
 
 func (v *view) interval() time.Duration { return v.profile.ScanInterval.Duration }
-
-// bornAt is when obj came to be, on the autoscaler's clock.
-func (v *view) bornAt(obj metav1.Object) time.Time {
-	if v.born == nil {
-		return obj.GetCreationTimestamp().Time
-	}
-	return v.born(obj)
-}
 
 // podsOn are the pods bound to node, finished or not, in v.pods order.
 // Scale-down asks once per node of its pools; the index makes that one

@@ -6,6 +6,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"time"
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
@@ -66,9 +67,10 @@ const featureGates = "HPAScaleToZero=true"
 // runAPIServer starts kube-apiserver on ln through the same steps as its
 // command (options → Complete → Validate → Run), without the command's
 // process-wide signal handling. It returns when ctx ends or the server
-// fails. A non-nil inFlight counts the requests it serves (watches
-// aside), for a rehearsal's clock.
-func runAPIServer(ctx context.Context, args []string, ln net.Listener, inFlight *simtime.Counter) error {
+// fails. On a rehearsal's clock (clk non-nil) it counts the requests it
+// serves (watches aside) in the clock's Activity, and stamps objects'
+// creation and deletion times with the clock (stamps.go).
+func runAPIServer(ctx context.Context, args []string, ln net.Listener, clk *simtime.Clock) error {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -96,12 +98,18 @@ func runAPIServer(ctx context.Context, args []string, ln net.Listener, inFlight 
 	if err != nil {
 		return err
 	}
-	if inFlight != nil {
+	if clk != nil {
+		inFlight := clk.Activity().Counter("requests to the API server")
 		generic := &config.Aggregator.GenericConfig.Config
 		build := generic.BuildHandlerChainFunc
 		generic.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 			return countRequests(build(h, c), inFlight)
 		}
+		kube := config.KubeAPIs.ControlPlane.Generic
+		kube.RESTOptionsGetter = stampedOptions{kube.RESTOptionsGetter, clk}
+		ext := config.ApiExtensions
+		ext.GenericConfig.RESTOptionsGetter = stampedOptions{ext.GenericConfig.RESTOptionsGetter, clk}
+		ext.ExtraConfig.CRDRESTOptionsGetter = stampedOptions{ext.ExtraConfig.CRDRESTOptionsGetter, clk}
 	}
 	cc, err := config.Complete()
 	if err != nil {
@@ -131,25 +139,35 @@ func countRequests(next http.Handler, inFlight *simtime.Counter) http.Handler {
 		inFlight.Begin()
 		defer inFlight.End()
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
+		begin := time.Now()
 		next.ServeHTTP(responsewriter.WrapForHTTP1Or2(rec), r)
-		if retried(r.Method, rec.code) {
+		if simtime.Tracing {
+			simtime.Tracef("request %s %s %d %s (%s, %s)", r.Method, r.URL.Path, rec.code, time.Since(begin).Round(time.Microsecond), r.UserAgent(), begin.Format("15:04:05.000000"))
+		}
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			inFlight.Wrote()
+		}
+		if retried(r.Method, rec.code, simtime.RetriesOnClock(r)) {
 			inFlight.Refused()
 		}
 	})
 }
 
 // retried says whether a request that got code is one its client will
-// likely retry after a backoff of its own: a write that conflicted or was
-// refused (by a quota, an admission policy), or any request the server
-// could not serve.
-func retried(method string, code int) bool {
+// likely retry after a backoff of its own on the wall clock: a write that
+// conflicted (RetryOnConflict sleeps, whoever calls it), one refused by a
+// quota or an admission policy from a client that does not retry on the
+// rehearsal's clock (onClock), or any request the server could not serve.
+func retried(method string, code int, onClock bool) bool {
 	switch {
 	case code == http.StatusTooManyRequests || code >= 500:
 		return true
 	case method == http.MethodGet || method == http.MethodHead:
 		return false
+	case code == http.StatusConflict:
+		return true
 	default:
-		return code == http.StatusConflict || code == http.StatusForbidden || code == http.StatusUnprocessableEntity
+		return !onClock && (code == http.StatusForbidden || code == http.StatusUnprocessableEntity)
 	}
 }
 

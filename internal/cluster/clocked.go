@@ -43,11 +43,13 @@ import (
 //     that they see the pods that moment made.
 //
 // Each is configured as kube-controller-manager configures it, from cc,
-// the manager's own defaulted configuration, and runs one worker where
-// the manager runs several: on a virtual clock every reconcile takes no
-// trace time, and one worker reconciles keys in the order their events
-// came, the same every run.
+// the manager's own defaulted configuration. The Job and disruption
+// controllers run one worker where the manager runs several: on a
+// virtual clock a reconcile takes no trace time, and one worker makes a
+// moment's pods in the order their Jobs changed, the same every run.
 func runClockedControllers(ctx context.Context, cfg *rest.Config, cc *kcmconfig.KubeControllerManagerConfiguration, clk *simtime.Clock) error {
+	cfg = rest.CopyConfig(cfg)
+	cfg.UserAgent = "kube-controller-manager/berth-clocked " + simtime.OnClockAgent
 	client, err := kubernetes.NewForConfig(cfg)
 	if err != nil {
 		return err
@@ -93,7 +95,9 @@ func runClockedControllers(ctx context.Context, cfg *rest.Config, cc *kcmconfig.
 	go jobs.Run(ctx, 1)
 	go budgets.Run(ctx)
 	go custom_metrics.PeriodicallyInvalidate(apiVersions, hpa.HorizontalPodAutoscalerSyncPeriod.Duration, ctx.Done())
-	go autoscalers.Run(ctx, 1)
+	// Each HPA scales a workload of its own: their syncs run side by
+	// side, as many as the manager runs.
+	go autoscalers.Run(ctx, int(hpa.ConcurrentHorizontalPodAutoscalerSyncs))
 	<-ctx.Done()
 	return nil
 }

@@ -243,6 +243,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		// waits for those on the wire too.
 		sent := opts.Clock.Activity().Counter("requests sent by berth's clients")
 		c.Config.Wrap(sent.RoundTripper)
+		c.Config.UserAgent = rest.DefaultKubernetesUserAgent() + " " + simtime.OnClockAgent
 	}
 	metrics, err := metricsServingFor(state.pki())
 	if err != nil {
@@ -252,12 +253,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	c.metrics = metrics
 	metrics.serve()
 	resolveLocalServices(metrics.ln.Addr(), m.APIServerPort)
-	var inFlight *simtime.Counter
-	if opts.Clock != nil {
-		inFlight = opts.Clock.Activity().Counter("requests to the API server")
-	}
 	c.run(runCtx, "kube-apiserver", func(ctx context.Context) error {
-		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln, inFlight)
+		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln, opts.Clock)
 	})
 
 	timeout := opts.Timeout

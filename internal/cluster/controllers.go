@@ -86,7 +86,7 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 	// for every controller that reads them.
 	blueprints := recorded.NewStore(client)
 	if opts.Blueprint.Spec.UsesKarpenter() {
-		c.startKarpenter(ctx, client, blueprints, opts.Blueprint, opts.Karpenter)
+		c.startKarpenter(ctx, client, blueprints, opts.Blueprint, opts.Karpenter, opts.Clock)
 	} else {
 		scaler := opts.autoscalerOptions()
 		scaler.Informers, scaler.Blueprints = shared, blueprints

@@ -4,17 +4,17 @@ import (
 	"context"
 
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/utils/clock"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/karpenter"
 	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/simtime"
 )
 
 // KarpenterOptions tune the Karpenter a cluster runs.
 type KarpenterOptions struct {
-	// Flags are Karpenter's own flags, as --flag=value.
-	Flags []string
 	// Prices price its instance types. Nil means berth's shipped table.
 	Prices *cost.Table
 }
@@ -24,7 +24,7 @@ type KarpenterOptions struct {
 // node class and the exported NodePools, then runs Karpenter's
 // controllers on the recorded blueprint's pools. installed closes once
 // the NodePools are applied.
-func (c *Cluster) startKarpenter(ctx context.Context, client kubernetes.Interface, blueprints *recorded.Store, bp *v1alpha1.Blueprint, opts KarpenterOptions) {
+func (c *Cluster) startKarpenter(ctx context.Context, client kubernetes.Interface, blueprints *recorded.Store, bp *v1alpha1.Blueprint, opts KarpenterOptions, clk *simtime.Clock) {
 	c.karpenterInstalled = make(chan struct{})
 	name := bp.Metadata.Name
 	c.run(ctx, "karpenter", func(ctx context.Context) error {
@@ -37,7 +37,7 @@ func (c *Cluster) startKarpenter(ctx context.Context, client kubernetes.Interfac
 			Client:    client,
 			Blueprint: func() (*v1alpha1.Blueprint, error) { return blueprints.Blueprint(name) },
 			Prices:    opts.Prices,
-			Flags:     opts.Flags,
+			Clock:     karpenterClock(clk),
 		})
 	})
 }
@@ -56,4 +56,13 @@ func (c *Cluster) waitKarpenter(ctx context.Context) error {
 			return false, nil
 		}
 	})
+}
+
+// karpenterClock is the clock Karpenter keeps time by: the rehearsal's,
+// or nil for the wall clock.
+func karpenterClock(clk *simtime.Clock) clock.WithTickerAndDelayedExecution {
+	if clk == nil {
+		return nil
+	}
+	return clk
 }

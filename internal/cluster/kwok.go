@@ -71,8 +71,10 @@ func runKWOK(ctx context.Context, kubeconfig string, clk clock.Clock, sent *simt
 	}
 	if sent != nil {
 		// The clientset keeps this config and makes every client of
-		// KWOK's from it, after this.
+		// KWOK's from it, after this. KWOK retries a refused request
+		// through its own delaying queue, on the rehearsal's clock.
 		cfg.Wrap(sent.RoundTripper)
+		cfg.UserAgent += " " + simtime.OnClockAgent
 	}
 	dynamicClient, err := cs.ToDynamicClient()
 	if err != nil {

@@ -9,6 +9,10 @@ import (
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/client-go/dynamic"
+	"k8s.io/client-go/dynamic/dynamicinformer"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/klog/v2"
 	"k8s.io/kubernetes/cmd/kube-scheduler/app"
@@ -80,6 +84,23 @@ func setupScheduler(ctx context.Context, opts *options.Options, clk *simtime.Clo
 	c, err := opts.Config(ctx)
 	if err != nil {
 		return nil, nil, err
+	}
+	if clk != nil {
+		// Its clients as Config makes them, from a config whose requests
+		// are counted from when they leave, as berth's own are.
+		cfg := rest.CopyConfig(c.KubeConfig)
+		cfg.Wrap(clk.Activity().Counter("requests sent by kube-scheduler").RoundTripper)
+		if c.Client, err = kubernetes.NewForConfig(rest.AddUserAgent(cfg, "scheduler")); err != nil {
+			return nil, nil, err
+		}
+		eventClient, err := kubernetes.NewForConfig(cfg)
+		if err != nil {
+			return nil, nil, err
+		}
+		c.EventBroadcaster = events.NewEventBroadcasterAdapterWithContext(ctx, eventClient)
+		c.InformerFactory = scheduler.NewInformerFactory(c.Client, 0)
+		c.DynInformerFactory = dynamicinformer.NewFilteredDynamicSharedInformerFactory(dynamic.NewForConfigOrDie(cfg), 0, corev1.NamespaceAll, nil)
+		c.KubeConfig = cfg
 	}
 	cc := c.Complete()
 	recorders := func(name string) events.EventRecorderLogger { return cc.EventBroadcaster.NewRecorder(name) }

@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
 	"sigs.k8s.io/karpenter/pkg/cloudprovider"
 	"sigs.k8s.io/karpenter/pkg/scheduling"
@@ -42,6 +43,9 @@ type CloudProvider struct {
 	// apply reaches new nodes.
 	blueprint func() (*v1alpha1.Blueprint, error)
 	prices    *cost.Table
+	// clock times a launched node's provisioning, after which it
+	// registers.
+	clock clock.WithDelayedExecution
 
 	// mu guards types, typesOf and gone.
 	mu sync.Mutex
@@ -57,8 +61,11 @@ type CloudProvider struct {
 
 // NewCloudProvider returns the cloud provider of the blueprint
 // blueprint returns (the recorded one), priced from prices.
-func NewCloudProvider(client kubernetes.Interface, blueprint func() (*v1alpha1.Blueprint, error), prices *cost.Table) *CloudProvider {
-	return &CloudProvider{client: client, blueprint: blueprint, prices: prices, gone: map[string]bool{}}
+func NewCloudProvider(client kubernetes.Interface, blueprint func() (*v1alpha1.Blueprint, error), prices *cost.Table, clk clock.WithDelayedExecution) *CloudProvider {
+	if clk == nil {
+		clk = clock.RealClock{}
+	}
+	return &CloudProvider{client: client, blueprint: blueprint, prices: prices, clock: clk, gone: map[string]bool{}}
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -138,7 +145,8 @@ func (c *CloudProvider) Create(ctx context.Context, nc *karpv1.NodeClaim) (*karp
 	// The node registers as a booted VM's kubelet would, later and on
 	// its own: a failed registration is Karpenter's to notice (it gives
 	// the NodeClaim up after its registration TTL), as on a cloud.
-	go c.register(context.WithoutCancel(ctx), pools.StripGPUs(node), delay)
+	registered := pools.StripGPUs(node)
+	c.clock.AfterFunc(delay, func() { c.register(context.WithoutCancel(ctx), registered) })
 
 	out := nc.DeepCopy()
 	out.Labels = node.Labels
@@ -149,11 +157,8 @@ func (c *CloudProvider) Create(ctx context.Context, nc *karpv1.NodeClaim) (*karp
 	return out, nil
 }
 
-// register creates node after delay.
-func (c *CloudProvider) register(ctx context.Context, node *corev1.Node, delay time.Duration) {
-	if delay > 0 {
-		time.Sleep(delay)
-	}
+// register creates node, once its provisioning time has passed.
+func (c *CloudProvider) register(ctx context.Context, node *corev1.Node) {
 	c.mu.Lock()
 	gone := c.gone[node.Spec.ProviderID]
 	c.mu.Unlock()

@@ -14,6 +14,7 @@ import (
 	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -45,10 +46,12 @@ type Options struct {
 	Blueprint func() (*v1alpha1.Blueprint, error)
 	// Prices prices the pools. Nil means the table berth ships.
 	Prices *cost.Table
-	// Flags are Karpenter's own flags (--batch-idle-duration=1s), on top
-	// of Karpenter's defaults and berth's settings: no leader election,
-	// no metrics or health ports.
-	Flags []string
+	// Clock is the cluster's clock: a rehearsal's virtual clock, or nil
+	// for the wall clock. Karpenter's controllers keep time by it (its
+	// conditions, batch windows, consolidation checks and the delays of
+	// its controllers' queues), and so does the cloud provider's
+	// provisioning time.
+	Clock clock.WithTickerAndDelayedExecution
 }
 
 // setLoggerOnce sets controller-runtime's process-wide logger, once per
@@ -57,13 +60,13 @@ var setLoggerOnce sync.Once
 
 // Run runs Karpenter's controllers until ctx ends, as Karpenter's
 // operator (pkg/operator) runs them, but: its options come from
-// berth (Karpenter's defaults, with leader election off and opts.Flags),
+// berth (Karpenter's defaults, with leader election off),
 // never from os.Args; its client from opts.Config; its logs go to
 // berth's logger (klog's, from ctx) rather than replacing the process's;
 // and it binds no port (metrics and health probes off). The cluster
 // must have Karpenter's CRDs (Install).
 func Run(ctx context.Context, opts Options) error {
-	o, err := karpenterOptions(opts.Flags)
+	o, err := karpenterOptions(nil)
 	if err != nil {
 		return err
 	}
@@ -93,8 +96,11 @@ func Run(ctx context.Context, opts Options) error {
 			},
 		},
 		// Controller names are unique per process in controller-runtime;
-		// a process that starts a second cluster starts them again.
-		Controller: ctrlconfig.Controller{SkipNameValidation: &skipNameValidation},
+		// a process that starts a second cluster starts them again. On a
+		// rehearsal's clock the queues are client-go's rate-limited ones,
+		// on that clock (clockedManager), not controller-runtime's
+		// priority queue, which ticks on the wall clock.
+		Controller: ctrlconfig.Controller{SkipNameValidation: &skipNameValidation, UsePriorityQueue: ptr.To(opts.Clock == nil)},
 	})
 	if err != nil {
 		return fmt.Errorf("making Karpenter's manager, %w", err)
@@ -102,9 +108,16 @@ func Run(ctx context.Context, opts Options) error {
 	if err := indexFields(ctx, mgr); err != nil {
 		return err
 	}
-	clk := clock.RealClock{}
+	var clk clock.WithTickerAndDelayedExecution = clock.RealClock{}
+	if opts.Clock != nil {
+		clk = opts.Clock
+		// The queues of the controllers registered through mgr count
+		// their delays (every RequeueAfter: the disruption controller's
+		// polling period) on clk.
+		mgr = &clockedManager{Manager: mgr, clock: clk}
+	}
 	store := nodeoverlay.NewInstanceTypeStore()
-	provider := NewCloudProvider(opts.Client, opts.Blueprint, prices)
+	provider := NewCloudProvider(opts.Client, opts.Blueprint, prices, clk)
 	decorated := overlay.Decorate(provider, mgr.GetClient(), store)
 	cluster := state.NewCluster(clk, mgr.GetClient(), decorated)
 	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter")) //nolint:staticcheck // Karpenter's recorder takes the old interface

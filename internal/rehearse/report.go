@@ -70,6 +70,17 @@ type ClockReport struct {
 	// Quiet is the longest quiet window the clock waited out to call the
 	// cluster settled (it grows when the machine wakes sleepers late).
 	Quiet Duration `json:"quiet"`
+	// Where the settling went (wall time): waiting for counted work
+	// (requests in flight, callbacks, probes) to end, for the process's
+	// goroutines to stop running, out the grace after a refused request
+	// whose client retries on the wall clock, and in quiet windows.
+	Counted Duration `json:"counted"`
+	Running Duration `json:"running"`
+	Grace   Duration `json:"grace"`
+	Windows Duration `json:"windows"`
+	// Gated counts the pods the scheduler placed one at a time, each once
+	// the rest had settled.
+	Gated int `json:"gated"`
 }
 
 // clockReport is c's and d's account of the rehearsal.
@@ -78,6 +89,7 @@ func clockReport(c *simtime.Clock, d *simtime.Driver) ClockReport {
 	return ClockReport{
 		Step: Duration(c.Step()), Steps: s.Steps, Timers: s.Fired,
 		Settling: Duration(s.Settling), MaxSettle: Duration(s.MaxSettle), Quiet: Duration(s.Quiet),
+		Counted: Duration(s.Counted), Running: Duration(s.Running), Grace: Duration(s.Grace), Windows: Duration(s.Windows), Gated: s.Gated,
 	}
 }
 

@@ -27,6 +27,10 @@ type Activity struct {
 	// clock; refusals counts them.
 	refusedAt atomic.Int64
 	refusals  atomic.Int64
+	// mutations counts the writes the API server has served: a write
+	// sends watch events that may still be on their way to informers
+	// when nothing else is at work; a read sends none.
+	mutations atomic.Uint64
 
 	// mu guards the registered counters, probes and gates.
 	mu       sync.Mutex
@@ -67,6 +71,12 @@ func (c *Counter) End() {
 	c.a.life.Add(1)
 }
 
+// Wrote notes a write (a request that may change objects) served.
+func (c *Counter) Wrote() {
+	c.a.mutations.Add(1)
+	c.a.life.Add(1)
+}
+
 // Refused notes work of this kind refused in a way that its client will
 // retry after a backoff of its own, on the wall clock (an update that
 // conflicted, a create the quota refused): a Driver waits out its grace
@@ -100,6 +110,17 @@ func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	defer t.c.End()
 	return t.next.RoundTrip(r)
 }
+
+// OnClockAgent marks, in a client's User-Agent, a client whose component
+// retries a refused request on the rehearsal's clock (the Job controller
+// running on it, berth's controllers, KWOK): the clock need not hold for
+// the wall-time backoff of a refusal such a client gets by quota or
+// admission.
+const OnClockAgent = "retries-on-rehearsal-clock"
+
+// RetriesOnClock reports whether a request's client retries a refusal on
+// the rehearsal's clock (OnClockAgent).
+func RetriesOnClock(r *http.Request) bool { return strings.Contains(r.UserAgent(), OnClockAgent) }
 
 // Counted says whether a request to the API server is work a rehearsal's
 // clock waits for: any but a watch and a node lease's renewal.

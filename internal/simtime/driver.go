@@ -2,8 +2,6 @@ package simtime
 
 import (
 	"context"
-	"fmt"
-	"os"
 	"runtime"
 	"sync"
 	"time"
@@ -52,8 +50,9 @@ type Driver struct {
 	// waiting names what the current settle waits on, once it has waited
 	// long.
 	waiting string
-	// advanced is the activity's life just after the last advance.
-	advanced uint64
+	// quietAt is the count of writes when the cluster was last seen
+	// quiet for a window: watch events of writes before it have arrived.
+	quietAt uint64
 }
 
 // Stats are what a Driver did.
@@ -67,6 +66,16 @@ type Stats struct {
 	MaxSettle time.Duration `json:"maxSettle"`
 	// Quiet is the largest quiet window the Driver used.
 	Quiet time.Duration `json:"quiet"`
+	// Where the settling went: waiting for counted work (requests,
+	// callbacks, probes) to end, for the Go runtime's goroutines to stop,
+	// out a refusal's retry grace, and in quiet windows.
+	Counted time.Duration `json:"counted"`
+	Running time.Duration `json:"running"`
+	Grace   time.Duration `json:"grace"`
+	Windows time.Duration `json:"windows"`
+	// Gated counts the pieces of work gates let through (the scheduler's
+	// pods).
+	Gated int `json:"gated"`
 
 	lastSettle time.Duration
 }
@@ -104,7 +113,6 @@ func (d *Driver) Run(ctx context.Context) error {
 			fired := d.clock.FireDue()
 			d.mu.Lock()
 			d.stats.Fired += fired
-			d.advanced = d.clock.activity.Life()
 			d.mu.Unlock()
 			continue
 		}
@@ -132,14 +140,12 @@ func (d *Driver) Run(ctx context.Context) error {
 			}
 		}
 		if traceTimers {
-			st := d.Stats()
-			fmt.Fprintf(os.Stderr, "simtime: settled in %s (quiet window %s)\n", st.lastSettle, d.window())
+			Tracef("settled in %s (quiet window %s)", d.Stats().lastSettle, d.window())
 		}
 		fired := d.clock.Advance(next)
 		d.mu.Lock()
 		d.stats.Steps++
 		d.stats.Fired += fired
-		d.advanced = d.clock.activity.Life()
 		d.mu.Unlock()
 	}
 }
@@ -157,6 +163,14 @@ func (d *Driver) Settle(ctx context.Context) error {
 		d.mu.Unlock()
 	}()
 	a := d.clock.activity
+	mark := time.Now()
+	spent := func(on *time.Duration) {
+		now := time.Now()
+		d.mu.Lock()
+		*on += now.Sub(mark)
+		d.mu.Unlock()
+		mark = now
+	}
 	for look := 0; ; look++ {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -165,7 +179,8 @@ func (d *Driver) Settle(ctx context.Context) error {
 			d.noteWaiting()
 		}
 		life := a.Life()
-		if a.Busy() != "" || !d.runtimeIdle() {
+		counted := a.Busy() != ""
+		if counted || !d.runtimeIdle() {
 			// Most steps wake a few goroutines that run for
 			// microseconds: yield to them a while before sleeping.
 			if look < 50 {
@@ -173,31 +188,44 @@ func (d *Driver) Settle(ctx context.Context) error {
 			} else {
 				d.nap()
 			}
+			if counted {
+				spent(&d.stats.Counted)
+			} else {
+				spent(&d.stats.Running)
+			}
 			continue
 		}
 		if wait := d.retryGrace() - a.sinceRefusal(); wait > 0 {
 			time.Sleep(min(wait, 10*time.Millisecond))
+			spent(&d.stats.Grace)
 			continue
 		}
-		// Nothing counted has begun or ended since the clock advanced:
-		// the timers it fired woke goroutines that have run and blocked
-		// again without a request, so nothing can be in flight between
-		// them. Otherwise: quiet still a window later, with nothing
-		// begun or ended in between?
-		d.mu.Lock()
-		untouched := life == d.advanced
-		d.mu.Unlock()
-		if !untouched && !d.quietFor(d.window(), life) {
-			continue
+		// No write since the cluster was last quiet for a window: every
+		// request is counted from when its client sends it to when its
+		// response arrives, and only a write sends watch events that
+		// could still be on their way. Otherwise: quiet still a window
+		// later, with nothing begun or ended in between?
+		writes := a.mutations.Load()
+		if writes != d.quietAt {
+			quiet := d.quietFor(d.window(), life)
+			spent(&d.stats.Windows)
+			if !quiet {
+				continue
+			}
+			d.quietAt = writes
 		}
 		// The rest has settled: a gated component takes its next piece
 		// of work, and the cluster settles again from it.
 		opened, busy := a.openGate()
 		if opened {
+			d.mu.Lock()
+			d.stats.Gated++
+			d.mu.Unlock()
 			continue
 		}
 		if busy != "" {
 			d.nap()
+			spent(&d.stats.Counted)
 			continue
 		}
 		return nil

@@ -8,10 +8,21 @@ import (
 	"time"
 )
 
-// traceTimers, set by BERTH_SIMTIME_TRACE=1 in the environment, prints
-// each step of the clock to stderr with where each timer it fires was
-// set: for finding what stops a rehearsal's clock.
-var traceTimers = os.Getenv("BERTH_SIMTIME_TRACE") == "1"
+// Tracing, set by BERTH_SIMTIME_TRACE=1 in the environment, prints to
+// stderr each step of the clock with where each timer it fires was set,
+// how long the cluster took to settle before it, and (through Tracef)
+// each request the API server served: for finding what stops a
+// rehearsal's clock, and what it waits for.
+var Tracing = os.Getenv("BERTH_SIMTIME_TRACE") == "1"
+
+var traceTimers = Tracing
+
+// Tracef prints a line of the trace, when Tracing.
+func Tracef(format string, args ...any) {
+	if Tracing {
+		fmt.Fprintf(os.Stderr, "simtime: "+format+"\n", args...)
+	}
+}
 
 // callers names the frames that set a timer, outside this package and
 // the queues that wrap the clock.

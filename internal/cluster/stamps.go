@@ -1,0 +1,98 @@
+package cluster
+
+import (
+	"context"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apiserver/pkg/registry/generic"
+	"k8s.io/apiserver/pkg/storage"
+	"k8s.io/apiserver/pkg/storage/storagebackend"
+	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/utils/clock"
+)
+
+// The API server stamps an object's creationTimestamp, and a graceful
+// deletion's deletionTimestamp, with the wall clock (metav1.Now in its
+// generic registry), which takes no clock. On a rehearsal's clock, that
+// runs ahead of the wall clock, those stamps would make every object look
+// old to the components that read them against the rehearsal's clock
+// (Karpenter expires a NodeClaim from its creationTimestamp, and orders
+// the pods it provisions for by theirs; the node autoscaler counts a
+// node's age from it). stampedOptions wraps the API server's storage so
+// that both stamps are the rehearsal clock's: the registry sets them as
+// it does, and the storage replaces them with the clock's time before the
+// object is written, so that the object stored, watched and returned
+// carries the clock's. Nothing else of the object is touched.
+
+// stampedOptions is a RESTOptionsGetter whose storages stamp with clk.
+type stampedOptions struct {
+	generic.RESTOptionsGetter
+	clock clock.PassiveClock
+}
+
+func (o stampedOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
+	opts, err := o.RESTOptionsGetter.GetRESTOptions(resource, example)
+	if err != nil {
+		return opts, err
+	}
+	decorate := opts.Decorator
+	if decorate == nil {
+		decorate = generic.UndecoratedStorage
+	}
+	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
+		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers,
+	) (storage.Interface, factory.DestroyFunc, error) {
+		s, destroy, err := decorate(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
+		if err != nil {
+			return s, destroy, err
+		}
+		return stampedStorage{Interface: s, clock: o.clock}, destroy, nil
+	}
+	return opts, nil
+}
+
+// stampedStorage stamps objects with clock as they are created or first
+// marked for deletion.
+type stampedStorage struct {
+	storage.Interface
+	clock clock.PassiveClock
+}
+
+func (s stampedStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
+	if m, err := apimeta.Accessor(obj); err == nil {
+		m.SetCreationTimestamp(metav1.NewTime(s.clock.Now()))
+	}
+	return s.Interface.Create(ctx, key, obj, out, ttl)
+}
+
+func (s stampedStorage) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
+	preconditions *storage.Preconditions, tryUpdate storage.UpdateFunc, cachedExistingObject runtime.Object,
+) error {
+	stamped := func(input runtime.Object, res storage.ResponseMeta) (runtime.Object, *uint64, error) {
+		marked := false
+		if m, err := apimeta.Accessor(input); err == nil {
+			marked = m.GetDeletionTimestamp() != nil
+		}
+		out, ttl, err := tryUpdate(input, res)
+		if err != nil || marked {
+			return out, ttl, err
+		}
+		// Newly marked for deletion: the registry set the time the grace
+		// period ends, now plus the grace period.
+		if m, merr := apimeta.Accessor(out); merr == nil && m.GetDeletionTimestamp() != nil {
+			var grace time.Duration
+			if g := m.GetDeletionGracePeriodSeconds(); g != nil {
+				grace = time.Duration(*g) * time.Second
+			}
+			at := metav1.NewTime(s.clock.Now().Add(grace))
+			m.SetDeletionTimestamp(&at)
+		}
+		return out, ttl, err
+	}
+	return s.Interface.GuaranteedUpdate(ctx, key, destination, ignoreNotFound, preconditions, stamped, cachedExistingObject)
+}
