@@ -14,7 +14,6 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 
@@ -196,18 +195,21 @@ func (d *Drainer) evict(ctx context.Context, node string, p *corev1.Pod) error {
 		d.Evicted(p)
 	}
 	evicted := clk.Now()
-	for {
+	// Each look waits for the clock first (at once on the wall clock; on
+	// a rehearsal's, after the moment's work has settled), then every
+	// 100 ms.
+	for wait := time.Duration(0); ; wait = 100 * time.Millisecond {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-clk.After(wait):
+		}
 		got, err := d.Client.CoreV1().Pods(p.Namespace).Get(ctx, p.Name, metav1.GetOptions{})
 		if apierrors.IsNotFound(err) || (err == nil && got.UID != p.UID) {
 			return nil
 		}
 		if waited := clk.Since(evicted); waited > d.goneTimeout() {
 			return fmt.Errorf("pod %s/%s, evicted from %s, is still there after %s", p.Namespace, p.Name, node, waited.Round(time.Second))
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-clk.After(100 * time.Millisecond):
 		}
 	}
 }
@@ -242,9 +244,10 @@ func (d *Drainer) WaitMoved(ctx context.Context, evicted []*corev1.Pod) error {
 			owners[o.UID] = owner{o.Kind, p.Namespace, o.Name}
 		}
 	}
+	clk := d.clock()
 	for uid, o := range owners {
 		var last string
-		err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, d.timeout(), true, func(ctx context.Context) (bool, error) {
+		moved := func(ctx context.Context) (bool, error) {
 			want, err := d.replicas(ctx, o)
 			if apierrors.IsNotFound(err) {
 				return true, nil // deleted meanwhile: nothing to wait for
@@ -265,7 +268,30 @@ func (d *Drainer) WaitMoved(ctx context.Context, evicted []*corev1.Pod) error {
 			}
 			last = fmt.Sprintf("%d of %d ready", ready, want)
 			return ready >= want, nil
-		})
+		}
+		// Polled on the drainer's clock (at once, then every 100 ms; on a
+		// rehearsal's, each look once the moment's work has settled), so
+		// that a rehearsal's drain waits in its trace time.
+		start := clk.Now()
+		var err error
+		for wait := time.Duration(0); ; wait = 100 * time.Millisecond {
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-clk.After(wait):
+			}
+			if err != nil {
+				break
+			}
+			var done bool
+			if done, err = moved(ctx); done || err != nil {
+				break
+			}
+			if waited := clk.Since(start); waited > d.timeout() {
+				err = fmt.Errorf("still not ready after %s", waited.Round(time.Second))
+				break
+			}
+		}
 		if err != nil {
 			return problem.Errorf(fmt.Sprintf("see why its pods are not ready with `kubectl -n %s get pods`", o.ns), "waiting for %s %s/%s to run again after the drain (%s): %w", o.kind, o.ns, o.name, last, err)
 		}

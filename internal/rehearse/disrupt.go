@@ -13,6 +13,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/rehearse/trace"
+	"berth.io/berth/internal/simtime"
 )
 
 // Kinds of disruption a trace asks for.
@@ -111,9 +112,10 @@ func (r *recorder) drain(ctx context.Context, o Options, d trace.Drain) {
 
 // replace cordons nodes, then drains and deletes each in turn. Its
 // retries and timeouts (a budget may hold an eviction back for five
-// minutes) count the cluster's clock.
+// minutes) count the cluster's clock, and it looks at what it waits for
+// once each moment's work has settled (simtime.PhaseDrain).
 func replace(ctx context.Context, o Options, nodes []corev1.Node) error {
-	d := &pools.Drainer{Client: o.Client, Clock: o.Clock}
+	d := &pools.Drainer{Client: o.Client, Clock: o.Clock.Phase(simtime.PhaseDrain)}
 	for _, n := range nodes {
 		if err := d.Cordon(ctx, n.Name); err != nil {
 			return err

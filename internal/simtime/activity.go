@@ -189,6 +189,16 @@ func (a *Activity) Busy() string {
 	return ""
 }
 
+// holdGates has every gate hold work for a Driver, or let it through.
+func (a *Activity) holdGates(on bool) {
+	a.mu.Lock()
+	gates := append([]*Gate(nil), a.gates...)
+	a.mu.Unlock()
+	for _, g := range gates {
+		g.hold(on)
+	}
+}
+
 // openGate lets one piece of work through the first gate that has some
 // waiting, and reports whether it did; it names a gate whose component
 // has work pending but is not at its gate, as busy.

@@ -259,11 +259,11 @@ func (c *Clock) deadline(d time.Duration) time.Time {
 	return at
 }
 
-// arm schedules t for d from now; a deadline already reached fires it at
-// once.
+// arm schedules t for d from now. A timer of phase 0 already due fires at
+// once; one of a later phase waits for its phase of the moment.
 func (c *Clock) arm(t *timer, d time.Duration) {
 	c.mu.Lock()
-	if d <= 0 {
+	if d <= 0 && t.phase == 0 {
 		now := c.now
 		c.mu.Unlock()
 		c.activity.touch()

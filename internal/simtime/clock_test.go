@@ -210,3 +210,25 @@ func TestSequencedReadingsKeepTheirOrderWithinAStep(t *testing.T) {
 		t.Errorf("the first reading after a step is %v; want the step plus a nanosecond", got)
 	}
 }
+
+// A timer of a later phase set for now waits for its phase: a component
+// looking at the cluster last in its moment never sees the moment half
+// done, however it sets its timer.
+func TestALaterPhasesTimerDueNowWaitsForItsPhase(t *testing.T) {
+	c := NewClock(epoch, 0)
+	late := c.Phase(2).After(0)
+	select {
+	case <-late:
+		t.Fatal("a phase 2 timer for now fired at once")
+	default:
+	}
+	if !c.Due() {
+		t.Fatal("the phase 2 timer is not due now")
+	}
+	c.FireDue()
+	select {
+	case <-late:
+	default:
+		t.Fatal("FireDue did not fire it")
+	}
+}

@@ -100,8 +100,11 @@ func (d *Driver) Waiting() string {
 	return d.waiting
 }
 
-// Run steps the clock until ctx ends.
+// Run steps the clock until ctx ends. While it runs, the clock's gates
+// hold their components' work for it.
 func (d *Driver) Run(ctx context.Context) error {
+	d.clock.activity.holdGates(true)
+	defer d.clock.activity.holdGates(false)
 	wallStart, clockStart := time.Now(), d.clock.Now()
 	for {
 		if err := d.Settle(ctx); err != nil {

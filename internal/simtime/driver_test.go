@@ -107,3 +107,50 @@ func TestDriverHoldsToItsSpeedCeiling(t *testing.T) {
 		t.Errorf("ten minutes at speed 600 took %v of wall time, want a second or more", took)
 	}
 }
+
+// A gate lets work through freely while no Driver holds it; held, it
+// lets one piece through at a time, each once the rest has settled, until
+// the component has no more.
+func TestGateLetsWorkThroughOneAtATimeWhenHeld(t *testing.T) {
+	c := NewClock(epoch, 0)
+	var mu sync.Mutex
+	pending := 3
+	g := c.Activity().Gate("work", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return pending > 0
+	})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	if !g.Wait(ctx) {
+		t.Fatal("a gate no driver holds held work")
+	}
+	c.Activity().holdGates(true)
+	passed := make(chan int, 10)
+	go func() {
+		for g.Wait(ctx) {
+			mu.Lock()
+			pending--
+			left := pending
+			mu.Unlock()
+			passed <- left
+		}
+	}()
+	select {
+	case <-passed:
+		t.Fatal("a held gate let work through with no driver settling")
+	case <-time.After(50 * time.Millisecond):
+	}
+	d := NewDriver(c)
+	if err := d.Settle(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for want := 2; want >= 0; want-- {
+		if left := <-passed; left != want {
+			t.Fatalf("%d left after a piece; want %d", left, want)
+		}
+	}
+	if s := d.Stats(); s.Gated != 3 {
+		t.Errorf("the driver let %d pieces through; want 3", s.Gated)
+	}
+}

@@ -12,6 +12,10 @@ import (
 // takes each pod through one: it places a pod only on nodes that are as
 // the moment left them (registered, Ready, their GPUs advertised), and
 // places the pods in its queue's order, one settled cluster at a time.
+//
+// A gate holds work only while a Driver steps the clock: before (a
+// rehearsal's cluster starting, its device plugin's pods to place) and
+// after, it lets everything through.
 type Gate struct {
 	name string
 	// pending reports whether the component has work for the gate.
@@ -20,12 +24,15 @@ type Gate struct {
 	mu      sync.Mutex
 	waiting bool
 	pass    chan struct{}
+	// free is closed while no Driver holds the gate.
+	free chan struct{}
 }
 
 // Gate registers a gate for the component named name, whose pending says
 // whether it has work waiting.
 func (a *Activity) Gate(name string, pending func() bool) *Gate {
-	g := &Gate{name: name, pending: pending, pass: make(chan struct{})}
+	g := &Gate{name: name, pending: pending, pass: make(chan struct{}), free: make(chan struct{})}
+	close(g.free)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.gates = append(a.gates, g)
@@ -37,6 +44,7 @@ func (a *Activity) Gate(name string, pending func() bool) *Gate {
 func (g *Gate) Wait(ctx context.Context) bool {
 	g.mu.Lock()
 	g.waiting = true
+	free := g.free
 	g.mu.Unlock()
 	defer func() {
 		g.mu.Lock()
@@ -48,6 +56,24 @@ func (g *Gate) Wait(ctx context.Context) bool {
 		return false
 	case <-g.pass:
 		return true
+	case <-free:
+		return true
+	}
+}
+
+// hold has the gate hold work for a Driver, or (false) let it through.
+func (g *Gate) hold(on bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-g.free:
+		if on {
+			g.free = make(chan struct{})
+		}
+	default:
+		if !on {
+			close(g.free)
+		}
 	}
 }
 

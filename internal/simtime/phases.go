@@ -1,12 +1,15 @@
 package simtime
 
-// The phases of the components that look at the cluster periodically,
+// The phases of the components that look at the cluster and then act,
 // in the order their timers fire when due at the same moment: after the
 // trace's rows, the simulated kubelets' stages and the workload
 // controllers (phase 0), the HPA controller syncs, and what it scales
-// settles; then the node autoscaler scans (and the scheduler's queue
-// flushes the pods left unschedulable), seeing the pods the moment made.
+// settles; then a drain looks whether its evicted pods have gone and
+// run again elsewhere; then the node autoscaler scans (and the
+// scheduler's queue flushes the pods left unschedulable), seeing the pods
+// the moment made.
 const (
 	PhaseHPA        = 1
-	PhaseAutoscaler = 2
+	PhaseDrain      = 2
+	PhaseAutoscaler = 3
 )
