@@ -103,7 +103,7 @@ func runAPIServer(ctx context.Context, args []string, ln net.Listener, clk *simt
 		generic := &config.Aggregator.GenericConfig.Config
 		build := generic.BuildHandlerChainFunc
 		generic.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
-			return countRequests(build(h, c), inFlight)
+			return countRequests(build(h, c), clk.Activity(), inFlight)
 		}
 		kube := config.KubeAPIs.ControlPlane.Generic
 		kube.RESTOptionsGetter = stampedOptions{kube.RESTOptionsGetter, clk}
@@ -129,10 +129,15 @@ func runAPIServer(ctx context.Context, args []string, ln net.Listener, clk *simt
 // countRequests counts the requests next serves while it serves them,
 // except those that do not end while the server waits (watches) and the
 // renewals of node leases, which the simulated kubelets make on the wall
-// clock whatever the rehearsal's clock does (simtime.Counted).
-func countRequests(next http.Handler, inFlight *simtime.Counter) http.Handler {
+// clock whatever the rehearsal's clock does (simtime.Counted). Of a
+// watch a counted client opened, it counts the bytes written, which the
+// client counts as it reads them (simtime.WatchWriter).
+func countRequests(next http.Handler, activity *simtime.Activity, inFlight *simtime.Counter) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if !simtime.Counted(r) {
+			if counted, ok := activity.WatchWriter(r, w); ok {
+				w = responsewriter.WrapForHTTP1Or2(counted)
+			}
 			next.ServeHTTP(w, r)
 			return
 		}

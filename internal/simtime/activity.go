@@ -2,6 +2,7 @@ package simtime
 
 import (
 	"fmt"
+	"io"
 	"net/http"
 	"runtime/metrics"
 	"sort"
@@ -31,6 +32,9 @@ type Activity struct {
 	// sends watch events that may still be on their way to informers
 	// when nothing else is at work; a read sends none.
 	mutations atomic.Uint64
+	// watches are counted clients' watch streams, whose events may be
+	// in a socket between the server and the client.
+	watches watchStreams
 
 	// mu guards the registered counters, probes and gates.
 	mu       sync.Mutex
@@ -104,11 +108,42 @@ type roundTripper struct {
 
 func (t roundTripper) RoundTrip(r *http.Request) (*http.Response, error) {
 	if !Counted(r) {
+		if isWatch(r) && !isLease(r) {
+			return t.c.a.watchRoundTrip(t.next, r)
+		}
 		return t.next.RoundTrip(r)
 	}
 	t.c.Begin()
-	defer t.c.End()
-	return t.next.RoundTrip(r)
+	resp, err := t.next.RoundTrip(r)
+	if err != nil || resp.Body == nil {
+		t.c.End()
+		return resp, err
+	}
+	// The request is work until its client has the whole response: the
+	// body may still be on its way when the headers are in.
+	resp.Body = &endOnClose{ReadCloser: resp.Body, c: t.c}
+	return resp, nil
+}
+
+// endOnClose ends its Counter's count when its body has been read to the
+// end or closed, whichever comes first.
+type endOnClose struct {
+	io.ReadCloser
+	c    *Counter
+	once sync.Once
+}
+
+func (b *endOnClose) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil {
+		b.once.Do(b.c.End)
+	}
+	return n, err
+}
+
+func (b *endOnClose) Close() error {
+	b.once.Do(b.c.End)
+	return b.ReadCloser.Close()
 }
 
 // OnClockAgent marks, in a client's User-Agent, a client whose component
@@ -124,9 +159,14 @@ func RetriesOnClock(r *http.Request) bool { return strings.Contains(r.UserAgent(
 
 // Counted says whether a request to the API server is work a rehearsal's
 // clock waits for: any but a watch and a node lease's renewal.
-func Counted(r *http.Request) bool {
-	return r.URL.Query().Get("watch") != "true" && !strings.Contains(r.URL.Path, "/watch/") &&
-		!strings.HasPrefix(r.URL.Path, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/")
+func Counted(r *http.Request) bool { return !isWatch(r) && !isLease(r) }
+
+func isWatch(r *http.Request) bool {
+	return r.URL.Query().Get("watch") == "true" || strings.Contains(r.URL.Path, "/watch/")
+}
+
+func isLease(r *http.Request) bool {
+	return strings.HasPrefix(r.URL.Path, "/apis/coordination.k8s.io/v1/namespaces/kube-node-lease/")
 }
 
 // InFlight is the work of this kind begun and not ended.
@@ -186,7 +226,7 @@ func (a *Activity) Busy() string {
 			return p.name
 		}
 	}
-	return ""
+	return a.unreadWatch()
 }
 
 // holdGates has every gate hold work for a Driver, or let it through.

@@ -133,6 +133,13 @@ func (p phaseClock) NewTimer(d time.Duration) clock.Timer   { return p.newTimer(
 func (p phaseClock) AfterFunc(d time.Duration, f func()) clock.Timer {
 	return p.newTimer(d, f, p.phase)
 }
+func (p phaseClock) NewTicker(d time.Duration) clock.Ticker { return p.newTicker(d, p.phase) }
+func (p phaseClock) Tick(d time.Duration) <-chan time.Time {
+	if d <= 0 {
+		return nil
+	}
+	return p.NewTicker(d).C()
+}
 
 // Tick returns the channel of a ticker that is never stopped.
 func (c *Clock) Tick(d time.Duration) <-chan time.Time {
@@ -143,14 +150,16 @@ func (c *Clock) Tick(d time.Duration) <-chan time.Time {
 }
 
 // NewTicker returns a ticker that ticks every d of clock time: once per
-// Advance that passes one or more of its ticks.
-func (c *Clock) NewTicker(d time.Duration) clock.Ticker {
+// step that passes one or more of its ticks.
+func (c *Clock) NewTicker(d time.Duration) clock.Ticker { return c.newTicker(d, 0) }
+
+func (c *Clock) newTicker(d time.Duration, phase int) clock.Ticker {
 	if d <= 0 {
 		panic("simtime: non-positive interval for NewTicker")
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t := &ticker{c: c, ch: make(chan time.Time, 1), period: d, next: c.now.Add(d)}
+	t := &ticker{c: c, ch: make(chan time.Time, 1), period: d, next: c.now.Add(d), phase: phase}
 	c.tickers[t] = struct{}{}
 	return t
 }
@@ -184,23 +193,7 @@ func (c *Clock) Advance(to time.Time) int {
 	if to.After(c.now) {
 		c.now = to
 	}
-	now := c.now
-	var ticks []*ticker
-	for t := range c.tickers {
-		if !t.next.After(now) {
-			ticks = append(ticks, t)
-			for !t.next.After(now) {
-				t.next = t.next.Add(t.period)
-			}
-		}
-	}
 	c.mu.Unlock()
-	for _, t := range ticks {
-		select {
-		case t.ch <- now:
-		default:
-		}
-	}
 	return c.FireDue()
 }
 
@@ -235,10 +228,29 @@ func (c *Clock) FireDue() int {
 	for _, t := range keep {
 		heap.Push(&c.timers, t)
 	}
+	// A ticker ticks with the timers of its phase: one of a later phase
+	// than any due now waits for a step of its phase, as its timers
+	// would, so that it never wakes its component before the moment's
+	// earlier phases have settled.
+	var ticks []*ticker
+	for t := range c.tickers {
+		if t.phase <= max(phase, 0) && !t.next.After(now) {
+			ticks = append(ticks, t)
+			for !t.next.After(now) {
+				t.next = t.next.Add(t.period)
+			}
+		}
+	}
 	c.mu.Unlock()
 	c.activity.touch()
-	if traceTimers {
+	if traceTimers && len(due) > 0 {
 		traceAdvance(now, due)
+	}
+	for _, t := range ticks {
+		select {
+		case t.ch <- now:
+		default:
+		}
 	}
 	for _, t := range due {
 		t.fire(now)
@@ -345,6 +357,8 @@ type ticker struct {
 	ch     chan time.Time
 	period time.Duration
 	next   time.Time
+	// phase is the phase whose steps it ticks with, or a later one's.
+	phase int
 }
 
 func (t *ticker) C() <-chan time.Time { return t.ch }

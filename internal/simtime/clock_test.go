@@ -232,3 +232,29 @@ func TestALaterPhasesTimerDueNowWaitsForItsPhase(t *testing.T) {
 		t.Fatal("FireDue did not fire it")
 	}
 }
+
+// A ticker of a later phase ticks with that phase's timers, not with an
+// earlier phase's step at the same moment: a workqueue's heartbeat on the
+// HPA's phase must not wake it while the moment's pods are still being
+// made.
+func TestALaterPhasesTickerTicksInItsPhase(t *testing.T) {
+	c := NewClock(epoch, 0)
+	hpa := c.Phase(1)
+	tk := hpa.NewTicker(10 * time.Second)
+	c.NewTimer(10 * time.Second) // phase 0, due with the tick
+	hpa.NewTimer(10 * time.Second)
+	c.Advance(epoch.Add(10 * time.Second)) // fires phase 0
+	select {
+	case <-tk.C():
+		t.Fatal("a phase-1 ticker ticked in the moment's phase-0 step")
+	default:
+	}
+	if n := c.FireDue(); n != 1 {
+		t.Fatalf("the phase-1 step fired %d timers; want 1", n)
+	}
+	select {
+	case <-tk.C():
+	default:
+		t.Fatal("the phase-1 ticker did not tick in its phase's step")
+	}
+}

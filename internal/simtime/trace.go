@@ -12,10 +12,12 @@ import (
 // stderr each step of the clock with where each timer it fires was set,
 // how long the cluster took to settle before it, and (through Tracef)
 // each request the API server served: for finding what stops a
-// rehearsal's clock, and what it waits for.
+// rehearsal's clock, and what it waits for. BERTH_SIMTIME_TRACE=steps
+// prints the steps alone, which slows a rehearsal less (a race that
+// the full trace's writes hide may show with it).
 var Tracing = os.Getenv("BERTH_SIMTIME_TRACE") == "1"
 
-var traceTimers = Tracing
+var traceTimers = Tracing || os.Getenv("BERTH_SIMTIME_TRACE") == "steps"
 
 // Tracef prints a line of the trace, when Tracing.
 func Tracef(format string, args ...any) {
@@ -52,7 +54,7 @@ func traceAdvance(now time.Time, due []*timer) {
 		counts[t.caller]++
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "simtime: %s (wall %s): %d timers\n", now.Format(time.TimeOnly), time.Now().Format("15:04:05.000"), len(due))
+	fmt.Fprintf(&b, "simtime: %s (wall %s): %d timers of phase %d\n", now.Format(time.TimeOnly), time.Now().Format("15:04:05.000"), len(due), due[0].phase)
 	for c, n := range counts {
 		fmt.Fprintf(&b, "  %d x %s\n", n, c)
 	}
