@@ -68,6 +68,9 @@ type jobRun struct {
 	// seen counts the pods the Job made, live those not ended, running
 	// those Running now and started those that ever ran.
 	seen, live, running, started int
+	// ranOn is the pools its pods started on, in the order they started,
+	// a pool named again only after a start on another.
+	ranOn []string
 	// allStarted is when the last of its pods first ran: every pod of
 	// its parallelism had started (at once for a gang, one after another
 	// when its quota or room let only some run).
@@ -400,6 +403,9 @@ func (r *recorder) start(pr *podRun, p *corev1.Pod, now time.Time) {
 		r.teamLevel(pr.team).add(now, pr.gpus)
 	}
 	if j := pr.job; j != nil {
+		if len(j.ranOn) == 0 || j.ranOn[len(j.ranOn)-1] != pr.pool {
+			j.ranOn = append(j.ranOn, pr.pool)
+		}
 		j.running++
 		j.started++
 		if j.started >= int(j.w.job.Pods) && j.allStarted.IsZero() {

@@ -3,6 +3,7 @@ package rehearse
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"testing"
 	"time"
 
@@ -256,5 +257,33 @@ func TestLevelCountsTheMomentsLastValue(t *testing.T) {
 	}
 	if want := 2 * 59 * 60.0; got.area != want {
 		t.Errorf("area %v; want %v", got.area, want)
+	}
+}
+
+// A job interrupted on spot that resumes on demand names both pools, in
+// the order its pods started on them.
+func TestJobRanOnNamesThePoolsInOrder(t *testing.T) {
+	start := epoch
+	r, _, client := checkpointedJob(t, start)
+	for _, n := range []struct{ name, pool string }{{"spot-gpu-0", "spot-gpu"}, {"gpu-0", "gpu"}} {
+		node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: n.name, Labels: map[string]string{v1alpha1.LabelPool: n.pool, v1alpha1.LabelGPUCount: "2"}}}
+		if _, err := client.CoreV1().Nodes().Create(context.Background(), node, metav1.CreateOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := jobPod("1", "ft-a", corev1.PodRunning)
+	first.Spec.NodeName = "spot-gpu-0"
+	r.onPod(first, false)
+	r.mu.Lock()
+	r.end(r.pods["1"], interrupted(first), start.Add(40*time.Minute))
+	r.mu.Unlock()
+	second := jobPod("2", "ft-b", corev1.PodRunning)
+	second.Spec.NodeName = "gpu-0"
+	r.onPod(second, false)
+	r.patches.Wait()
+
+	rep := r.report(start.Add(time.Hour), Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}})
+	if got, want := rep.Jobs[0].RanOn, []string{"spot-gpu", "gpu"}; !slices.Equal(got, want) {
+		t.Errorf("the job ran on %v; want %v", got, want)
 	}
 }

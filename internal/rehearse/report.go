@@ -132,6 +132,9 @@ type JobResult struct {
 	// QuotaRefused is how long the team's quota kept its pods from being
 	// created.
 	QuotaRefused Duration `json:"quotaRefused"`
+	// RanOn is the pools its pods started on, in order: [spot-gpu, gpu]
+	// for a job interrupted on spot that resumed on demand.
+	RanOn []string `json:"ranOn,omitempty"`
 }
 
 // GroupResult sums a team's jobs of one class.
@@ -227,7 +230,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		res := JobResult{
 			Team: row.Team, Class: j.w.class, Kind: string(row.Kind), Name: row.Name, Pods: row.Pods, GPUs: row.GPUs,
 			Submitted: Duration(row.Submit), Refused: j.refused, Preemptions: j.preemptions, Interruptions: j.interruptions, BackoffFailures: j.backoffFailures,
-			LostGPUHours: j.lost.Hours() * float64(row.GPUs),
+			LostGPUHours: j.lost.Hours() * float64(row.GPUs), RanOn: j.ranOn,
 		}
 		quota := j.quotaRefused
 		if !j.quotaSince.IsZero() {

@@ -1,6 +1,8 @@
 package rehearse
 
 import (
+	"maps"
+	"slices"
 	"sort"
 	"time"
 
@@ -94,9 +96,12 @@ func accumulate(nodes map[string][]Point, prices []cost.PoolPrice) []Point {
 		pool string
 		v    float64
 	}
+	// In the pools' order, so that the sums are the same every run: a
+	// float's sum depends on the order it is added in.
+	pools := slices.Sorted(maps.Keys(nodes))
 	var changes []change
-	for pool, pts := range nodes {
-		for _, p := range pts {
+	for _, pool := range pools {
+		for _, p := range nodes[pool] {
 			changes = append(changes, change{p.T, pool, p.V})
 		}
 	}
@@ -106,12 +111,15 @@ func accumulate(nodes map[string][]Point, prices []cost.PoolPrice) []Point {
 	spent, last := 0.0, Duration(0)
 	for _, c := range changes {
 		rate := 0.0
-		for pool, n := range now {
-			rate += n * perHour[pool]
+		for _, pool := range pools {
+			rate += now[pool] * perHour[pool]
 		}
 		spent += rate * time.Duration(c.t-last).Hours()
 		last = c.t
 		now[c.pool] = c.v
+		if n := len(out); n > 0 && out[n-1].T == c.t {
+			continue // one point a moment: nothing was spent since
+		}
 		out = append(out, Point{T: c.t, V: spent})
 	}
 	return out
