@@ -187,7 +187,7 @@ th{background:#f3f5f7}
 .legend span{display:inline-block;width:12px;height:12px;margin:0 4px 0 12px}
 </style></head><body>
 <h1>Rehearsal of {{.NameA}}{{if .B}} vs {{.NameB}}{{end}}</h1>
-<p>Trace {{.A.Trace}}, speed {{.A.Speed}}, seed {{.A.Seed}}{{if .A.Partial}} (A stopped early: partial){{end}}{{if .B}}{{if .B.Partial}} (B stopped early: partial){{end}}{{end}}.</p>
+<p>Trace {{.A.Trace}}, seed {{.A.Seed}}; every figure is trace time on the rehearsal's clock, exact to {{short .A.Tolerance}}{{if .A.Partial}} (A stopped early: partial){{end}}{{if .B}}{{if .B.Partial}} (B stopped early: partial){{end}}{{end}}.</p>
 {{if .B}}<p class="legend"><span style="background:#1f5f8b"></span>A {{.NameA}}<span style="background:#8fc1e3"></span>B {{.NameB}}</p>
 <h2>What changed</h2>
 <table><tr><th>measure</th><th>A</th><th>B</th><th>B − A</th></tr>
@@ -212,8 +212,6 @@ th{background:#f3f5f7}
 {{if .Disruptions}}<table><tr><th>disruption</th><th>at</th><th>pool</th><th>notice</th><th>took</th><th>nodes</th></tr>
 {{range .Disruptions}}<tr><td>{{.Kind}}</td><td>{{short .At}}</td><td>{{.Pool}}</td><td>{{if .Notice}}{{short .Notice}}{{else}}-{{end}}</td><td>{{if .Took}}{{short .Took}}{{else}}-{{end}}</td><td>{{if .Error}}failed: {{.Error}}{{else}}{{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{else}}(none up){{end}}{{end}}</td></tr>
 {{end}}</table>{{end}}
-<h3>Timers</h3><table><tr><th>timer</th><th>owner</th><th>value</th><th>ran at</th><th>scaled</th><th>floor (trace)</th><th>note</th></tr>
-{{range .Timers}}<tr><td>{{.Name}}</td><td>{{.Owner}}</td><td>{{.Value}}</td><td>{{.Ran}}</td><td>{{.Scaled}}</td><td>{{if not .Scaled}}{{short .Floor}}{{end}}</td><td>{{.Note}}</td></tr>
-{{end}}</table>
+<p>The clock took {{.Clock.Steps}} steps of {{short .Clock.Step}}{{if .Speed}}, at most {{.Speed}} times real time{{end}}; the cluster settled before them in {{short .Clock.Settling}} of wall time in all.</p>
 {{range .Notes}}<p>note: {{.}}</p>{{end}}
 {{end}}`))

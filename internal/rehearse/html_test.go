@@ -1,6 +1,8 @@
 package rehearse
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -20,5 +22,35 @@ func TestWaitChartDrawsNoBarForAGroupThatNeverRan(t *testing.T) {
 	}
 	if !strings.Contains(svg, ">-<") || !strings.Contains(svg, ">1h10m<") {
 		t.Errorf("the chart lacks A's 1h10m or B's \"-\":\n%s", svg)
+	}
+}
+
+// The page renders a report, one design or two, with its clock's steps
+// and its tolerance: a template that names a field the report lacks
+// fails here, not in a user's rehearsal.
+func TestPageRendersAReport(t *testing.T) {
+	rep := func(name string) *Report {
+		return &Report{
+			Blueprint: name, Trace: "week.csv", Seed: 1, Rehearsed: Duration(time.Hour), Tolerance: Duration(time.Second),
+			Clock:  ClockReport{Step: Duration(time.Second), Steps: 737, Settling: Duration(2 * time.Second)},
+			Groups: []GroupResult{{Team: "ml", Class: "training", Jobs: 1, Completed: 1, WaitP50: Duration(10 * time.Minute)}},
+			Pools:  []PoolResult{{Name: "gpu", NodeHours: 1.5}},
+			Series: &Series{Nodes: map[string][]Point{"gpu": {{T: 0, V: 0}, {T: Duration(time.Hour), V: 1}}}},
+		}
+	}
+	for _, b := range []*Report{nil, rep("b")} {
+		dir := t.TempDir()
+		if err := WriteDir(dir, rep("a"), b); err != nil {
+			t.Fatalf("writing the page: %v", err)
+		}
+		page, err := os.ReadFile(filepath.Join(dir, "report.html"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, want := range []string{"exact to 1s", "737 steps of 1s"} {
+			if !strings.Contains(string(page), want) {
+				t.Errorf("the page lacks %q", want)
+			}
+		}
 	}
 }

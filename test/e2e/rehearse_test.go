@@ -33,18 +33,38 @@ func berthOut(t *testing.T, home string, args ...string) (stdout, stderr string,
 	return out.String(), errOut.String(), code
 }
 
-// TestRehearse replays two one-GPU jobs submitted together on two
-// designs, on clusters of their own, and checks what the clusters did
-// against what the designs imply. Design A has one GPU node at most and a
-// quota of one GPU: the second job's pod is refused by the quota until
-// the first ends, after the ten minutes the node takes to provision and
-// the hour the first runs. Design B has two of each: both wait only for
-// their nodes. Cost is node-hours times the pools' prices.
+// TestRehearse replays two one-GPU jobs submitted together (first runs
+// an hour, second half an hour) on two designs, on clusters of their own,
+// and checks every figure against the hand calculation. P = 10 minutes to
+// provision a GPU node; the autoscaler's scan at 10 s (scan) grows the
+// pool for what is pending; a Job completes a second after its pod
+// (jobDone).
+//
+// Design A, one GPU node at most and a quota of one GPU: the quota
+// refuses second's pod while first's holds the GPU, and the Job
+// controller tries again on its backoff (1, 3, 7 ... seconds, then every
+// minute: quotaRetry), the first time after first's pod ends at
+// scan+P+1h; the node is still up, so second's pod runs at once:
+//
+//	first    wait scan+P = 10m10s                  run 1h + jobDone
+//	second   wait quotaRetry(scan+P+1h) = 1h11m3s  run 30m + jobDone, quota-refused its whole wait
+//	end      second's wait + 30m + jobDone
+//	gpu      one node from scan+P to the end; system one node throughout
+//
+// Design B, two of each: both wait for their nodes; second's node is
+// unneeded from its pod's end (scan+P+30m, a point of the scan grid) and
+// goes ten minutes later; first's stays to the end:
+//
+//	first, second  wait scan+P                     runs 1h and 30m, + jobDone
+//	gpu      (30m + unneeded) + (1h + jobDone) node-hours; end scan+P+1h+jobDone
+//
+// Cost is node-hours at the pools' prices (gpu $1.00, system $0.20 an
+// hour), to the cent.
 func TestRehearse(t *testing.T) {
 	home := t.TempDir()
 	report := filepath.Join(home, "report")
 	out, errOut, code := berthOut(t, home, "rehearse", "-f", "testdata/rehearse-a.yaml", "--vs", "testdata/rehearse-b.yaml",
-		"--trace", "testdata/rehearse.csv", "--speed", "120", "-o", "json")
+		"--trace", "testdata/rehearse.csv", "-o", "json")
 	if code != 0 {
 		t.Fatalf("berth rehearse --vs: exit %d\n%s\n%s", code, out, errOut)
 	}
@@ -56,67 +76,60 @@ func TestRehearse(t *testing.T) {
 	if a == nil || b == nil {
 		t.Fatalf("the report has no a or b:\n%s", out)
 	}
-	job := func(r *rehearse.Report, name string) rehearse.JobResult {
-		t.Helper()
-		for _, j := range r.Jobs {
-			if j.Name == name {
-				return j
-			}
-		}
-		t.Fatalf("%s: no job %s in %+v", r.Blueprint, name, r.Jobs)
-		return rehearse.JobResult{}
-	}
-	// Floors at speed 120: a second of wall time is two minutes of trace
-	// time, and a pod's start time has whole seconds, so a run may end up
-	// to a second early or late; a loaded machine adds its lag.
-	early := 4 * time.Minute
-	slack := 8*time.Minute + 3*time.Duration(a.SubmitLag)*120
-	within := func(r *rehearse.Report, name string, low, high time.Duration) {
-		t.Helper()
-		j := job(r, name)
-		if j.State != rehearse.Completed || j.Wait == nil {
-			t.Errorf("%s: job %s %s with wait %v; want completed", r.Blueprint, name, j.State, j.Wait)
-			return
-		}
-		if w := time.Duration(*j.Wait); w < low-early || w > high+slack {
-			t.Errorf("%s: job %s waited %s; want %s to %s", r.Blueprint, name, w, low-early, high+slack)
+	const p = 10 * time.Minute
+	up := scan + p
+
+	first, second := jobNamed(t, a, "first"), jobNamed(t, a, "second")
+	exactly(t, a, "first's wait", waited(t, a, first), up)
+	exactly(t, a, "first's run", ran(t, a, first), time.Hour+jobDone)
+	retry := quotaRetry(up + time.Hour)
+	exactly(t, a, "second's wait", waited(t, a, second), retry)
+	exactly(t, a, "second's quota-refused time", time.Duration(second.QuotaRefused), retry)
+	exactly(t, a, "second's run", ran(t, a, second), 30*time.Minute+jobDone)
+	end := retry + 30*time.Minute + jobDone
+	exactly(t, a, "the rehearsal's end", time.Duration(a.Rehearsed), end)
+	exactlyHours(t, a, "gpu's node-hours", reportPool(t, a, "gpu").NodeHours, end-up)
+	exactlyHours(t, a, "system's node-hours", reportPool(t, a, "system").NodeHours, end)
+
+	for _, name := range []string{"first", "second"} {
+		j := jobNamed(t, b, name)
+		exactly(t, b, name+"'s wait", waited(t, b, j), up)
+		if j.QuotaRefused != 0 {
+			t.Errorf("%s: %s was quota-refused for %s; its quota fits both", b.Blueprint, name, j.QuotaRefused)
 		}
 	}
-	within(a, "first", 10*time.Minute, 12*time.Minute)
-	within(a, "second", 70*time.Minute, 72*time.Minute)
-	within(b, "first", 10*time.Minute, 12*time.Minute)
-	within(b, "second", 10*time.Minute, 12*time.Minute)
-	if q := job(a, "second").QuotaRefused; time.Duration(q) < 50*time.Minute {
-		t.Errorf("%s: the second job's quota-refused time is %s; want most of the first job's hour", a.Blueprint, q)
-	}
-	if q := job(b, "second").QuotaRefused; q != 0 {
-		t.Errorf("%s: the second job was quota-refused for %s; its quota fits both", b.Blueprint, q)
-	}
-	for _, r := range []*rehearse.Report{a, b} {
-		if r.Cost == nil {
-			t.Fatalf("%s: no cost", r.Blueprint)
+	exactly(t, b, "first's run", ran(t, b, jobNamed(t, b, "first")), time.Hour+jobDone)
+	exactly(t, b, "second's run", ran(t, b, jobNamed(t, b, "second")), 30*time.Minute+jobDone)
+	endB := up + time.Hour + jobDone
+	exactly(t, b, "the rehearsal's end", time.Duration(b.Rehearsed), endB)
+	gpuB := (30*time.Minute + unneeded) + (time.Hour + jobDone)
+	exactlyHours(t, b, "gpu's node-hours", reportPool(t, b, "gpu").NodeHours, gpuB)
+
+	for _, c := range []struct {
+		r          *rehearse.Report
+		gpu, total time.Duration
+	}{{a, end - up, end}, {b, gpuB, endB}} {
+		if got, want := cents(t, c.r, "gpu"), priced(c.gpu, 1.00); got != want {
+			t.Errorf("%s: gpu cost %d cents; %s at $1.00 is %d", c.r.Blueprint, got, c.gpu, want)
 		}
-		for _, p := range r.Cost.Pools {
-			if p.Cost == nil {
-				t.Errorf("%s: pool %s has no cost: %v", r.Blueprint, p.Price.Pool, p.Problem)
-				continue
-			}
-			want := p.OnDemandHours * float64(p.Price.OnDemand) / 1e6 * 100
-			if got := float64(*p.Cost); got < want-1 || got > want+1 {
-				t.Errorf("%s: pool %s cost %d cents for %.3f node-hours at %s; want %.0f", r.Blueprint, p.Price.Pool, *p.Cost, p.OnDemandHours, p.Price.OnDemand, want)
-			}
+		if got, want := cents(t, c.r, "system"), priced(c.total, 0.20); got != want {
+			t.Errorf("%s: system cost %d cents; %s at $0.20 is %d", c.r.Blueprint, got, c.total, want)
 		}
 	}
 
-	// The table and the page, on one design.
-	table, errOut, code := berthOut(t, home, "rehearse", "-f", "testdata/rehearse-b.yaml", "--trace", "testdata/rehearse.csv", "--speed", "240", "--report", report)
+	// The table and the page, on one design; the table writes figures of
+	// the trace alone.
+	table, errOut, code := berthOut(t, home, "rehearse", "-f", "testdata/rehearse-b.yaml", "--trace", "testdata/rehearse.csv", "--report", report)
 	if code != 0 {
 		t.Fatalf("berth rehearse: exit %d\n%s\n%s", code, table, errOut)
 	}
-	for _, want := range []string{"WAIT p50", "\nml ", "\ngpu ", "\ntotal", "Timers left unscaled"} {
+	for _, want := range []string{"WAIT p50", "\nml ", "\ngpu ", "\ntotal", "exact to 1s"} {
 		if !strings.Contains(table, want) {
 			t.Errorf("the table lacks %q:\n%s", want, table)
 		}
+	}
+	if !strings.Contains(errOut, "clock steps") {
+		t.Errorf("berth rehearse said nothing of its clock's steps on stderr:\n%s", errOut)
 	}
 	page, err := os.ReadFile(filepath.Join(report, "report.html"))
 	if err != nil {
