@@ -8,6 +8,8 @@
 //	                     [-shapes yaml-stream-bare-flow]
 //	go run ./bench autoscale [-runs 5]                  # pending GPU pod -> new node Ready -> pod Running
 //	go run ./bench queue [-runs 3]                      # queue depth -> HPA from zero -> GPU nodes -> workers Running
+//	go run ./bench rehearse [-until 24h] [-against 60]  # the retail week on its clock: steps, settling, wall time, peak memory
+//	                        [-vs examples/retail-gpu4.yaml] [-busy]
 //
 // It links only client-go, never the control plane, so it measures the
 // binary users run.
@@ -23,7 +25,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fmt.Fprintln(os.Stderr, "usage: bench up|scale|audit|autoscale|queue [flags]")
+		fmt.Fprintln(os.Stderr, "usage: bench up|scale|audit|autoscale|queue|rehearse [flags]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
@@ -66,8 +68,21 @@ func main() {
 		provisioning := fs.Duration("provisioning-time", 0, "the gpu pool's provisioning time")
 		fs.Parse(os.Args[2:])
 		err = benchQueue(*berth, *runs, *scan, *provisioning)
+	case "rehearse":
+		var o rehearseOptions
+		fs.StringVar(&o.file, "f", "", "the blueprint (default: the retail template)")
+		fs.StringVar(&o.trace, "trace", "examples/retail-week.csv", "the trace")
+		fs.StringVar(&o.until, "until", "", "stop at this trace time (default: berth rehearse's)")
+		fs.StringVar(&o.vs, "vs", "", "a second design, as berth rehearse --vs")
+		fs.StringVar(&o.cloud, "cloud", "aws", "the cloud whose prices the cost uses")
+		fs.Float64Var(&o.speed, "speed", 0, "the speed ceiling (0: as fast as the cluster settles)")
+		fs.Float64Var(&o.against, "against", 0, "replay again at this ceiling and check the two reports are equal")
+		fs.BoolVar(&o.busy, "busy", false, "keep every core busy with a loop while the first replay runs")
+		fs.StringVar(&o.save, "save", "", "write the report (JSON) to this file, and the -against replay's to FILE.against")
+		fs.Parse(os.Args[2:])
+		err = benchRehearse(*berth, o)
 	default:
-		err = fmt.Errorf("unknown benchmark %q: use up, scale, audit, autoscale or queue", os.Args[1])
+		err = fmt.Errorf("unknown benchmark %q: use up, scale, audit, autoscale, queue or rehearse", os.Args[1])
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)

@@ -298,9 +298,13 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 		rep.Trace = o.tracePath
 		rep.Seed = o.seed
 		k := rep.Clock
-		fmt.Fprintf(o.ErrOut, "Replayed %s of trace in %s of wall time: %d clock steps, %s settling (the longest %s)\n",
+		most := ""
+		if len(k.WaitedOn) > 0 {
+			most = "; waited most on " + k.WaitedOn[0]
+		}
+		fmt.Fprintf(o.ErrOut, "Replayed %s of trace in %s of wall time: %d clock steps, %s settling (the longest %s%s)\n",
 			time.Duration(rep.Rehearsed).Round(time.Second), time.Duration(rep.Wall).Round(time.Second), k.Steps,
-			time.Duration(k.Settling).Round(time.Millisecond), time.Duration(k.MaxSettle).Round(time.Millisecond))
+			time.Duration(k.Settling).Round(time.Millisecond), time.Duration(k.MaxSettle).Round(time.Millisecond), most)
 	}
 	return rep, err
 }

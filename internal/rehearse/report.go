@@ -1,8 +1,11 @@
 package rehearse
 
 import (
+	"cmp"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -81,6 +84,9 @@ type ClockReport struct {
 	// Gated counts the pods the scheduler placed one at a time, each once
 	// the rest had settled.
 	Gated int `json:"gated"`
+	// WaitedOn is where the counted wait went, longest first: "requests
+	// sent by kube-controller-manager 1m2s".
+	WaitedOn []string `json:"waitedOn,omitempty"`
 }
 
 // clockReport is c's and d's account of the rehearsal.
@@ -90,7 +96,18 @@ func clockReport(c *simtime.Clock, d *simtime.Driver) ClockReport {
 		Step: Duration(c.Step()), Steps: s.Steps, Timers: s.Fired,
 		Settling: Duration(s.Settling), MaxSettle: Duration(s.MaxSettle), Quiet: Duration(s.Quiet),
 		Counted: Duration(s.Counted), Running: Duration(s.Running), Grace: Duration(s.Grace), Windows: Duration(s.Windows), Gated: s.Gated,
+		WaitedOn: waitedOn(s.WaitedOn),
 	}
+}
+
+// waitedOn is the counted wait by what was at work, longest first.
+func waitedOn(by map[string]time.Duration) []string {
+	names := slices.SortedFunc(maps.Keys(by), func(a, b string) int { return cmp.Compare(by[b], by[a]) })
+	out := make([]string, 0, len(names))
+	for _, n := range names {
+		out = append(out, fmt.Sprintf("%s %s", n, by[n].Round(time.Millisecond)))
+	}
+	return out
 }
 
 // Job states.

@@ -2,7 +2,9 @@ package simtime
 
 import (
 	"context"
+	"maps"
 	"runtime"
+	"strings"
 	"sync"
 	"time"
 )
@@ -76,6 +78,9 @@ type Stats struct {
 	// Gated counts the pieces of work gates let through (the scheduler's
 	// pods).
 	Gated int `json:"gated"`
+	// WaitedOn is the counted settling by what was at work: a request
+	// counter's name, a probe's, a watch's.
+	WaitedOn map[string]time.Duration `json:"waitedOn,omitempty"`
 
 	lastSettle time.Duration
 }
@@ -89,7 +94,9 @@ func NewDriver(c *Clock) *Driver {
 func (d *Driver) Stats() Stats {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	return d.stats
+	s := d.stats
+	s.WaitedOn = maps.Clone(d.stats.WaitedOn)
+	return s
 }
 
 // Waiting names what the Driver has waited on for more than a few
@@ -182,7 +189,8 @@ func (d *Driver) Settle(ctx context.Context) error {
 			d.noteWaiting()
 		}
 		life := a.Life()
-		counted := a.Busy() != ""
+		busy := a.Busy()
+		counted := busy != ""
 		if counted || !d.runtimeIdle() {
 			// Most steps wake a few goroutines that run for
 			// microseconds: yield to them a while before sleeping.
@@ -192,7 +200,14 @@ func (d *Driver) Settle(ctx context.Context) error {
 				d.nap()
 			}
 			if counted {
+				before := d.Stats().Counted
 				spent(&d.stats.Counted)
+				d.mu.Lock()
+				if d.stats.WaitedOn == nil {
+					d.stats.WaitedOn = map[string]time.Duration{}
+				}
+				d.stats.WaitedOn[kind(busy)] += d.stats.Counted - before
+				d.mu.Unlock()
 			} else {
 				spent(&d.stats.Running)
 			}
@@ -322,4 +337,13 @@ func (d *Driver) noteWaiting() {
 	d.mu.Lock()
 	d.waiting = what
 	d.mu.Unlock()
+}
+
+// kind is what a Busy answer names, without its count: "requests sent
+// by kube-scheduler (2)" is "requests sent by kube-scheduler".
+func kind(busy string) string {
+	if i := strings.LastIndex(busy, " ("); i > 0 && strings.HasSuffix(busy, ")") {
+		return busy[:i]
+	}
+	return busy
 }
