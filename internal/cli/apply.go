@@ -60,7 +60,7 @@ func (o *applyOptions) Run(ctx context.Context) error {
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	// The blueprint first: its problems need no cluster to report.
-	bp, err := clusterBlueprint(o.file, o.kube.contextName(), func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	bp, err := planBlueprint(o.file, o.kube.contextName(), func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}

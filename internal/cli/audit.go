@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -48,8 +47,9 @@ Lists such as ` + "`kubectl get -o json`" + ` writes, or rendered Helm or kustom
 output ("-" reads stdin). A cluster is read whole, or with -n only those
 namespaces (nodes and PriorityClasses are always read).
 
-With -f BLUEPRINT (for files, else ./berth.yaml when there is one),
-system namespaces and GPU taints come from the blueprint. Files are
+With -f BLUEPRINT (else ./berth.yaml when there is one; for a cluster,
+else the blueprint it recorded at berth up or berth apply), system
+namespaces and GPU taints come from the blueprint. Files are
 audited as they will run beside the blueprint's own objects (its team
 namespaces, quotas, LimitRanges, budgets and PriorityClasses, which
 berth apply makes); on a cluster audit also reports drift from it.
@@ -91,24 +91,25 @@ func (o *auditOptions) Run(ctx context.Context) error {
 		return fmt.Errorf("--fail-on %s: use error or warning", o.failOn)
 	}
 	opts := audit.Options{SystemNamespaces: o.system, Ignore: o.ignore}
-	bp, err := o.blueprint()
-	if err != nil {
-		return err
-	}
-	if bp != nil {
-		opts.UseBlueprint(bp.Blueprint)
-		if len(o.paths) > 0 {
-			// Files join the blueprint's cluster, where apply makes its
-			// own objects; a cluster is audited for what it holds.
-			opts.Present = audit.BlueprintObjects(bp.Blueprint)
-		}
-	}
+	warn := func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) }
 
-	var inv *audit.Inventory
-	var drift []audit.Finding
+	var (
+		bp    *loadedBlueprint
+		inv   *audit.Inventory
+		drift []audit.Finding
+	)
 	if len(o.paths) > 0 {
 		if len(o.namespaces) > 0 {
 			return problem.New("-n selects namespaces of a cluster; with files, audit every object they hold", "drop -n, or audit only the files of those namespaces")
+		}
+		if bp, err = o.filesBlueprint(warn); err != nil {
+			return err
+		}
+		if bp != nil {
+			opts.UseBlueprint(bp.Blueprint)
+			// Files join the blueprint's cluster, where apply makes its
+			// own objects; a cluster is audited for what it holds.
+			opts.Present = audit.BlueprintObjects(bp.Blueprint)
 		}
 		opts.Source = strings.Join(o.paths, ", ")
 		if inv, err = audit.LoadFiles(o.paths, o.In); err != nil {
@@ -118,6 +119,13 @@ func (o *auditOptions) Run(ctx context.Context) error {
 		t, err := o.kube.connect(ctx)
 		if err != nil {
 			return err
+		}
+		if bp, err = clusterBlueprint(ctx, t.client.Kube, o.file, warn); err != nil {
+			return err
+		}
+		if bp != nil {
+			opts.UseBlueprint(bp.Blueprint)
+			fmt.Fprintf(o.ErrOut, "Auditing against blueprint %s from %s\n", bp.Metadata.Name, bp.source)
 		}
 		opts.Source = t.String()
 		meta, err := metadata.NewForConfig(t.config)
@@ -153,25 +161,14 @@ func (o *auditOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// blueprint is -f; else, for files, ./berth.yaml (as berth new finds
-// it), and for a berth local cluster the one it was started from; nil
-// when none of them.
-func (o *auditOptions) blueprint() (*loadedBlueprint, error) {
-	warn := func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) }
+// filesBlueprint is the blueprint files are audited beside: -f, else
+// ./berth.yaml (as berth new finds it); nil when neither.
+func (o *auditOptions) filesBlueprint(warn func(problem.Problem)) (*loadedBlueprint, error) {
 	if o.file != "" {
 		return loadBlueprint(o.file, warn)
 	}
-	if len(o.paths) > 0 {
-		if _, err := os.Stat(defaultBlueprintFile); err != nil {
-			return nil, nil
-		}
-		return loadBlueprint(defaultBlueprintFile, warn)
+	if _, err := os.Stat(defaultBlueprintFile); err != nil {
+		return nil, nil
 	}
-	if local, ok := strings.CutPrefix(o.kube.contextName(), "berth-"); ok {
-		saved := filepath.Join(stateDirFor(local), "blueprint.yaml")
-		if _, err := os.Stat(saved); err == nil {
-			return loadBlueprint(saved, warn)
-		}
-	}
-	return nil, nil
+	return loadBlueprint(defaultBlueprintFile, warn)
 }

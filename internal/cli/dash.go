@@ -83,8 +83,8 @@ listens on 127.0.0.1 unless --listen says otherwise, refuses requests that
 name another host (DNS rebinding), never reads Secrets, and needs nothing
 from the network: every asset is in the binary.
 
-The blueprint (pool sizes, quotas, classes) is -f FILE, or for a local
-berth cluster the one it was started from, as for berth status.`,
+The blueprint (pool sizes, quotas, classes) is -f FILE; else ./berth.yaml;
+else the one the cluster recorded, as for berth status.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return o.Run(cmd.Context()) },
 	}
@@ -98,9 +98,14 @@ func (o *dashOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	bp, err := (&statusOptions{Streams: o.Streams, kube: o.kube, file: o.file}).blueprint(t.context)
+	lb, err := clusterBlueprint(ctx, t.client.Kube, o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
+	}
+	var bp *v1alpha1.Blueprint
+	if lb != nil {
+		bp = lb.Blueprint
+		fmt.Fprintf(o.ErrOut, "Blueprint %s from %s\n", bp.Metadata.Name, lb.source)
 	}
 	models, err := o.registry()
 	if err != nil {

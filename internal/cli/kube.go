@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/recorded"
 )
 
 // target is the cluster a command talks to.
@@ -73,10 +75,43 @@ func (k *kubeFlags) contextName() string {
 	return raw.CurrentContext
 }
 
-// clusterBlueprint is the blueprint a command compares a cluster with:
-// -f FILE; else ./berth.yaml; else, for a berth local cluster, the one it
-// was started from; else the default template.
-func clusterBlueprint(file, contextName string, warn func(problem.Problem)) (*loadedBlueprint, error) {
+// clusterBlueprint is the blueprint a command that reads a cluster
+// compares it with: -f FILE; else ./berth.yaml; else the blueprint the
+// cluster recorded (kube-system/berth-blueprint-NAME, which `berth up`
+// writes for the blueprint it starts from and `berth apply` for the one
+// it applies, whatever the state directory or the cluster). nil when the
+// cluster records none; an error naming them when it records several,
+// which only -f can choose between. Its source says which it read.
+func clusterBlueprint(ctx context.Context, client kubernetes.Interface, file string, warn func(problem.Problem)) (*loadedBlueprint, error) {
+	if file != "" {
+		return loadBlueprint(file, warn)
+	}
+	if _, err := os.Stat(defaultBlueprintFile); err == nil {
+		return loadBlueprint(defaultBlueprintFile, warn)
+	}
+	bps, err := recorded.List(ctx, client)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errUnreachable, err)
+	}
+	switch len(bps) {
+	case 0:
+		return nil, nil
+	case 1:
+		return &loadedBlueprint{Blueprint: bps[0], source: recordedSource(bps[0].Metadata.Name)}, nil
+	}
+	var names []string
+	for _, bp := range bps {
+		names = append(names, bp.Metadata.Name)
+	}
+	return nil, problem.Errorf("pass -f FILE with the blueprint to compare the cluster with",
+		"the cluster records %d blueprints (%s, in kube-system/%s*), and which one describes it is not known", len(bps), strings.Join(names, ", "), recorded.ConfigMapPrefix)
+}
+
+// planBlueprint is the blueprint plan and apply use: -f FILE; else
+// ./berth.yaml; else, for a berth local cluster, the one it was started
+// from; else the default template. It needs no cluster, so that a
+// blueprint's problems are reported before any connection.
+func planBlueprint(file, contextName string, warn func(problem.Problem)) (*loadedBlueprint, error) {
 	if file == "" {
 		if _, err := os.Stat(defaultBlueprintFile); err != nil {
 			if local, ok := strings.CutPrefix(contextName, "berth-"); ok {
@@ -88,6 +123,15 @@ func clusterBlueprint(file, contextName string, warn func(problem.Problem)) (*lo
 		}
 	}
 	return loadBlueprint(file, warn)
+}
+
+// errUnreachable marks an error of a cluster that did not answer.
+var errUnreachable = errors.New("the cluster did not answer")
+
+// recordedSource names a recorded blueprint as a command says where its
+// blueprint came from.
+func recordedSource(name string) string {
+	return "the cluster's record kube-system/" + recorded.ConfigMapName(name)
 }
 
 // commandQPS and commandBurst pace a command's requests: client-go's

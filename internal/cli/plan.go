@@ -53,7 +53,7 @@ the one it was started from, else the retail template.`,
 
 func (o *planOptions) Run(ctx context.Context) error {
 	// The blueprint first: its problems need no cluster to report.
-	bp, err := clusterBlueprint(o.file, o.kube.contextName(), func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	bp, err := planBlueprint(o.file, o.kube.contextName(), func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}

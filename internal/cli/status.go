@@ -2,15 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/spf13/cobra"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/status"
 )
@@ -28,8 +25,9 @@ func newStatusCommand(s Streams, kube *kubeFlags) *cobra.Command {
 		Short: "Show pools (nodes Ready/total, requested/allocatable CPU, memory, GPUs), team quotas and scaled workloads",
 		Long: `Show the cluster of the current kubeconfig context against its blueprint.
 
-The blueprint is -f FILE; for a local berth cluster without -f, the one it
-was started from. Pools the blueprint declares are listed even at zero nodes.
+The blueprint is -f FILE; else ./berth.yaml; else the one the cluster
+recorded when berth up started it or berth apply applied it (any state
+directory; with several, -f chooses). Pools the blueprint declares are listed even at zero nodes.
 Workloads an HPA scales are listed last, one row per HPA: replicas now and
 desired, the range, each metric against its target, the last rescale.`,
 		Args: cobra.NoArgs,
@@ -53,44 +51,27 @@ func (o *statusOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return problem.Errorf("start one with `berth up`, or pass --kubeconfig/--context", "no cluster to show: %w", err)
 	}
-	bp, err := o.blueprint(ctxName)
-	if err != nil {
-		return err
-	}
 	cfg.QPS, cfg.Burst = commandQPS, commandBurst
 	client, err := protobufClient(cfg)
 	if err != nil {
 		return err
 	}
+	lb, err := clusterBlueprint(ctx, client, o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
+	if err != nil {
+		if errors.Is(err, errUnreachable) {
+			return problem.Errorf("is it running? `berth up` starts a local one", "cluster %s (context %q) is unreachable: %w", cfg.Host, ctxName, err)
+		}
+		return err
+	}
+	var bp *v1alpha1.Blueprint
+	name := "(no blueprint: pools from node labels)"
+	if lb != nil {
+		bp, name = lb.Blueprint, lb.Metadata.Name+" (from "+lb.source+")"
+	}
 	sum, err := status.Collect(ctx, client, bp)
 	if err != nil {
 		return problem.Errorf("is it running? `berth up` starts a local one", "cluster %s (context %q) is unreachable: %w", cfg.Host, ctxName, err)
 	}
-	name := "(no blueprint: pools from node labels)"
-	if bp != nil {
-		name = bp.Metadata.Name
-	}
 	fmt.Fprintf(o.Out, "Cluster %s (context %s), blueprint %s\n\n", cfg.Host, ctxName, name)
 	return status.Render(o.Out, sum)
-}
-
-// blueprint is -f, or the blueprint a local cluster was started from.
-func (o *statusOptions) blueprint(ctxName string) (*v1alpha1.Blueprint, error) {
-	file := o.file
-	if file == "" {
-		if local, ok := strings.CutPrefix(ctxName, "berth-"); ok {
-			saved := filepath.Join(stateDirFor(local), "blueprint.yaml")
-			if _, err := os.Stat(saved); err == nil {
-				file = saved
-			}
-		}
-	}
-	if file == "" {
-		return nil, nil
-	}
-	bp, warnings, err := blueprint.Load(file)
-	for _, w := range warnings {
-		fmt.Fprintln(o.ErrOut, w)
-	}
-	return bp, err
 }

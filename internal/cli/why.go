@@ -2,12 +2,14 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/spf13/cobra"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/problem"
@@ -47,8 +49,8 @@ conditions say why. --all lists every Pending pod (of -n NAMESPACE, else
 of every namespace), every workload that cannot create its pods, and
 every HPA at its maximum or without its metric, one line each.
 
-The blueprint (for pool sizes) is -f FILE; else ./berth.yaml, or for a
-berth local cluster the one it was started from, when the cluster's nodes
+The blueprint (for pool sizes) is -f FILE; else ./berth.yaml, or the one
+the cluster recorded (as for berth status), when the cluster's nodes
 belong to it. The exit status is 0 whenever a verdict was made.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -109,15 +111,15 @@ func (o *whyOptions) Validate(args []string) error {
 }
 
 func (o *whyOptions) Run(ctx context.Context) error {
-	bp, source, err := o.blueprint()
-	if err != nil {
-		return err
-	}
 	t, err := o.kube.connect(ctx)
 	if err != nil {
 		return err
 	}
 	client := t.client.Kube
+	bp, source, err := o.blueprint(ctx, client)
+	if err != nil {
+		return err
+	}
 	var snap *why.Snapshot
 	var result any
 	switch {
@@ -169,9 +171,10 @@ func (o *whyOptions) Run(ctx context.Context) error {
 	return err
 }
 
-// blueprint is -f FILE, which is trusted; or the one plan and apply
-// would use, trusted only if the cluster's nodes belong to it (trust).
-func (o *whyOptions) blueprint() (*v1alpha1.Blueprint, string, error) {
+// blueprint is -f FILE, which is trusted; or the one the cluster's other
+// commands read (clusterBlueprint), trusted only if the cluster's nodes
+// belong to it (trust).
+func (o *whyOptions) blueprint(ctx context.Context, client kubernetes.Interface) (*v1alpha1.Blueprint, string, error) {
 	if o.file != "" {
 		bp, err := loadBlueprint(o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 		if err != nil {
@@ -179,9 +182,15 @@ func (o *whyOptions) blueprint() (*v1alpha1.Blueprint, string, error) {
 		}
 		return bp.Blueprint, bp.source, nil
 	}
-	bp, err := clusterBlueprint("", o.kube.contextName(), func(problem.Problem) {})
+	bp, err := clusterBlueprint(ctx, client, "", func(problem.Problem) {})
 	if err != nil {
+		if errors.Is(err, errUnreachable) {
+			return nil, "", err
+		}
 		fmt.Fprintf(o.ErrOut, "warning: ignoring the default blueprint: %v\n", err)
+		return nil, "", nil
+	}
+	if bp == nil {
 		return nil, "", nil
 	}
 	return bp.Blueprint, bp.source, nil
