@@ -39,13 +39,15 @@ func newNewCommand(s Streams) *cobra.Command {
 
 The class is the first of the kind's role (Serving, Training, General) the
 team may use, or --class; for batch, the first of them with a queue (or,
-with --queue, without one of its own). berth new says which and why. A
-class whose pools all have GPUs gets 1 GPU per pod unless --gpus says
-more. The objects go in the team's first namespace, in DIR/NAME-KIND.yaml
+with --queue, without one of its own), among those with pools for the
+pods' GPUs: with --gpus N a class with a GPU pool, with --gpus 0 one with
+a pool without GPUs. berth new says which and why. Without --gpus, a
+class whose pools all have GPUs gets 1 GPU per pod. The objects go in the team's first namespace, in DIR/NAME-KIND.yaml
 with -o, else to standard output. No cluster is needed.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			o.o.Kind, o.o.Name = scaffold.Kind(args[0]), args[1]
+			o.o.GPUsGiven = cmd.Flags().Changed("gpus")
 			return o.Run()
 		},
 	}

@@ -41,7 +41,7 @@ type workload struct {
 // annotated to run j.Duration; for inference the Deployment, Service, HPA
 // and budget `berth new inference` writes, at least j.Pods replicas.
 func workloadFor(bp *v1alpha1.Blueprint, j trace.Job) (*workload, error) {
-	o := scaffold.Options{Kind: j.Kind, Name: j.Name, Team: j.Team, Class: j.Class, Model: j.Model, GPUs: int(j.GPUs)}
+	o := scaffold.Options{Kind: j.Kind, Name: j.Name, Team: j.Team, Class: j.Class, Model: j.Model, GPUs: int(j.GPUs), GPUsGiven: true}
 	if j.Kind != scaffold.Inference {
 		job, class, err := scaffold.Job(bp, o)
 		if err != nil {

@@ -26,11 +26,14 @@ func Job(bp *v1alpha1.Blueprint, o Options) (*batchv1.Job, *v1alpha1.Class, erro
 	if team == nil {
 		return nil, nil, problem.Errorf("use one of the blueprint's teams, or add the team to spec.teams", "no team %q in the blueprint; its teams are %s", o.Team, teamNames(bp))
 	}
-	class, _, err := pickClass(bp, team, Options{Kind: o.Kind, Class: o.Class})
+	class, _, err := pickClass(bp, team, Options{Kind: o.Kind, Class: o.Class, GPUs: o.GPUs, GPUsGiven: o.GPUsGiven})
 	if err != nil {
 		return nil, nil, err
 	}
-	if o.GPUs == 0 && len(ClassPools(bp, class, true)) > 0 && len(ClassPools(bp, class, false)) == 0 {
+	if err := hostsPods(bp, class, o); err != nil {
+		return nil, nil, err
+	}
+	if o.GPUs == 0 && !o.GPUsGiven && len(ClassPools(bp, class, true)) > 0 && len(ClassPools(bp, class, false)) == 0 {
 		o.GPUs = 1
 	}
 	ns := team.Name

@@ -57,8 +57,14 @@ type Options struct {
 	// annotation (inference only). Empty means no model.
 	Model string
 	// GPUs per pod. Zero means none, or 1 when every pool of the class
-	// has GPUs (a pod without one would have no pool to run on).
+	// has GPUs (a pod without one would have no pool to run on) unless
+	// GPUsGiven.
 	GPUs int
+	// GPUsGiven says GPUs was asked for (--gpus, a trace's gpus column),
+	// 0 included: the class picked must have pools for such pods, pools
+	// with GPUs for pods that ask for some, pools without for pods that
+	// ask for none.
+	GPUsGiven bool
 	// Queue is the URL of the queue a batch worker reads (QUEUE_URL), and
 	// scales on when its class has no queue of its own: amqp://…/QUEUE,
 	// kafka://BROKERS/TOPIC, https://sqs.REGION.amazonaws.com/ACCOUNT/NAME
@@ -130,12 +136,12 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	if err != nil {
 		return nil, err
 	}
-	if o.GPUs > 0 && len(ClassPools(bp, class, true)) == 0 {
-		return nil, problem.Errorf(fmt.Sprintf("drop --gpus, or add a GPU pool to class %s's pools", class.Name), "class %s has no GPU pool (its pools: %s), so a pod asking for GPUs would never be placed", class.Name, strings.Join(class.Pools, ", "))
+	if err := hostsPods(bp, class, o); err != nil {
+		return nil, err
 	}
 	// A pod without GPUs gets only the class's pools without GPUs on
 	// admission: on a GPU-only class, none.
-	gpuDefault := o.GPUs == 0 && len(ClassPools(bp, class, true)) > 0 && len(ClassPools(bp, class, false)) == 0
+	gpuDefault := o.GPUs == 0 && !o.GPUsGiven && len(ClassPools(bp, class, true)) > 0 && len(ClassPools(bp, class, false)) == 0
 	if gpuDefault {
 		o.GPUs = 1
 	}
@@ -202,11 +208,29 @@ func MayUse(t *v1alpha1.Team, class string) bool {
 	return len(t.Classes) == 0 || slices.Contains(t.Classes, class)
 }
 
-// DefaultClass is the class New picks for a workload of kind k of team
-// when no class is given. Its error says why there is none, with the fix.
-func DefaultClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, k Kind) (*v1alpha1.Class, error) {
-	c, _, err := pickClass(bp, team, Options{Kind: k})
+// DefaultClass is the class New picks for a workload of kind k of team,
+// whose pods ask for gpus GPUs each, when no class is given. Its error
+// says why there is none, with the fix.
+func DefaultClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, k Kind, gpus int) (*v1alpha1.Class, error) {
+	c, _, err := pickClass(bp, team, Options{Kind: k, GPUs: gpus, GPUsGiven: true})
 	return c, err
+}
+
+// hostsPods says, as an error with its fix, when class c has no pool for
+// the pods o asks for: pools with GPUs for pods with GPUs, pools without
+// for pods given none.
+func hostsPods(bp *v1alpha1.Blueprint, c *v1alpha1.Class, o Options) error {
+	var p *problem.Problem
+	switch {
+	case o.GPUs > 0 && len(ClassPools(bp, c, true)) == 0:
+		p = problem.Errorf(fmt.Sprintf("drop --gpus, or add a GPU pool to class %s's pools", c.Name), "class %s has no GPU pool (its pools: %s), so a pod asking for GPUs would never be placed", c.Name, strings.Join(c.Pools, ", "))
+	case o.GPUs == 0 && o.GPUsGiven && len(ClassPools(bp, c, false)) == 0:
+		p = problem.Errorf(fmt.Sprintf("ask for GPUs (--gpus 1), or add a pool without GPUs to class %s's pools", c.Name), "class %s has only GPU pools (%s), so a pod asking for no GPUs would never be placed", c.Name, strings.Join(c.Pools, ", "))
+	default:
+		return nil
+	}
+	p.Field = "gpus"
+	return p
 }
 
 // pickClass chooses the class, and says why: o.Class when given, else
@@ -217,7 +241,7 @@ func DefaultClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, k Kind) (*v1alpha
 func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha1.Class, string, error) {
 	role := o.Kind.Role()
 	var usable []*v1alpha1.Class
-	var ofRole, forbidden []string
+	var ofRole, forbidden, unfit []string
 	for i := range bp.Spec.Classes {
 		c := &bp.Spec.Classes[i]
 		if o.Class != "" {
@@ -236,10 +260,13 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 			continue
 		}
 		ofRole = append(ofRole, c.Name)
-		if MayUse(team, c.Name) {
-			usable = append(usable, c)
-		} else {
+		switch {
+		case !MayUse(team, c.Name):
 			forbidden = append(forbidden, c.Name)
+		case hostsPods(bp, c, o) != nil:
+			unfit = append(unfit, c.Name)
+		default:
+			usable = append(usable, c)
 		}
 	}
 	if len(usable) > 0 {
@@ -258,7 +285,11 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 			return usable[0], first, nil
 		}
 		if withQueue < 0 {
-			return usable[0], first + "; no class of the team's has a queue, so the worker starts at 0 replicas and nothing scales it (scale it by hand, or pass --queue URL for an HPA on the queue's depth)", nil
+			none := "no class of the team's has a queue"
+			if len(unfit) > 0 {
+				none = "no class of the team's with pools for these pods has a queue"
+			}
+			return usable[0], first + "; " + none + ", so the worker starts at 0 replicas and nothing scales it (scale it by hand, or pass --queue URL for an HPA on the queue's depth)", nil
 		}
 		q := usable[withQueue].Scaling.Queue
 		why := fmt.Sprintf("the first %s class team %s may use with a queue (%s %s), which scales the worker from zero", role, team.Name, q.Type, queueName(q))
@@ -272,6 +303,14 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 	}
 	if len(ofRole) == 0 {
 		return nil, "", problem.Errorf(fmt.Sprintf("add one to spec.classes, e.g. %s", roleExample(o.Kind)), "the blueprint has no %s class (%s: %s), so %s has nowhere to run", role, o.Kind, roleRule(role), o.Kind)
+	}
+	if len(unfit) > 0 {
+		p := problem.Errorf("ask for GPUs (--gpus 1), or give one of them a pool without GPUs in the blueprint", "no %s class team %s may use has a pool without GPUs for pods that ask for none: %s %s only GPU pools", role, team.Name, strings.Join(unfit, ", "), plural(len(unfit), "has", "have"))
+		if o.GPUs > 0 {
+			p = problem.Errorf("ask for no GPUs, or give one of them a GPU pool in the blueprint", "no %s class team %s may use has a GPU pool for pods with %d GPU(s): %s %s none", role, team.Name, o.GPUs, strings.Join(unfit, ", "), plural(len(unfit), "has", "have"))
+		}
+		p.Field = "gpus"
+		return nil, "", p
 	}
 	return nil, "", problem.Errorf(fmt.Sprintf("add one of them to team %s's classes in the blueprint (then berth apply)", team.Name), "team %s may not use a %s class: %s %s, and the team's classes are %s", team.Name, role, strings.Join(forbidden, ", "), plural(len(forbidden), "is", "are"), strings.Join(team.Classes, ", "))
 }

@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	appsv1 "k8s.io/api/apps/v1"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
+	batchv1 "k8s.io/api/batch/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -151,6 +154,11 @@ func TestClassChoice(t *testing.T) {
 			[]string{"the only General class team etl may use", "no class of the team's has a queue, so the worker starts at 0 replicas and nothing scales it"}},
 		{"--class", Options{Kind: Batch, Name: "embed", Team: "team-b", Class: "batch"}, "batch", []string{"--class"}},
 		{"inference", Options{Kind: Inference, Name: "reco", Team: "team-a"}, "inference", []string{"the only Serving class team team-a may use"}},
+		// --gpus 0 rules out the GPU-only class with a queue.
+		{"batch with --gpus 0: a class with CPU pools", Options{Kind: Batch, Name: "etl", Team: "team-b", GPUs: 0, GPUsGiven: true}, "batch",
+			[]string{"the only General class team team-b may use"}},
+		{"batch with --gpus 1: the class with a queue and GPU pools", Options{Kind: Batch, Name: "embed", Team: "team-b", GPUs: 1, GPUsGiven: true}, "batch-inference",
+			[]string{"with a queue"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s, err := New(bp, c.o)
@@ -159,6 +167,9 @@ func TestClassChoice(t *testing.T) {
 			}
 			if s.Class.Name != c.class {
 				t.Errorf("class %s; want %s", s.Class.Name, c.class)
+			}
+			if c.o.GPUsGiven && gpusOf(s) != c.o.GPUs {
+				t.Errorf("the pods ask for %d GPUs; --gpus said %d", gpusOf(s), c.o.GPUs)
 			}
 			for _, w := range c.why {
 				if !strings.Contains(s.Why, w) {
@@ -188,6 +199,8 @@ func TestRefusals(t *testing.T) {
 		{"class forbidden", bp, Options{Kind: Training, Name: "ft", Team: "web", Class: "training"}, []string{"team web may not use class training", "fix:"}},
 		{"class of another role", bp, Options{Kind: Training, Name: "ft", Team: "team-a", Class: "batch"}, []string{"class batch has role General", "fix:"}},
 		{"gpus without a GPU pool", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Class: "batch", GPUs: 1}, []string{"class batch has no GPU pool", "fix:"}},
+		{"--gpus 0 on a GPU-only class", bp, Options{Kind: Batch, Name: "x", Team: "team-b", Class: "batch-inference", GPUsGiven: true}, []string{"class batch-inference has only GPU pools (gpu)", "fix: ask for GPUs"}},
+		{"--gpus 0, no class with CPU pools", bp, Options{Kind: Training, Name: "ft", Team: "team-a", GPUsGiven: true}, []string{"no Training class team team-a may use has a pool without GPUs", "training has only GPU pools", "fix:"}},
 		{"model on training", bp, Options{Kind: Training, Name: "ft", Team: "team-a", Model: "reco@production"}, []string{"--model is for inference"}},
 		{"bad model", bp, Options{Kind: Inference, Name: "reco", Team: "team-a", Model: "reco"}, []string{"want NAME@ALIAS or NAME:VERSION"}},
 		{"bad name", bp, Options{Kind: Batch, Name: "Embed_1", Team: "team-a"}, []string{`name "Embed_1"`}},
@@ -309,4 +322,27 @@ func TestAliasIsUnpinnedOnly(t *testing.T) {
 	if !strings.Contains(string(data), `"berth.io/model":"reco@production"`) || strings.Contains(string(data), "model-ref") {
 		t.Errorf("the Deployment should follow the alias, unpinned: %s", data)
 	}
+}
+
+// gpusOf is the GPUs the first container of s's pod template asks for.
+func gpusOf(s *Scaffold) int {
+	for _, obj := range s.Objects {
+		var spec *corev1.PodSpec
+		switch o := obj.Object.(type) {
+		case *appsv1.Deployment:
+			spec = &o.Spec.Template.Spec
+		case *batchv1.Job:
+			spec = &o.Spec.Template.Spec
+		default:
+			continue
+		}
+		n := 0
+		for name, q := range spec.Containers[0].Resources.Limits {
+			if strings.HasSuffix(string(name), "/gpu") {
+				n += int(q.Value())
+			}
+		}
+		return n
+	}
+	return -1
 }

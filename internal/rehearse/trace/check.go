@@ -95,10 +95,14 @@ func checkJob(bp *v1alpha1.Blueprint, j Job) problem.List {
 // --class` checks it, or the one `berth new` picks. Nil after a problem.
 func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, j Job, fail func(field, message, fix string)) *v1alpha1.Class {
 	if j.Class == "" {
-		c, err := scaffold.DefaultClass(bp, team, j.Kind)
+		c, err := scaffold.DefaultClass(bp, team, j.Kind, int(j.GPUs))
 		if err != nil {
 			p, _ := problem.As(err)
-			fail("class", p.Message, p.Fix)
+			field := "class"
+			if p.Field != "" { // no class has pools for the row's GPUs
+				field = p.Field
+			}
+			fail(field, p.Message, p.Fix)
 			return nil
 		}
 		return c
