@@ -2,8 +2,8 @@ package export
 
 // The catalog: instance types berth can choose for a pool on each cloud
 // when the blueprint names none in machine.instanceTypes. It is data, not
-// logic; the README renders it as a table, and a test keeps the two
-// in step.
+// logic; docs/reference/instance-types.md renders it as a table, and a
+// test keeps the two in step.
 //
 // The rule (resolve in machine.go): among the cloud's types with exactly
 // the pool's GPU count and GPU model, take the smallest, fewest vCPUs

@@ -83,21 +83,21 @@ func TestCatalogProblems(t *testing.T) {
 		cloud: gcp,
 		want: problem.Problem{Object: problem.Object{Kind: "Pool", Name: "p"}, Field: "spec.pools[3].machine.instanceTypes.gke",
 			Message: "no Compute Engine machine type in berth's catalog has 512 CPU and 64Gi memory",
-			Fix:     "set spec.pools[3].machine.instanceTypes.gke to a Compute Engine machine type with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)"},
+			Fix:     "set spec.pools[3].machine.instanceTypes.gke to a Compute Engine machine type with at least that shape, or give the machine a shape the catalog lists (see docs/reference/instance-types.md)"},
 	}, {
 		name:  "a GPU the cloud does not sell",
 		pool:  pool("8", "32Gi", 1, "NVIDIA-A10G"),
 		cloud: azure,
 		want: problem.Problem{Object: problem.Object{Kind: "Pool", Name: "p"}, Field: "spec.pools[3].machine.instanceTypes.aks",
 			Message: "no Azure VM size in berth's catalog has 8 CPU, 32Gi memory and 1x NVIDIA-A10G",
-			Fix:     "set spec.pools[3].machine.instanceTypes.aks to an Azure VM size with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)"},
+			Fix:     "set spec.pools[3].machine.instanceTypes.aks to an Azure VM size with at least that shape, or give the machine a shape the catalog lists (see docs/reference/instance-types.md)"},
 	}, {
 		name:  "a GPU count no machine has",
 		pool:  pool("8", "32Gi", 3, "NVIDIA-L4"),
 		cloud: aws,
 		want: problem.Problem{Object: problem.Object{Kind: "Pool", Name: "p"}, Field: "spec.pools[3].machine.instanceTypes.eks",
 			Message: "no EC2 instance type in berth's catalog has 8 CPU, 32Gi memory and 3x NVIDIA-L4",
-			Fix:     "set spec.pools[3].machine.instanceTypes.eks to an EC2 instance type with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)"},
+			Fix:     "set spec.pools[3].machine.instanceTypes.eks to an EC2 instance type with at least that shape, or give the machine a shape the catalog lists (see docs/reference/instance-types.md)"},
 	}}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -176,17 +176,25 @@ func TestParseGPUProduct(t *testing.T) {
 	}
 }
 
-// TestREADMECatalog keeps the README's catalog table in step with the
-// data: every type berth can choose is listed there.
-func TestREADMECatalog(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
+// TestDocsCatalog keeps the catalog table of docs/reference/instance-types.md
+// in step with the data: every type berth can choose is listed in a row of
+// it.
+func TestDocsCatalog(t *testing.T) {
+	const page = "docs/reference/instance-types.md"
+	text, err := os.ReadFile("../../" + page)
 	if err != nil {
 		t.Fatal(err)
 	}
+	var rows strings.Builder
+	for _, line := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(line, "|") {
+			rows.WriteString(line + "\n")
+		}
+	}
 	for c, types := range catalog {
 		for _, it := range types {
-			if !strings.Contains(string(readme), it.Name) {
-				t.Errorf("README.md does not list %s type %s", c, it.Name)
+			if !strings.Contains(rows.String(), "`"+it.Name+"`") {
+				t.Errorf("%s does not list %s type %s in its table", page, c, it.Name)
 			}
 		}
 	}

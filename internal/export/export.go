@@ -92,7 +92,7 @@ func Export(w io.Writer, bp *v1alpha1.Blueprint, target Target) error {
 		return err
 	}
 	if _, err := w.Write(buf.Bytes()); err != nil {
-		return fmt.Errorf("writing %s export, %w", target, err)
+		return fmt.Errorf("writing %s export: %w", target, err)
 	}
 	return nil
 }

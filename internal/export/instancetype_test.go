@@ -7,7 +7,8 @@ import (
 )
 
 // The types InstanceType gives are the ones the artifacts name: the
-// README's retail example, pool by pool.
+// retail template's, pool by pool, as docs/reference/instance-types.md and
+// docs/reference/prices.md give them.
 func TestInstanceType(t *testing.T) {
 	bp, err := blueprint.LoadTemplate("retail")
 	if err != nil {

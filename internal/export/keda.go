@@ -35,7 +35,7 @@ func writeScalingTemplates(w io.Writer, bp *v1alpha1.Blueprint) error {
 		for _, obj := range objs {
 			data, err := yaml.Marshal(obj)
 			if err != nil {
-				return fmt.Errorf("writing class %s's scaling template, %w", c.Name, err)
+				return fmt.Errorf("writing class %s's scaling template: %w", c.Name, err)
 			}
 			fmt.Fprintln(w, "#")
 			for _, l := range strings.Split(strings.TrimRight(string(data), "\n"), "\n") {

@@ -78,7 +78,7 @@ func resolveMachine(i int, p *v1alpha1.Pool, c cloud) (machine, *problem.Problem
 	if !ok {
 		prob := poolProblem(p.Name, field,
 			fmt.Sprintf("no %s in berth's catalog has %s", noun, shape(p)),
-			fmt.Sprintf("set %s to %s with at least that shape, or give the machine a shape the catalog lists (see the README's catalog table)", field, an(noun)))
+			fmt.Sprintf("set %s to %s with at least that shape, or give the machine a shape the catalog lists (see docs/reference/instance-types.md)", field, an(noun)))
 		return machine{}, &prob
 	}
 	return machine{Type: t.Name, Known: &t, Notes: shapeNotes(t, p, false)}, nil

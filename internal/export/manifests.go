@@ -26,7 +26,7 @@ func writeManifests(w io.Writer, bp *v1alpha1.Blueprint) error {
 	for _, obj := range objs {
 		data, err := manifest(obj)
 		if err != nil {
-			return fmt.Errorf("writing %s %s, %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
+			return fmt.Errorf("writing %s %s: %w", obj.GetObjectKind().GroupVersionKind().Kind, obj.GetName(), err)
 		}
 		fmt.Fprintln(w, "---")
 		if _, err := w.Write(data); err != nil {

@@ -16,7 +16,7 @@ import (
 func toNode(v any) (*yaml.Node, error) {
 	var n yaml.Node
 	if err := n.Encode(v); err != nil {
-		return nil, fmt.Errorf("encoding YAML, %w", err)
+		return nil, fmt.Errorf("encoding YAML: %w", err)
 	}
 	return &n, nil
 }
@@ -25,7 +25,7 @@ func writeNode(w io.Writer, n *yaml.Node) error {
 	enc := yaml.NewEncoder(w)
 	enc.SetIndent(2)
 	if err := enc.Encode(n); err != nil {
-		return fmt.Errorf("writing YAML, %w", err)
+		return fmt.Errorf("writing YAML: %w", err)
 	}
 	return enc.Close()
 }

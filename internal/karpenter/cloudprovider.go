@@ -98,7 +98,7 @@ func (c *CloudProvider) instanceTypes() (*v1alpha1.Blueprint, []*instanceType, e
 func (c *CloudProvider) Create(ctx context.Context, nc *karpv1.NodeClaim) (*karpv1.NodeClaim, error) {
 	bp, types, err := c.instanceTypes()
 	if err != nil {
-		return nil, fmt.Errorf("reading the instance types, %w", err)
+		return nil, fmt.Errorf("reading the instance types: %w", err)
 	}
 	poolName := nc.Labels[v1alpha1.LabelKarpenterNodePool]
 	reqs := scheduling.NewNodeSelectorRequirementsWithMinValues(nc.Spec.Requirements...)
@@ -185,7 +185,7 @@ func (c *CloudProvider) Delete(ctx context.Context, nc *karpv1.NodeClaim) error 
 	}
 	err := c.client.CoreV1().Nodes().Delete(ctx, name, metav1.DeleteOptions{})
 	if err != nil && !apierrors.IsNotFound(err) {
-		return fmt.Errorf("deleting node, %w", err)
+		return fmt.Errorf("deleting node: %w", err)
 	}
 	return cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s terminated", name))
 }
@@ -204,7 +204,7 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*karpv1.Nod
 		return nil, cloudprovider.NewNodeClaimNotFoundError(fmt.Errorf("instance %s not found", name))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("getting node, %w", err)
+		return nil, fmt.Errorf("getting node: %w", err)
 	}
 	// A node being deleted is an instance going: a spot interruption or
 	// a termination Karpenter started.
@@ -219,7 +219,7 @@ func (c *CloudProvider) Get(ctx context.Context, providerID string) (*karpv1.Nod
 func (c *CloudProvider) List(ctx context.Context) ([]*karpv1.NodeClaim, error) {
 	nodes, err := c.client.CoreV1().Nodes().List(ctx, metav1.ListOptions{ResourceVersion: "0"})
 	if err != nil {
-		return nil, fmt.Errorf("listing nodes, %w", err)
+		return nil, fmt.Errorf("listing nodes: %w", err)
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -47,7 +47,7 @@ func NodePools(bp *v1alpha1.Blueprint) ([]*unstructured.Unstructured, error) {
 			return out, nil
 		}
 		if err != nil {
-			return nil, fmt.Errorf("reading the exported NodePools, %w", err)
+			return nil, fmt.Errorf("reading the exported NodePools: %w", err)
 		}
 		if len(u.Object) > 0 { // the header's comments
 			out = append(out, u)

@@ -103,7 +103,7 @@ func Run(ctx context.Context, opts Options) error {
 		Controller: ctrlconfig.Controller{SkipNameValidation: &skipNameValidation, UsePriorityQueue: ptr.To(opts.Clock == nil)},
 	})
 	if err != nil {
-		return fmt.Errorf("making Karpenter's manager, %w", err)
+		return fmt.Errorf("making Karpenter's manager: %w", err)
 	}
 	if err := indexFields(ctx, mgr); err != nil {
 		return err
@@ -123,7 +123,7 @@ func Run(ctx context.Context, opts Options) error {
 	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter")) //nolint:staticcheck // Karpenter's recorder takes the old interface
 	for _, c := range controllers.NewControllers(ctx, mgr, clk, mgr.GetClient(), recorder, decorated, provider, cluster, store) {
 		if err := c.Register(ctx, mgr); err != nil {
-			return fmt.Errorf("registering Karpenter's controllers, %w", err)
+			return fmt.Errorf("registering Karpenter's controllers: %w", err)
 		}
 	}
 	return mgr.Start(ctx)
@@ -138,7 +138,7 @@ func karpenterOptions(flags []string) (*options.Options, error) {
 	o.AddFlags(fs)
 	args := append([]string{"--disable-leader-election=true", "--log-level=info"}, flags...)
 	if err := o.Parse(fs, args...); err != nil {
-		return nil, fmt.Errorf("karpenter's options, %w", err)
+		return nil, fmt.Errorf("karpenter's options: %w", err)
 	}
 	return o, nil
 }
@@ -170,7 +170,7 @@ func indexFields(ctx context.Context, mgr manager.Manager) error {
 		}},
 	} {
 		if err := idx.IndexField(ctx, f.obj, f.field, f.extract); err != nil {
-			return fmt.Errorf("indexing %T by %s, %w", f.obj, f.field, err)
+			return fmt.Errorf("indexing %T by %s: %w", f.obj, f.field, err)
 		}
 	}
 	return nil

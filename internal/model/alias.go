@@ -138,7 +138,7 @@ func (r *Registry) commit(ctx context.Context, l *seqLog, m Move) (*Move, error)
 	if errors.Is(err, store.ErrExists) {
 		var winner Move
 		if gerr := l.get(ctx, m.Seq, &winner); gerr != nil {
-			return nil, fmt.Errorf("%s@%s was moved by someone else at the same moment; your move was not applied (reading theirs: %v)", m.Model, m.Alias, gerr)
+			return nil, fmt.Errorf("%s@%s was moved by someone else at the same moment; your move was not applied (reading theirs: %w)", m.Model, m.Alias, gerr)
 		}
 		fix := fmt.Sprintf("check `berth model history %s --alias %s`, then promote again if you still want version %d", m.Model, m.Alias, m.To)
 		return nil, problem.Errorf(fix, "%w", &ConflictError{Wanted: m, Winner: winner})

@@ -24,7 +24,7 @@ func Render(objs []Object) ([]byte, error) {
 		}
 		raw, err := json.Marshal(o.Object)
 		if err != nil {
-			return nil, fmt.Errorf("encoding %T, %w", o.Object, err)
+			return nil, fmt.Errorf("encoding %T: %w", o.Object, err)
 		}
 		var m map[string]any
 		if err := json.Unmarshal(raw, &m); err != nil {

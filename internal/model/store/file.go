@@ -59,7 +59,7 @@ func (f *File) path(key string) (string, error) {
 
 func notExist(err error) error {
 	if errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("%w: %v", ErrNotExist, err)
+		return fmt.Errorf("%w: %w", ErrNotExist, err)
 	}
 	return err
 }
