@@ -191,7 +191,8 @@ type Machine struct {
 	Type string `json:"type,omitempty"`
 	// InstanceTypes names the machine on each cloud, for `berth export`.
 	// A target left empty is looked up in berth's catalog by shape (see
-	// the README); a shape the catalog lacks must be named here.
+	// docs/reference/instance-types.md); a shape the catalog lacks must be
+	// named here.
 	InstanceTypes *InstanceTypes `json:"instanceTypes,omitempty"`
 }
 

@@ -9,7 +9,8 @@ import (
 // so are the fixes of the rules the guardrails check too (compile's Fix
 // constants), so that a refusal and an audit give the same remedy.
 
-// Rules is the catalogue, in the order the README lists it.
+// Rules is the catalogue, in the order docs/reference/audit-rules.md
+// lists it.
 var Rules = []Rule{
 	{ID: v1alpha1.RuleGPULimit, Severity: Error,
 		Title: "GPU container without an nvidia.com/gpu limit",

@@ -40,8 +40,8 @@ func TestTemplatesLoadCleanly(t *testing.T) {
 	}
 }
 
-// The retail template is the cluster the README walks through; its shape
-// is what the docs and the e2e tests rely on.
+// The retail template is the cluster the docs walk through; its shape is
+// what the docs and the e2e tests rely on.
 func TestRetailTemplateShape(t *testing.T) {
 	bp, err := LoadTemplate("retail")
 	if err != nil {

@@ -16,8 +16,9 @@ import (
 // deleted with the node: the control plane marks them DisruptionTarget)
 // does not count against the Job's backoffLimit; the Job controller
 // replaces the pod on new capacity. What the replacement resumes from is
-// the training code's part (the checkpoint contract in the README and in
-// audit's berth/spot-disruption-policy): on SIGTERM write a checkpoint
+// the training code's part (the checkpoint contract in
+// docs/concepts/guardrails.md and in audit's
+// berth/spot-disruption-policy): on SIGTERM write a checkpoint
 // within the notice, to durable storage, and resume from the latest one
 // at start; otherwise the replacement starts from zero.
 //
