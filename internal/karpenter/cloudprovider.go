@@ -38,6 +38,9 @@ const ProviderIDPrefix = "berth://"
 // boots, without its GPUs and with Karpenter's unregistered taint, as a
 // kubelet Karpenter configured registers.
 type CloudProvider struct {
+	// life is the cluster's: a launched node registers within it, and
+	// not once the cluster has stopped.
+	life   context.Context
 	client kubernetes.Interface
 	// blueprint is the recorded blueprint, read on each launch so an
 	// apply reaches new nodes.
@@ -60,12 +63,13 @@ type CloudProvider struct {
 }
 
 // NewCloudProvider returns the cloud provider of the blueprint
-// blueprint returns (the recorded one), priced from prices.
-func NewCloudProvider(client kubernetes.Interface, blueprint func() (*v1alpha1.Blueprint, error), prices *cost.Table, clk clock.WithDelayedExecution) *CloudProvider {
+// blueprint returns (the recorded one), priced from prices, for the
+// cluster whose life ctx is.
+func NewCloudProvider(ctx context.Context, client kubernetes.Interface, blueprint func() (*v1alpha1.Blueprint, error), prices *cost.Table, clk clock.WithDelayedExecution) *CloudProvider {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &CloudProvider{client: client, blueprint: blueprint, prices: prices, clock: clk, gone: map[string]bool{}}
+	return &CloudProvider{life: ctx, client: client, blueprint: blueprint, prices: prices, clock: clk, gone: map[string]bool{}}
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)
@@ -146,7 +150,7 @@ func (c *CloudProvider) Create(ctx context.Context, nc *karpv1.NodeClaim) (*karp
 	// its own: a failed registration is Karpenter's to notice (it gives
 	// the NodeClaim up after its registration TTL), as on a cloud.
 	registered := pools.StripGPUs(node)
-	c.clock.AfterFunc(delay, func() { c.register(context.WithoutCancel(ctx), registered) })
+	c.clock.AfterFunc(delay, func() { c.register(c.life, registered) })
 
 	out := nc.DeepCopy()
 	out.Labels = node.Labels
@@ -162,7 +166,7 @@ func (c *CloudProvider) register(ctx context.Context, node *corev1.Node) {
 	c.mu.Lock()
 	gone := c.gone[node.Spec.ProviderID]
 	c.mu.Unlock()
-	if gone {
+	if gone || ctx.Err() != nil {
 		return
 	}
 	_, err := c.client.CoreV1().Nodes().Create(ctx, node, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager})

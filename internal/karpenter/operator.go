@@ -66,7 +66,7 @@ var setLoggerOnce sync.Once
 // and it binds no port (metrics and health probes off). The cluster
 // must have Karpenter's CRDs (Install).
 func Run(ctx context.Context, opts Options) error {
-	o, err := karpenterOptions(nil)
+	o, err := karpenterOptions()
 	if err != nil {
 		return err
 	}
@@ -117,7 +117,7 @@ func Run(ctx context.Context, opts Options) error {
 		mgr = &clockedManager{Manager: mgr, clock: clk}
 	}
 	store := nodeoverlay.NewInstanceTypeStore()
-	provider := NewCloudProvider(opts.Client, opts.Blueprint, prices, clk)
+	provider := NewCloudProvider(ctx, opts.Client, opts.Blueprint, prices, clk)
 	decorated := overlay.Decorate(provider, mgr.GetClient(), store)
 	cluster := state.NewCluster(clk, mgr.GetClient(), decorated)
 	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter")) //nolint:staticcheck // Karpenter's recorder takes the old interface
@@ -131,13 +131,12 @@ func Run(ctx context.Context, opts Options) error {
 
 // karpenterOptions are Karpenter's options: its own defaults (its flags'
 // defaults, as its binary has them with no flags and no environment
-// variables set), with berth's settings and then flags on top.
-func karpenterOptions(flags []string) (*options.Options, error) {
+// variables set), with berth's settings on top.
+func karpenterOptions() (*options.Options, error) {
 	o := &options.Options{}
 	fs := &options.FlagSet{FlagSet: flag.NewFlagSet("karpenter", flag.ContinueOnError)}
 	o.AddFlags(fs)
-	args := append([]string{"--disable-leader-election=true", "--log-level=info"}, flags...)
-	if err := o.Parse(fs, args...); err != nil {
+	if err := o.Parse(fs, "--disable-leader-election=true", "--log-level=info"); err != nil {
 		return nil, fmt.Errorf("karpenter's options: %w", err)
 	}
 	return o, nil
