@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -211,10 +212,10 @@ func newModelShowCommand(o *modelOptions) *cobra.Command {
 				fmt.Fprintf(o.Out, "source   %s\n", v.Source)
 			}
 			fmt.Fprintf(o.Out, "size     %s in %d files\n", bytesOf(v.Size), v.FileCount)
-			for _, k := range sortedKeys(v.Metrics) {
+			for _, k := range slices.Sorted(maps.Keys(v.Metrics)) {
 				fmt.Fprintf(o.Out, "metric   %s = %g\n", k, v.Metrics[k])
 			}
-			for _, k := range sortedKeys(v.Params) {
+			for _, k := range slices.Sorted(maps.Keys(v.Params)) {
 				fmt.Fprintf(o.Out, "param    %s = %s\n", k, v.Params[k])
 			}
 			w := newTable(o.Out, "FILE", "SIZE", "DIGEST")
@@ -324,7 +325,7 @@ func newModelGCCommand(o *modelOptions) *cobra.Command {
 				verb = "would delete"
 			}
 			fmt.Fprintf(o.Out, "%s %d versions of %s %v; kept %v\n", verb, len(res.Deleted), args[0], res.Deleted, res.Kept)
-			for _, v := range sortedKeys(res.Protected) {
+			for _, v := range slices.Sorted(maps.Keys(res.Protected)) {
 				fmt.Fprintf(o.Out, "kept %s:%d: %s\n", args[0], v, res.Protected[v])
 			}
 			if !g.DryRun {
@@ -396,19 +397,10 @@ func bytesOf(n int64) string {
 
 func metricsOf(m map[string]float64) string {
 	var parts []string
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, fmt.Sprintf("%s=%g", k, m[k]))
 	}
 	return strings.Join(parts, " ")
-}
-
-func sortedKeys[K int | string, V any](m map[K]V) []K {
-	keys := make([]K, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool { return keys[i] < keys[j] })
-	return keys
 }
 
 // table writes aligned columns.

@@ -3,7 +3,9 @@ package cli
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -42,7 +44,7 @@ func (f *upAutoscalerFlags) complete(bp *v1alpha1.Blueprint) error {
 	for _, s := range f.profile {
 		k, val, ok := strings.Cut(s, "=")
 		if !ok || !known[k] {
-			return problem.Errorf(fmt.Sprintf("e.g. --autoscaler scanInterval=1s (fields: %s)", strings.Join(sortedKeys(known), ", ")), "--autoscaler %q is not FIELD=VALUE with FIELD one of spec.autoscaler's fields", s)
+			return problem.Errorf(fmt.Sprintf("e.g. --autoscaler scanInterval=1s (fields: %s)", strings.Join(slices.Sorted(maps.Keys(known)), ", ")), "--autoscaler %q is not FIELD=VALUE with FIELD one of spec.autoscaler's fields", s)
 		}
 		f.settings[k] = rawValue(val)
 	}

@@ -1,8 +1,9 @@
 package export
 
 import (
+	"maps"
 	"regexp"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -69,19 +70,10 @@ func hasTaintKey(p *v1alpha1.Pool, key string) bool {
 	return false
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
 // labelPairs writes labels as KEY=VALUE, sorted by key.
 func labelPairs(m map[string]string) []string {
 	parts := make([]string, 0, len(m))
-	for _, k := range sortedKeys(m) {
+	for _, k := range slices.Sorted(maps.Keys(m)) {
 		parts = append(parts, k+"="+m[k])
 	}
 	return parts

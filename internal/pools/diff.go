@@ -3,6 +3,8 @@ package pools
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -89,7 +91,7 @@ func updateFields(live, want *corev1.Node) []string {
 	for _, k := range splitKeys(want.Annotations[v1alpha1.AnnotationPoolLabels]) {
 		keys[k] = true
 	}
-	for _, k := range sortedKeys(boolKeys(keys)) {
+	for _, k := range slices.Sorted(maps.Keys(boolKeys(keys))) {
 		a, aok := live.Labels[k]
 		b, bok := want.Labels[k]
 		if aok != bok || a != b {

@@ -7,6 +7,8 @@ package pools
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,7 +84,7 @@ func newNode(bp *v1alpha1.Blueprint, p *v1alpha1.Pool, generation, i int) *corev
 	annotations := map[string]string{
 		v1alpha1.AnnotationKWOKNode:       "fake",
 		v1alpha1.AnnotationSystemReserved: FormatResources(reserved),
-		v1alpha1.AnnotationPoolLabels:     strings.Join(sortedKeys(p.Labels), ","),
+		v1alpha1.AnnotationPoolLabels:     strings.Join(slices.Sorted(maps.Keys(p.Labels)), ","),
 	}
 	if r := p.GPUResource(); r != "" {
 		gpus := corev1.ResourceList{corev1.ResourceName(r): *resource.NewQuantity(int64(p.Machine.GPU.Count), resource.DecimalSI)}
@@ -200,13 +202,4 @@ func ParseResources(s string) (corev1.ResourceList, error) {
 		out[corev1.ResourceName(k)] = q
 	}
 	return out, nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

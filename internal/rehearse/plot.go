@@ -3,7 +3,9 @@ package rehearse
 import (
 	"fmt"
 	"html/template"
+	"maps"
 	"math"
+	"slices"
 	"strings"
 	"time"
 )
@@ -108,13 +110,13 @@ func charts(r *Report) []template.HTML {
 	}
 	var out []template.HTML
 	var nodes []line
-	for _, name := range sortedKeys(s.Nodes) {
+	for _, name := range slices.Sorted(maps.Keys(s.Nodes)) {
 		nodes = append(nodes, line{name: name, points: s.Nodes[name]})
 	}
 	out = append(out, lineChart("Nodes per pool", "nodes", nodes))
 	out = append(out, lineChart("Pending pods", "pods", []line{{name: "pending", points: s.Pending}}))
 	var gpus []line
-	teams := sortedKeys(s.TeamGPUs)
+	teams := slices.Sorted(maps.Keys(s.TeamGPUs))
 	for _, team := range teams {
 		gpus = append(gpus, line{name: team, points: s.TeamGPUs[team]})
 	}
@@ -128,7 +130,7 @@ func charts(r *Report) []template.HTML {
 	}
 	if len(s.Replicas) > 0 {
 		var replicas []line
-		for _, name := range sortedKeys(s.Replicas) {
+		for _, name := range slices.Sorted(maps.Keys(s.Replicas)) {
 			replicas = append(replicas, line{name: name, points: s.Replicas[name]})
 		}
 		out = append(out, lineChart("Ready replicas per service", "replicas", replicas))

@@ -241,7 +241,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 	groups := map[[2]string]*GroupResult{}
 	waits := map[[2]string][]time.Duration{}
 	var unfinished []string
-	for _, key := range sortedKeys(r.jobs) {
+	for _, key := range slices.Sorted(maps.Keys(r.jobs)) {
 		j := r.jobs[key]
 		row := j.w.job
 		res := JobResult{
@@ -316,7 +316,7 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 		rep.Groups = append(rep.Groups, *g)
 	}
 
-	for _, name := range sortedKeys(r.pools) {
+	for _, name := range slices.Sorted(maps.Keys(r.pools)) {
 		p := r.pools[name]
 		nodes, gpus, alloc := p.nodes.at(stopped), p.gpus.at(stopped), p.allocated.at(stopped)
 		pr := PoolResult{
@@ -326,14 +326,14 @@ func (r *recorder) report(stopped time.Time, o Options) *Report {
 			AtZero: Duration(nodes.zero),
 		}
 		pr.GPUHoursIdle = math.Max(0, pr.GPUHours-pr.GPUHoursAllocated)
-		for _, team := range sortedKeys(p.used) {
+		for _, team := range slices.Sorted(maps.Keys(p.used)) {
 			u := p.used[team]
 			pr.Teams = append(pr.Teams, TeamUse{Team: team, GPUHours: traceHours(u.gpus.at(stopped).area), CPUHours: traceHours(u.cpu.at(stopped).area)})
 		}
 		rep.Pools = append(rep.Pools, pr)
 	}
 
-	for _, key := range sortedKeys(r.services) {
+	for _, key := range slices.Sorted(maps.Keys(r.services)) {
 		s := r.services[key]
 		row := s.w.job
 		end := stopped

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -340,7 +342,7 @@ func (r *recorder) progress(now time.Time, end time.Duration, d *simtime.Driver)
 		}
 	}
 	var nodes []string
-	for _, name := range sortedKeys(r.pools) {
+	for _, name := range slices.Sorted(maps.Keys(r.pools)) {
 		nodes = append(nodes, fmt.Sprintf("%s %g", name, r.pools[name].nodes.v))
 	}
 	at := r.tl.trace(now)
@@ -375,13 +377,4 @@ func round(d time.Duration) time.Duration {
 		return d.Round(time.Second)
 	}
 	return d.Round(time.Minute)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }
