@@ -44,7 +44,7 @@ type measured struct {
 	kinds   string // objects by kind, most first
 }
 
-// auditFigures is what benchAudit measured, for the README.
+// auditFigures is what benchAudit measured, for the benchmarks page.
 type auditFigures struct {
 	runs                                   int
 	nodes, pods, compareNodes, comparePods int
@@ -415,7 +415,7 @@ func polaris() string {
 	return fmt.Sprintf("Polaris: not measured; it cannot be fetched here (`go list -m -versions %s` said: %s)", polarisModule, said)
 }
 
-// thousands writes n with commas, as the README does.
+// thousands writes n with commas, as the docs do.
 func thousands(n int) string {
 	s := fmt.Sprint(n)
 	for i := len(s) - 3; i > 0; i -= 3 {

@@ -1,5 +1,5 @@
 // Command bench measures berth's local cluster from the outside, through
-// the real berth binary, and prints the figures the README quotes.
+// the real berth binary, and prints the figures docs/contributing/benchmarks.md quotes.
 //
 //	go build -o bin/berth ./cmd/berth
 //	go run ./bench up    [-runs 5]                      # start-up, cold and resumed; idle memory

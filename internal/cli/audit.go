@@ -40,7 +40,7 @@ func newAuditCommand(s Streams, kube *kubeFlags) *cobra.Command {
 berth's design: GPU limits, taints and quotas, LimitRanges, priorities,
 disruption budgets, zone spread, device plugins, autoscaling and model
 artifacts. Every finding names the rule, the object, the field (and the
-file and line), what is wrong and the fix; the README lists the rules.
+file and line), what is wrong and the fix; docs/reference/audit-rules.md lists the rules.
 
 PATH is a file or directory of multi-document YAML or JSON: manifests,
 Lists such as ` + "`kubectl get -o json`" + ` writes, or rendered Helm or kustomize

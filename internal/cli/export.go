@@ -41,7 +41,7 @@ func newExportCommand(s Streams) *cobra.Command {
 
 Machines map to each cloud's instance types through machine.instanceTypes,
 else berth's catalog, and spec.autoscaler to what each target takes of it
-(see the README). Nothing is written unless the whole
+(see docs/commands/export.md). Nothing is written unless the whole
 blueprint can be expressed; what a target cannot express is an error or a
 comment in the output, never silently dropped. No cluster is needed.`,
 		Args: cobra.NoArgs,

@@ -85,7 +85,7 @@ controllers, on the same trace.`,
 	cmd.AddCommand(newRehearseImportCommand(s))
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "blueprint file (default ./berth.yaml, else the retail template)")
-	f.StringVar(&o.tracePath, "trace", "", "the workload trace, CSV or YAML (see README \"Rehearsals\")")
+	f.StringVar(&o.tracePath, "trace", "", "the workload trace, CSV or YAML (see docs/reference/trace-format.md)")
 	f.Float64Var(&o.speed, "speed", 0, "at most this many seconds of trace per second of wall time (0: as fast as the cluster settles; 1: real time)")
 	f.Int64Var(&o.seed, "seed", 1, "seeds the autoscaler's random expander and the spot pools' random interruptions")
 	f.StringVar(&o.vs, "vs", "", "a second blueprint to replay the same trace on, with the same seed, for comparison")
@@ -101,7 +101,7 @@ controllers, on the same trace.`,
 
 func (o *rehearseOptions) Complete() error {
 	if o.tracePath == "" {
-		return problem.New("berth rehearse needs a trace", "pass --trace FILE (CSV or YAML; README \"Rehearsals\" gives the format)")
+		return problem.New("berth rehearse needs a trace", "pass --trace FILE (CSV or YAML; docs/reference/trace-format.md gives the format)")
 	}
 	if o.output != "table" && o.output != "json" {
 		return problem.Errorf("pass -o table or -o json", "-o %q: unknown output", o.output)

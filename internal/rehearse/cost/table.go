@@ -128,7 +128,7 @@ func Load(path string) (*Table, error) {
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, problem.Errorf("give the path of a price table (see the README's Prices)", "reading prices: %w", err)
+		return nil, problem.Errorf("give the path of a price table (see docs/reference/prices.md)", "reading prices: %w", err)
 	}
 	own, ps := ReadTable(path, data)
 	if len(ps) > 0 {
