@@ -89,7 +89,7 @@ func autoscaleRun(ctx context.Context, c kubernetes.Interface, name string) (aut
 			PriorityClassName: "training-low",
 			RestartPolicy:     corev1.RestartPolicyNever,
 			Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
-				Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
+				Limits: corev1.ResourceList{v1alpha1.ResourceNVIDIAGPU: resource.MustParse("1")}}}},
 		},
 	}
 	start := time.Now()

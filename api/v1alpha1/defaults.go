@@ -6,7 +6,7 @@ import "k8s.io/apimachinery/pkg/api/resource"
 const (
 	DefaultZone        = "zone-1"
 	DefaultMaxPods     = int32(110)
-	DefaultGPUResource = "nvidia.com/gpu"
+	DefaultGPUResource = ResourceNVIDIAGPU
 )
 
 // Container defaults a team's LimitRange gets when the blueprint names none.

@@ -151,7 +151,7 @@ const (
 	TaintCriticalAddonsOnly = "CriticalAddonsOnly"
 	// TaintNVIDIAGPU is GKE's GPU taint (nvidia.com/gpu=present), which
 	// NVIDIA's device plugin tolerates.
-	TaintNVIDIAGPU = "nvidia.com/gpu"
+	TaintNVIDIAGPU = ResourceNVIDIAGPU
 	// TaintSpotInterruption is the taint AWS's node termination handler
 	// puts on a node whose spot interruption notice has come (GKE's
 	// equivalent is cloud.google.com/impending-node-termination,
@@ -242,4 +242,11 @@ const (
 	// MetricQueueLabel is the label an external metric's selector picks
 	// a queue by: queue=NAME.
 	MetricQueueLabel = "queue"
+)
+
+// Resources.
+const (
+	// ResourceNVIDIAGPU is the extended resource NVIDIA's device plugin
+	// advertises, one per GPU; the default of a pool's gpu.resource.
+	ResourceNVIDIAGPU = "nvidia.com/gpu"
 )

@@ -107,7 +107,7 @@ func (np *NodePool) templateNode() *corev1.Node {
 		}
 	}
 	if gpu {
-		n.Status.Capacity = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")} // at least one
+		n.Status.Capacity = corev1.ResourceList{v1alpha1.ResourceNVIDIAGPU: resource.MustParse("1")} // at least one
 	}
 	return n
 }
@@ -128,7 +128,7 @@ func (g *NodeGroup) templateNode() *corev1.Node {
 	n.Spec.Taints = g.taints()
 	for _, t := range append([]string{g.InstanceType}, g.InstanceTypes...) {
 		if nvidiaTypes.MatchString(t) {
-			n.Status.Capacity = corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")} // at least one
+			n.Status.Capacity = corev1.ResourceList{v1alpha1.ResourceNVIDIAGPU: resource.MustParse("1")} // at least one
 		}
 	}
 	return n

@@ -48,7 +48,7 @@ func (p *pool) all() []*corev1.Node {
 // isGPUResource reports whether a resource name is an accelerator.
 func isGPUResource(name corev1.ResourceName) bool {
 	s := string(name)
-	return s == "nvidia.com/gpu" || s == "amd.com/gpu" || strings.HasPrefix(s, "nvidia.com/mig-") || strings.HasPrefix(s, "gpu.intel.com/")
+	return s == v1alpha1.ResourceNVIDIAGPU || s == "amd.com/gpu" || strings.HasPrefix(s, "nvidia.com/mig-") || strings.HasPrefix(s, "gpu.intel.com/")
 }
 
 // isGPUTaint reports whether a taint keeps pods off GPU nodes.
@@ -158,7 +158,7 @@ func (v *view) indexPools() {
 		v.gpuTaints = []corev1.Taint{designGPUTaint}
 	}
 	v.knownGPUTaints = appendTaint(append(append([]corev1.Taint(nil), v.gpuTaints...), found...), designGPUTaint)
-	v.knownGPUTaints = appendTaint(v.knownGPUTaints, corev1.Taint{Key: "nvidia.com/gpu", Effect: corev1.TaintEffectNoSchedule})
+	v.knownGPUTaints = appendTaint(v.knownGPUTaints, corev1.Taint{Key: v1alpha1.TaintNVIDIAGPU, Effect: corev1.TaintEffectNoSchedule})
 	for k, val := range spotLabels {
 		v.spotTaints = appendTaint(v.spotTaints, corev1.Taint{Key: k, Value: val, Effect: corev1.TaintEffectNoSchedule})
 	}

@@ -8,11 +8,13 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/ptr"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 // GPU is the resource name of an NVIDIA GPU, as its device plugin
 // advertises it.
-const GPU corev1.ResourceName = "nvidia.com/gpu"
+const GPU corev1.ResourceName = v1alpha1.ResourceNVIDIAGPU
 
 // PodWrapper builds a pod: MakePod(...), its setters, then Obj().
 type PodWrapper struct{ corev1.Pod }

@@ -64,7 +64,7 @@ func (g *generator) nodes() []any {
 			if gpus > 0 {
 				labels[v1alpha1.LabelGPUProduct] = "NVIDIA-L4"
 				labels[v1alpha1.LabelGPUCount] = fmt.Sprint(gpus)
-				capacity["nvidia.com/gpu"] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
+				capacity[v1alpha1.ResourceNVIDIAGPU] = *resource.NewQuantity(int64(gpus), resource.DecimalSI)
 			}
 			if spot {
 				labels[v1alpha1.LabelCapacity] = "Spot"
@@ -136,7 +136,7 @@ func (g *generator) policy() []any {
 func (g *generator) template(w int) corev1.PodTemplateSpec {
 	res := corev1.ResourceRequirements{Requests: corev1.ResourceList{"cpu": resource.MustParse("2"), "memory": resource.MustParse("8Gi")}, Limits: corev1.ResourceList{"memory": resource.MustParse("8Gi")}}
 	if w%2 == 0 {
-		res.Limits["nvidia.com/gpu"] = resource.MustParse("1")
+		res.Limits[v1alpha1.ResourceNVIDIAGPU] = resource.MustParse("1")
 	}
 	mounts := []corev1.VolumeMount{{Name: "model", MountPath: "/models"}}
 	volumes := []corev1.Volume{{Name: "model", VolumeSource: corev1.VolumeSource{EmptyDir: &corev1.EmptyDirVolumeSource{}}}}
