@@ -11,6 +11,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 
@@ -110,6 +112,19 @@ type Options struct {
 	ForceConflicts bool
 	// SkipPools leaves pools out of the plan (berth up makes them).
 	SkipPools bool
+	// Owned are objects that packages above this one make from the
+	// blueprint (Karpenter's NodePools): planned, diffed against the live
+	// objects, applied and pruned as the blueprint's own are.
+	Owned []Owned
+}
+
+// Owned is one kind of object made from the blueprint outside compile,
+// carrying compile.Labels so that prune finds what left it.
+type Owned struct {
+	Kind    compile.Kind
+	Objects []*unstructured.Unstructured
+	// Means is what is lost on a cluster that does not serve Kind.
+	Means string
 }
 
 // Empty reports whether applying the plan would change nothing.
@@ -136,7 +151,13 @@ func (p *Plan) Problems() problem.List {
 // Compute plans the changes that make the cluster match the blueprint.
 func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) (*Plan, error) {
 	plan := &Plan{Blueprint: bp.Metadata.Name}
-	served, err := servedKinds(cl.Kube)
+	kinds := slices.Clone(compile.Kinds)
+	means := maps.Clone(unsupportedMeans)
+	for _, ow := range o.Owned {
+		kinds = append(kinds, ow.Kind)
+		means[ow.Kind.Kind] = ow.Means
+	}
+	served, err := servedKinds(cl.Kube, kinds)
 	if err != nil {
 		return nil, err
 	}
@@ -148,20 +169,28 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	// concurrently within a stage: each dry run is a round trip, and an
 	// admission policy's dry run compiles all its CEL.
 	byStage := make([][]*unstructured.Unstructured, 3)
-	kinds := map[*unstructured.Unstructured]compile.Kind{}
-	for _, obj := range compile.Objects(bp) {
-		kind, _ := compile.KindOf(obj)
+	kindOf := map[*unstructured.Unstructured]compile.Kind{}
+	add := func(kind compile.Kind, u *unstructured.Unstructured) {
 		if !served[kind.Kind] {
 			missing[kind.Kind]++
-			continue
+			return
 		}
-		want[key(kind, obj.GetNamespace(), obj.GetName())] = true
+		want[key(kind, u.GetNamespace(), u.GetName())] = true
+		kindOf[u] = kind
+		byStage[stageOf(kind)] = append(byStage[stageOf(kind)], u)
+	}
+	for _, obj := range compile.Objects(bp) {
+		kind, _ := compile.KindOf(obj)
 		u, err := toUnstructured(obj)
 		if err != nil {
 			return nil, err
 		}
-		kinds[u] = kind
-		byStage[stageOf(kind)] = append(byStage[stageOf(kind)], u)
+		add(kind, u)
+	}
+	for _, ow := range o.Owned {
+		for _, u := range ow.Objects {
+			add(ow.Kind, u)
+		}
 	}
 	for _, stage := range byStage {
 		changes := make([]*ObjectChange, len(stage))
@@ -169,7 +198,7 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 		g.SetLimit(4)
 		for i, u := range stage {
 			g.Go(func() error {
-				ch, err := planObject(gctx, cl.Dynamic, kinds[u], u, bp.Metadata.Name, o, creating[u.GetNamespace()])
+				ch, err := planObject(gctx, cl.Dynamic, kindOf[u], u, bp.Metadata.Name, o, creating[u.GetNamespace()])
 				changes[i] = ch
 				return err
 			})
@@ -187,12 +216,12 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 			plan.Objects = append(plan.Objects, *ch)
 		}
 	}
-	for _, kind := range compile.Kinds {
+	for _, kind := range kinds {
 		if n := missing[kind.Kind]; n > 0 {
-			plan.Unsupported = append(plan.Unsupported, fmt.Sprintf("%d %s(s): this cluster does not serve %s, so %s", n, kind.Kind, kind.Resource.GroupVersion().String()+" "+kind.Kind, unsupportedMeans[kind.Kind]))
+			plan.Unsupported = append(plan.Unsupported, fmt.Sprintf("%d %s(s): this cluster does not serve %s, so %s", n, kind.Kind, kind.Resource.GroupVersion().String()+" "+kind.Kind, means[kind.Kind]))
 		}
 	}
-	if err := planPrune(ctx, cl, bp.Metadata.Name, want, o.Prune, served, plan); err != nil {
+	if err := planPrune(ctx, cl, bp.Metadata.Name, kinds, want, o.Prune, served, plan); err != nil {
 		return nil, err
 	}
 	if o.SkipPools {
@@ -273,11 +302,11 @@ func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u
 
 // planPrune finds berth's objects of this blueprint that it no longer
 // wants, and objects that only look like berth's.
-func planPrune(ctx context.Context, cl Client, blueprint string, want map[string]bool, prune bool, served map[string]bool, plan *Plan) error {
+func planPrune(ctx context.Context, cl Client, blueprint string, kinds []compile.Kind, want map[string]bool, prune bool, served map[string]bool, plan *Plan) error {
 	// Deletions go in reverse dependency order: what lives in a
 	// namespace before the namespace.
-	for i := len(compile.Kinds) - 1; i >= 0; i-- {
-		kind := compile.Kinds[i]
+	for i := len(kinds) - 1; i >= 0; i-- {
+		kind := kinds[i]
 		if !served[kind.Kind] {
 			continue
 		}
@@ -327,10 +356,10 @@ var unsupportedMeans = map[string]string{
 }
 
 // servedKinds asks the cluster which of berth's kinds it serves.
-func servedKinds(c kubernetes.Interface) (map[string]bool, error) {
+func servedKinds(c kubernetes.Interface, kinds []compile.Kind) (map[string]bool, error) {
 	served := map[string]bool{}
 	byGV := map[string][]compile.Kind{}
-	for _, k := range compile.Kinds {
+	for _, k := range kinds {
 		gv := k.Resource.GroupVersion().String()
 		byGV[gv] = append(byGV[gv], k)
 	}

@@ -6,6 +6,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	fakediscovery "k8s.io/client-go/discovery/fake"
 	"k8s.io/client-go/kubernetes/fake"
+
+	"berth.io/berth/internal/compile"
 )
 
 // A cluster older than 1.36 serves ValidatingAdmissionPolicy but not
@@ -21,7 +23,7 @@ func TestServedKindsOnAClusterWithoutMutatingPolicies(t *testing.T) {
 			{Name: "validatingadmissionpolicies"}, {Name: "validatingadmissionpolicybindings"}, {Name: "validatingwebhookconfigurations"},
 		}},
 	}
-	served, err := servedKinds(c)
+	served, err := servedKinds(c, compile.Kinds)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,7 +15,6 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/budgets"
-	"berth.io/berth/internal/karpenter"
 	"berth.io/berth/internal/problem"
 )
 
@@ -69,7 +68,7 @@ func (o *applyOptions) Run(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	plan, err := apply.Compute(ctx, t.client, bp.Blueprint, apply.Options{Prune: o.prune, ForceConflicts: o.forceConflicts})
+	plan, err := computePlan(ctx, t, bp.Blueprint, apply.Options{Prune: o.prune, ForceConflicts: o.forceConflicts})
 	if err != nil {
 		return err
 	}
@@ -81,14 +80,6 @@ func (o *applyOptions) Run(ctx context.Context) error {
 	plan.Render(o.Out)
 	guardrailNote(o.Out, bp.Blueprint)
 	if plan.Empty() {
-		// The NodePools are not in the plan: apply them again all the
-		// same, so that one changed by hand is put back as the blueprint
-		// says (server-side apply; an unchanged NodePool stays as it is).
-		if bp.Blueprint.Spec.UsesKarpenter() && plan.PoolsManaged {
-			if err := o.karpenter(ctx, t, bp.Blueprint); err != nil {
-				return err
-			}
-		}
 		return o.budgets(ctx, t.client.Kube, bp.Blueprint)
 	}
 	fmt.Fprintln(o.Out)
@@ -104,11 +95,6 @@ func (o *applyOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	if bp.Blueprint.Spec.UsesKarpenter() && plan.PoolsManaged {
-		if err := o.karpenter(ctx, t, bp.Blueprint); err != nil {
-			return err
-		}
-	}
 	if !o.dryRun && plan.ChangesGuardrails() {
 		// A policy is enforced a moment after it is written; what is
 		// created before then is admitted without it.
@@ -122,23 +108,6 @@ func (o *applyOptions) Run(ctx context.Context) error {
 		return err
 	}
 	fmt.Fprintf(o.Out, "\nDone in %.1fs.\n", time.Since(start).Seconds())
-	return nil
-}
-
-// karpenter applies the NodePools `berth export --target karpenter`
-// writes for the blueprint, on a local cluster where Karpenter
-// provisions: Karpenter then replaces the nodes whose NodePool changed
-// (drift), and its cloud provider the nodes whose pool's Kubernetes
-// version did, within the NodePools' disruption budgets.
-func (o *applyOptions) karpenter(ctx context.Context, t *target, bp *v1alpha1.Blueprint) error {
-	if o.dryRun {
-		fmt.Fprintln(o.Out, "Karpenter's NodePools: not applied in a dry run.")
-		return nil
-	}
-	if err := karpenter.Install(ctx, t.config, bp); err != nil {
-		return fmt.Errorf("applying Karpenter's NodePools: %w", err)
-	}
-	fmt.Fprintln(o.Out, "Karpenter's NodePools applied (they are not in the plan above): Karpenter replaces the nodes that drifted, within their disruption budgets.")
 	return nil
 }
 

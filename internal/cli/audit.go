@@ -136,7 +136,7 @@ func (o *auditOptions) Run(ctx context.Context) error {
 			return err
 		}
 		if o.file != "" {
-			plan, err := apply.Compute(ctx, t.client, bp.Blueprint, apply.Options{})
+			plan, err := computePlan(ctx, t, bp.Blueprint, apply.Options{})
 			if err != nil {
 				return fmt.Errorf("comparing the cluster with blueprint %s: %w", o.file, err)
 			}

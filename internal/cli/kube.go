@@ -13,7 +13,10 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/karpenter"
+	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/recorded"
 )
@@ -150,4 +153,24 @@ func protobufClient(c *rest.Config) (kubernetes.Interface, error) {
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	return kubernetes.NewForConfig(cfg)
+}
+
+// computePlan is apply.Compute with what the plan carries beyond the
+// blueprint's own objects: on a local cluster whose blueprint provisions
+// with Karpenter, Karpenter's node classes and NodePools, so that plan,
+// apply and audit see a NodePool changed by hand, and apply prunes one
+// that left the blueprint.
+func computePlan(ctx context.Context, t *target, bp *v1alpha1.Blueprint, o apply.Options) (*apply.Plan, error) {
+	if bp.Spec.UsesKarpenter() {
+		local, err := pools.IsLocal(ctx, t.client.Kube)
+		if err != nil {
+			return nil, err
+		}
+		if local {
+			if o.Owned, err = karpenter.Owned(bp); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return apply.Compute(ctx, t.client, bp, o)
 }

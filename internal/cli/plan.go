@@ -61,7 +61,7 @@ func (o *planOptions) Run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	plan, err := apply.Compute(ctx, t.client, bp.Blueprint, apply.Options{Prune: o.prune, ForceConflicts: o.forceConflicts})
+	plan, err := computePlan(ctx, t, bp.Blueprint, apply.Options{Prune: o.prune, ForceConflicts: o.forceConflicts})
 	if err != nil {
 		return err
 	}

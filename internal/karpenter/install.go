@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -21,6 +23,8 @@ import (
 	"k8s.io/client-go/rest"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/export"
 )
 
@@ -76,7 +80,7 @@ func nodeImages(bp *v1alpha1.Blueprint) string {
 // apply` installs again: the changed NodePools drift, and so do the
 // nodes of a pool whose Kubernetes version changed (nodeImages).
 func Install(ctx context.Context, cfg *rest.Config, bp *v1alpha1.Blueprint) error {
-	pools, err := NodePools(bp)
+	classes, pools, err := objects(bp)
 	if err != nil {
 		return err
 	}
@@ -118,23 +122,9 @@ func Install(ctx context.Context, cfg *rest.Config, bp *v1alpha1.Blueprint) erro
 			return fmt.Errorf("waiting for Karpenter's CRD %s to be established: %w", crd.Name, err)
 		}
 	}
-	classes := map[string]bool{}
-	for _, np := range pools {
-		name, _, _ := unstructured.NestedString(np.Object, "spec", "template", "spec", "nodeClassRef", "name")
-		classes[name] = true
-	}
-	images := nodeImages(bp)
-	for name := range classes {
-		nc := &unstructured.Unstructured{Object: map[string]any{
-			"apiVersion": NodeClassGroupVersion.String(),
-			"kind":       NodeClassKind,
-			"metadata": map[string]any{
-				"name":        name,
-				"annotations": map[string]any{v1alpha1.AnnotationNodeImages: images},
-			},
-		}}
-		if _, err := dyn.Resource(nodeClassResource).Apply(ctx, name, nc, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: true}); err != nil {
-			return fmt.Errorf("making the node class %s: %w", name, err)
+	for _, nc := range classes {
+		if _, err := dyn.Resource(nodeClassResource).Apply(ctx, nc.GetName(), nc, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: true}); err != nil {
+			return fmt.Errorf("making the node class %s: %w", nc.GetName(), err)
 		}
 	}
 	for _, np := range pools {
@@ -143,4 +133,48 @@ func Install(ctx context.Context, cfg *rest.Config, bp *v1alpha1.Blueprint) erro
 		}
 	}
 	return nil
+}
+
+// objects are what Install applies for bp beside the CRDs: a node class
+// for each the NodePools refer to, carrying the pools' kubelet versions
+// (nodeImages), and the NodePools.
+func objects(bp *v1alpha1.Blueprint) (classes, pools []*unstructured.Unstructured, err error) {
+	if pools, err = NodePools(bp); err != nil {
+		return nil, nil, err
+	}
+	names := map[string]bool{}
+	for _, np := range pools {
+		name, _, _ := unstructured.NestedString(np.Object, "spec", "template", "spec", "nodeClassRef", "name")
+		names[name] = true
+	}
+	images := nodeImages(bp)
+	for _, name := range slices.Sorted(maps.Keys(names)) {
+		classes = append(classes, &unstructured.Unstructured{Object: map[string]any{
+			"apiVersion": NodeClassGroupVersion.String(),
+			"kind":       NodeClassKind,
+			"metadata": map[string]any{
+				"name":        name,
+				"annotations": map[string]any{v1alpha1.AnnotationNodeImages: images},
+			},
+		}})
+	}
+	return classes, pools, nil
+}
+
+// Owned is what `berth plan` and `berth apply` carry for a blueprint with
+// provisioner: Karpenter on a local cluster, beside the blueprint's own
+// objects: the node classes (a pool's new Kubernetes version is a new
+// nodeImages annotation, which drifts its nodes) and the NodePools (a
+// NodePool changed by hand shows in the plan, and one that left the
+// blueprint is pruned).
+func Owned(bp *v1alpha1.Blueprint) ([]apply.Owned, error) {
+	classes, pools, err := objects(bp)
+	if err != nil {
+		return nil, err
+	}
+	const means = "Karpenter is not installed: start the cluster with provisioner: Karpenter (berth up) to have it provision"
+	return []apply.Owned{
+		{Kind: compile.Kind{Resource: nodeClassResource, Kind: NodeClassKind}, Objects: classes, Means: means},
+		{Kind: compile.Kind{Resource: NodePoolResource, Kind: "NodePool"}, Objects: pools, Means: means},
+	}, nil
 }
