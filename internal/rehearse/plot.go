@@ -101,7 +101,8 @@ func trimFloat(v float64) string {
 	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
 }
 
-// charts are a rehearsal's plots: nodes per pool, pending pods, GPUs per
+// charts are a rehearsal's plots: nodes per pool, pending pods and jobs
+// waiting, GPUs per
 // team against quota, each service's Ready replicas, cost accumulating.
 func charts(r *Report) []template.HTML {
 	s := r.Series
@@ -114,7 +115,10 @@ func charts(r *Report) []template.HTML {
 		nodes = append(nodes, line{name: name, points: s.Nodes[name]})
 	}
 	out = append(out, lineChart("Nodes per pool", "nodes", nodes))
-	out = append(out, lineChart("Pending pods", "pods", []line{{name: "pending", points: s.Pending}}))
+	out = append(out, lineChart("Waiting: pods pending, jobs not yet running", "count", []line{
+		{name: "pods pending", points: s.Pending},
+		{name: "jobs waiting", points: s.Waiting},
+	}))
 	var gpus []line
 	teams := slices.Sorted(maps.Keys(s.TeamGPUs))
 	for _, team := range teams {

@@ -43,8 +43,11 @@ type recorder struct {
 	nodes    map[string]*nodeRun
 	pools    map[string]*poolRun
 	// pending counts the rehearsal's pods made and not yet running;
-	// teamGPUs the GPUs each team's pods hold.
+	// waiting its Jobs admitted whose pods have not all started (a Job
+	// the quota holds back has no pod to be pending); teamGPUs the GPUs
+	// each team's pods hold.
 	pending  level
+	waiting  level
 	teamGPUs map[string]*level
 	// changed is signalled (without blocking) after each change, so that
 	// Run's wait notices the end at once.
@@ -174,6 +177,8 @@ func newRecorder(client kubernetes.Interface, tl timeline, bp *v1alpha1.Blueprin
 	}
 	r.pending = level{keep: true}
 	r.pending.set(tl.start, 0)
+	r.waiting = level{keep: true}
+	r.waiting.set(tl.start, 0)
 	r.teamGPUs = map[string]*level{}
 	return r
 }
@@ -247,6 +252,9 @@ func (r *recorder) submitted(w *workload, now time.Time, refused error) {
 		r.services[key] = s
 	} else {
 		r.jobs[key] = &jobRun{w: w, submitted: now, refused: msg}
+		if refused == nil {
+			r.waiting.add(now, 1)
+		}
 	}
 	r.signal()
 }
@@ -410,6 +418,9 @@ func (r *recorder) start(pr *podRun, p *corev1.Pod, now time.Time) {
 		j.started++
 		if j.started >= int(j.w.job.Pods) && j.allStarted.IsZero() {
 			j.allStarted = now
+			if j.finished.IsZero() {
+				r.waiting.add(now, -1)
+			}
 		}
 	}
 }
@@ -522,6 +533,9 @@ func (r *recorder) onJob(j *batchv1.Job, deleted bool) {
 		switch c.Type {
 		case batchv1.JobComplete, batchv1.JobFailed:
 			now := r.tl.now()
+			if run.allStarted.IsZero() {
+				r.waiting.add(now, -1) // ended before all its pods ran
+			}
 			run.finished = now
 			run.failed = c.Type == batchv1.JobFailed
 			run.closeQuota(now)

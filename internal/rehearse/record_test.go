@@ -287,3 +287,20 @@ func TestJobRanOnNamesThePoolsInOrder(t *testing.T) {
 		t.Errorf("the job ran on %v; want %v", got, want)
 	}
 }
+
+// A Job waits from its submission until all its pods have started,
+// whether or not it has a pod pending: one the quota holds back has
+// none, and the chart of what waits must show it all the same.
+func TestJobWaitsUntilItsPodsStart(t *testing.T) {
+	start := epoch
+	r, _, _ := checkpointedJob(t, start) // submitted at start; no pod yet
+	if r.waiting.v != 1 || r.pending.v != 0 {
+		t.Fatalf("after the submission: %v jobs waiting, %v pods pending; want 1 and 0", r.waiting.v, r.pending.v)
+	}
+	r.onPod(jobPod("1", "ft-a", corev1.PodRunning), false) // starts an hour in
+	got := r.tl.points(&r.waiting, start.Add(time.Hour))
+	want := []Point{{0, 1}, {Duration(time.Hour), 0}, {Duration(time.Hour), 0}}
+	if !slices.Equal(got, want) {
+		t.Errorf("jobs waiting over the hour: %v; want %v", got, want)
+	}
+}

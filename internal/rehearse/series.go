@@ -14,8 +14,11 @@ import (
 type Series struct {
 	// Nodes are each pool's nodes.
 	Nodes map[string][]Point `json:"nodes"`
-	// Pending counts the rehearsal's pods made and not yet running.
+	// Pending counts the rehearsal's pods made and not yet running;
+	// Waiting its Jobs whose pods have not all started, pods made or not
+	// (a Job the quota refuses has none pending).
 	Pending []Point `json:"pending"`
+	Waiting []Point `json:"waiting,omitempty"`
 	// TeamGPUs are the GPUs each team's pods held; Quota each team's GPU
 	// quota.
 	TeamGPUs map[string][]Point `json:"teamGPUs,omitempty"`
@@ -56,6 +59,7 @@ func (r *recorder) series(stopped time.Time, prices []cost.PoolPrice) *Series {
 		s.Nodes[name] = r.tl.points(&p.nodes, stopped)
 	}
 	s.Pending = r.tl.points(&r.pending, stopped)
+	s.Waiting = r.tl.points(&r.waiting, stopped)
 	for team, l := range r.teamGPUs {
 		s.TeamGPUs[team] = r.tl.points(l, stopped)
 	}
