@@ -18,15 +18,16 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/audit"
+	"berth.io/berth/internal/objtest"
 )
 
 // auditJSON runs `berth audit ARGS -o json` and decodes the report.
 func auditJSON(t *testing.T, home string, args ...string) (*audit.Report, int) {
 	t.Helper()
-	out, code := berth(t, home, append([]string{"audit", "-o", "json"}, args...)...)
+	out, errOut, code := berthOut(t, home, append([]string{"audit", "-o", "json"}, args...)...)
 	var r audit.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("berth audit %v exited %d with no JSON report: %v\n%s", args, code, err, out)
+		t.Fatalf("berth audit %v exited %d with no JSON report: %v\n%s%s", args, code, err, errOut, out)
 	}
 	return &r, code
 }
@@ -79,7 +80,7 @@ func TestAuditRetailCluster(t *testing.T) {
 	}
 
 	// The same audit, for CI: SARIF that tools read, exit 1.
-	out, code := berth(t, home, "audit", "-f", bpFile, "-o", "sarif")
+	out, errOut, code := berthOut(t, home, "audit", "-f", bpFile, "-o", "sarif")
 	var sarif struct {
 		Version string `json:"version"`
 		Runs    []struct {
@@ -89,7 +90,7 @@ func TestAuditRetailCluster(t *testing.T) {
 		} `json:"runs"`
 	}
 	if err := json.Unmarshal([]byte(out), &sarif); err != nil || code != 1 || sarif.Version != "2.1.0" || len(sarif.Runs) != 1 || len(sarif.Runs[0].Results) != len(r.Findings) {
-		t.Errorf("audit -o sarif: exit %d, err %v, want SARIF 2.1.0 with %d results:\n%s", code, err, len(r.Findings), out)
+		t.Errorf("audit -o sarif: exit %d, err %v, want SARIF 2.1.0 with %d results:\n%s%s", code, err, len(r.Findings), errOut, out)
 	}
 }
 
@@ -103,7 +104,7 @@ func TestAuditLiveNamespace(t *testing.T) {
 	// The pods first: the LimitRange below would give them GPUs. A
 	// Deployment's pods are checked through its template; a bare pod is
 	// read in full and checked itself.
-	makeDeployment(ns, "web", 2).create(t)
+	createDeployment(t, objtest.MakeDeployment(ns, "web", 2).Obj())
 	solo := &corev1.Pod{
 		ObjectMeta: metav1.ObjectMeta{Name: "solo", Labels: map[string]string{"app": "solo"}},
 		Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
@@ -134,7 +135,7 @@ func TestAuditLiveNamespace(t *testing.T) {
 
 	home := t.TempDir()
 	os.Symlink(kubeconfig, filepath.Join(home, "kubeconfig"))
-	r, code := auditJSON(t, home, "-n", ns)
+	r, code := auditJSON(t, home, "-n", ns, "-f", "testdata/e2e.yaml")
 	if code != 1 {
 		t.Errorf("audit exited %d, want 1", code)
 	}

@@ -29,7 +29,9 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/spot"
+	"k8s.io/utils/ptr"
 )
 
 // The node autoscaler on a cluster of its own, started through the real
@@ -104,7 +106,7 @@ func (a *scaleEnv) randomInterruptions(t *testing.T, bpFile, doc string) {
 		t.Fatal(err)
 	}
 	mustBerth(t, a.home, "apply", "-f", bpFile, "--context", "berth-scale")
-	hold := makeDeployment("ops", "hold", 1).nodeSelector(v1alpha1.LabelPool, "spot-gpu").toleration("gpu").toleration(v1alpha1.LabelCapacity).d
+	hold := objtest.MakeDeployment("ops", "hold", 1).NodeSelector(v1alpha1.LabelPool, "spot-gpu").Tolerate("gpu").Tolerate(v1alpha1.LabelCapacity).Obj()
 	a.create(hold)
 	ctx := context.Background()
 	a.eventually(2*time.Minute, "a spot-gpu node interrupted at random with the pool's 2s notice", func() (bool, error) {
@@ -135,7 +137,7 @@ type scaleEnv struct {
 
 func (a *scaleEnv) trainingFromZero(t *testing.T) {
 	ctx := context.Background()
-	job, err := a.c.BatchV1().Jobs("team-a").Create(ctx, teamATraining("train"), metav1.CreateOptions{})
+	job, err := a.c.BatchV1().Jobs("team-a").Create(ctx, objtest.TrainingJob("team-a", "train"), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +179,7 @@ func (a *scaleEnv) trainingFromZero(t *testing.T) {
 	t.Logf("pool %s: scale-up event %s after the pod was created, node registered %s later",
 		pool, up.FirstTimestamp.Sub(pod.CreationTimestamp.Time), node.CreationTimestamp.Sub(up.FirstTimestamp.Time))
 	a.eventually(time.Minute, "pool "+pool+" back at 0 after the Job", func() (bool, error) { return a.poolSize(pool) == 0, nil })
-	a.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	a.c.BatchV1().Jobs("team-a").Delete(ctx, job.Name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 	st := a.status()
 	act := st.pool(pool)
 	if act == nil || act.LastScaleUp == nil || act.LastScaleDown == nil || act.LastScaleDown.To != 0 {
@@ -189,7 +191,7 @@ func (a *scaleEnv) cpuToMax(t *testing.T) {
 	ctx := context.Background()
 	// 7 CPUs each: two per 16-CPU node, so 8 nodes (the pool's max) hold
 	// 16 of the 20 replicas.
-	d := makeDeployment("load", "wide", 20).d
+	d := objtest.MakeDeployment("load", "wide", 20).Obj()
 	d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("7")}
 	d.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "cpu"}
 	a.create(d)
@@ -239,7 +241,7 @@ func (a *scaleEnv) cpuToMax(t *testing.T) {
 func (a *scaleEnv) noPoolFits(t *testing.T) {
 	nodes := a.watchNodes("")
 	before := a.nodeCount()
-	d := makeDeployment("load", "nowhere", 2).d
+	d := objtest.MakeDeployment("load", "nowhere", 2).Obj()
 	d.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "no-such-pool"}
 	a.create(d)
 	pod := a.podOf("load", "app=nowhere")
@@ -267,7 +269,7 @@ func (a *scaleEnv) noPoolFits(t *testing.T) {
 func (a *scaleEnv) blockers(t *testing.T) {
 	ctx := context.Background()
 	pinned := func(ns, name string) *appsv1.Deployment {
-		d := makeDeployment(ns, name, 1).nodeSelector(v1alpha1.LabelPool, "gpu").toleration("gpu").d
+		d := objtest.MakeDeployment(ns, name, 1).NodeSelector(v1alpha1.LabelPool, "gpu").Tolerate("gpu").Obj()
 		d.Spec.Template.Spec.Containers[0].Resources.Requests = corev1.ResourceList{corev1.ResourceCPU: resource.MustParse("100m")}
 		return d
 	}
@@ -280,7 +282,7 @@ func (a *scaleEnv) blockers(t *testing.T) {
 	bare := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "b-bare"}, Spec: *pinned("ops", "b-bare").Spec.Template.Spec.DeepCopy()}
 	for _, obj := range []any{unsafe, bare, local, system, budgeted, &policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "e-budget"},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr(intstr.FromInt32(1)), Selector: budgeted.Spec.Selector},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(1)), Selector: budgeted.Spec.Selector},
 	}} {
 		a.create(obj)
 	}
@@ -338,7 +340,7 @@ func (a *scaleEnv) priorityByApply(t *testing.T, bpFile, doc string) {
 	})
 	mustBerth(t, a.home, "apply", "-f", bpFile, "--context", "berth-scale")
 	ctx := context.Background()
-	if _, err := a.c.BatchV1().Jobs("team-a").Create(ctx, teamATraining("train-priority"), metav1.CreateOptions{}); err != nil {
+	if _, err := a.c.BatchV1().Jobs("team-a").Create(ctx, objtest.TrainingJob("team-a", "train-priority"), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	pod := a.podOf("team-a", "job-name=train-priority")
@@ -364,8 +366,8 @@ func (a *scaleEnv) spotInterruption(t *testing.T) {
 	ctx := context.Background()
 	// No podFailurePolicy: the training class, on a spot pool, gives the
 	// Job its DisruptionTarget rule at admission.
-	job := teamATraining("resume")
-	job.Spec.BackoffLimit = ptr(int32(0))
+	job := objtest.TrainingJob("team-a", "resume")
+	job.Spec.BackoffLimit = ptr.To(int32(0))
 	job.Spec.Template.Annotations = map[string]string{"berth.io/duration": "60s"}
 	job.Spec.Template.Spec.NodeSelector = map[string]string{v1alpha1.LabelPool: "spot-gpu"}
 	stored, err := a.c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{})
@@ -376,7 +378,7 @@ func (a *scaleEnv) spotInterruption(t *testing.T) {
 		len(p.Rules[0].OnPodConditions) == 0 || p.Rules[0].OnPodConditions[0].Type != corev1.DisruptionTarget {
 		t.Fatalf("the training class gave the Job no DisruptionTarget Ignore rule: %+v", p)
 	}
-	serve := makeDeployment("ops", "serve", 3).nodeSelector(v1alpha1.LabelPool, "spot-gpu").toleration("gpu").toleration(v1alpha1.LabelCapacity).d
+	serve := objtest.MakeDeployment("ops", "serve", 3).NodeSelector(v1alpha1.LabelPool, "spot-gpu").Tolerate("gpu").Tolerate(v1alpha1.LabelCapacity).Obj()
 	// One replica per node: required anti-affinity (a hostname spread
 	// would put all three on the first node, the only domain there is).
 	serve.Spec.Template.Spec.Affinity = &corev1.Affinity{PodAntiAffinity: &corev1.PodAntiAffinity{
@@ -385,7 +387,7 @@ func (a *scaleEnv) spotInterruption(t *testing.T) {
 	a.create(serve)
 	a.create(&policyv1.PodDisruptionBudget{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "ops", Name: "serve"},
-		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr(intstr.FromInt32(2)), Selector: serve.Spec.Selector},
+		Spec:       policyv1.PodDisruptionBudgetSpec{MinAvailable: ptr.To(intstr.FromInt32(2)), Selector: serve.Spec.Selector},
 	})
 	var train corev1.Pod
 	a.eventually(2*time.Minute, "the training pod and 3 serving replicas running on spot nodes", func() (bool, error) {
@@ -473,7 +475,7 @@ func (a *scaleEnv) spotInterruption(t *testing.T) {
 	if st, _ := berth(t, a.home, "status", "--context", "berth-scale"); !strings.Contains(st, "SPOT INTERRUPTIONS") || !strings.Contains(st, interrupted) {
 		t.Errorf("berth status does not list the interruption of %s:\n%s", interrupted, st)
 	}
-	a.c.BatchV1().Jobs("team-a").Delete(ctx, "resume", metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationBackground)})
+	a.c.BatchV1().Jobs("team-a").Delete(ctx, "resume", metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationBackground)})
 	a.deleteDeployment("ops", "serve")
 }
 
@@ -515,22 +517,6 @@ func (a *scaleEnv) autoscalerLog() string {
 	return strings.Join(out[max(0, len(out)-40):], "\n")
 }
 
-// teamATraining is a team-a Job of the training class asking for one GPU.
-func teamATraining(name string) *batchv1.Job {
-	return &batchv1.Job{
-		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: name},
-		Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{
-			ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{"berth.io/class": "training"}},
-			Spec: corev1.PodSpec{
-				PriorityClassName: "training-low",
-				RestartPolicy:     corev1.RestartPolicyNever,
-				Containers: []corev1.Container{{Name: "train", Image: "pytorch", Resources: corev1.ResourceRequirements{
-					Limits: corev1.ResourceList{"nvidia.com/gpu": resource.MustParse("1")}}}},
-			},
-		}},
-	}
-}
-
 func (a *scaleEnv) eventually(timeout time.Duration, what string, cond func() (bool, error)) {
 	a.t.Helper()
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) { return cond() })
@@ -568,7 +554,7 @@ func (a *scaleEnv) create(obj any) {
 }
 
 func (a *scaleEnv) deleteDeployment(ns, name string) {
-	a.c.AppsV1().Deployments(ns).Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: ptr(metav1.DeletePropagationForeground)})
+	a.c.AppsV1().Deployments(ns).Delete(context.Background(), name, metav1.DeleteOptions{PropagationPolicy: ptr.To(metav1.DeletePropagationForeground)})
 }
 
 func (a *scaleEnv) annotate(node, key, value string) {
@@ -777,5 +763,3 @@ func (a *scaleEnv) status() scaleStatus {
 	}
 	return scaleStatus{act: act}
 }
-
-func ptrTo[T any](v T) *T { return &v }

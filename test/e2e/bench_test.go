@@ -12,6 +12,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/objtest"
 )
 
 // retailCopy is the retail template with every pool, team, namespace and
@@ -151,7 +152,7 @@ spec:
 		_, err := client.CoreV1().ServiceAccounts(ns).Get(ctx, "default", metav1.GetOptions{})
 		return err == nil
 	})
-	d := makeDeployment(ns, "work", 20).nodeSelector(v1alpha1.LabelPool, "replace-gpu").toleration("bench").d
+	d := objtest.MakeDeployment(ns, "work", 20).NodeSelector(v1alpha1.LabelPool, "replace-gpu").Tolerate("bench").Obj()
 	if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		b.Fatal(err)
 	}

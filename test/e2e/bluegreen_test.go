@@ -13,13 +13,13 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/apimachinery/pkg/watch"
 	"k8s.io/client-go/tools/cache"
 	watchtools "k8s.io/client-go/tools/watch"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/objtest"
 )
 
 // poolBlueprint is a blueprint of its own for a test that replaces a
@@ -46,17 +46,6 @@ func removeNodesOf(t *testing.T, blueprint string) {
 	t.Cleanup(func() {
 		client.CoreV1().Nodes().DeleteCollection(context.Background(), metav1.DeleteOptions{}, metav1.ListOptions{LabelSelector: v1alpha1.LabelBlueprint + "=" + blueprint})
 	})
-}
-
-func budget(ns, app string, minAvailable int) *policyv1.PodDisruptionBudget {
-	m := intstr.FromInt32(int32(minAvailable))
-	return &policyv1.PodDisruptionBudget{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: app},
-		Spec: policyv1.PodDisruptionBudgetSpec{
-			MinAvailable: &m,
-			Selector:     &metav1.LabelSelector{MatchLabels: map[string]string{"app": app}},
-		},
-	}
 }
 
 // podsOnPool maps each ready pod of app to its node's pool generation.
@@ -89,8 +78,8 @@ func isPodReady(p *corev1.Pod) bool {
 func TestBudgetRefusesEviction(t *testing.T) {
 	ctx := context.Background()
 	ns := namespace(t)
-	makeDeployment(ns, "serve", 2).create(t)
-	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
+	createDeployment(t, objtest.MakeDeployment(ns, "serve", 2).Obj())
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, objtest.MinAvailable(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	runningPods(t, ns, "app=serve", 2)
@@ -116,14 +105,14 @@ func TestTaintChangeReplacesPool(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := namespace(t)
-	serve := makeDeployment(ns, "serve", 3).nodeSelector(v1alpha1.LabelPool, "bluegreen-gpu").toleration("bg")
-	serve.create(t)
-	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
+	serve := objtest.MakeDeployment(ns, "serve", 3).NodeSelector(v1alpha1.LabelPool, "bluegreen-gpu").Tolerate("bg")
+	createDeployment(t, serve.Obj())
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, objtest.MinAvailable(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	stuck := makeDeployment(ns, "stuck", 1).nodeSelector(v1alpha1.LabelPool, "bluegreen-gpu")
-	stuck.d.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "bg", Operator: corev1.TolerationOpEqual, Value: "old", Effect: corev1.TaintEffectNoSchedule}}
-	stuck.create(t)
+	stuck := objtest.MakeDeployment(ns, "stuck", 1).NodeSelector(v1alpha1.LabelPool, "bluegreen-gpu")
+	stuck.Spec.Template.Spec.Tolerations = []corev1.Toleration{{Key: "bg", Operator: corev1.TolerationOpEqual, Value: "old", Effect: corev1.TaintEffectNoSchedule}}
+	createDeployment(t, stuck.Obj())
 	runningPods(t, ns, "app=serve", 3)
 	runningPods(t, ns, "app=stuck", 1)
 
@@ -202,8 +191,8 @@ func TestBlockedDrainStopsAndResumes(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := namespace(t)
-	makeDeployment(ns, "serve", 2).nodeSelector(v1alpha1.LabelPool, "blocked-gpu").toleration("bg").create(t)
-	pdb, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{})
+	createDeployment(t, objtest.MakeDeployment(ns, "serve", 2).NodeSelector(v1alpha1.LabelPool, "blocked-gpu").Tolerate("bg").Obj())
+	pdb, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, objtest.MinAvailable(ns, "serve", 2), metav1.CreateOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

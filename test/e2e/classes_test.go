@@ -14,6 +14,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 )
 
 // Class labels alone put inference on its pools with inference-high and
@@ -23,7 +24,7 @@ import (
 func TestClassLabelsPlaceWorkloads(t *testing.T) {
 	ctx := context.Background()
 	name := "serve-" + fmt.Sprint(time.Now().UnixNano()%100000)
-	d := makeDeployment("team-a", name, 6).d
+	d := objtest.MakeDeployment("team-a", name, 6).Obj()
 	d.Labels[v1alpha1.LabelClass] = "inference"
 	got, err := client.AppsV1().Deployments("team-a").Create(ctx, d, metav1.CreateOptions{})
 	if err != nil {
@@ -168,7 +169,7 @@ func containsAll(s string, parts ...string) bool {
 func TestClassMutatesStatefulSetsAndCronJobs(t *testing.T) {
 	ctx := context.Background()
 	dry := metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
-	d := makeDeployment("team-a", "db", 3).d
+	d := objtest.MakeDeployment("team-a", "db", 3).Obj()
 	ss := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "db", Labels: map[string]string{v1alpha1.LabelClass: "inference"}},
 		Spec:       appsv1.StatefulSetSpec{Replicas: d.Spec.Replicas, Selector: d.Spec.Selector, Template: d.Spec.Template},

@@ -1,12 +1,10 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -16,45 +14,6 @@ import (
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/clientcmd"
 )
-
-// berth runs the berth command line (this test binary, acting as berth)
-// with its own BERTH_HOME and KUBECONFIG, and returns its combined output
-// and exit code.
-func berth(t *testing.T, home string, args ...string) (string, int) {
-	t.Helper()
-	return berthIn(t, "", home, args...)
-}
-
-// berthIn is berth run in the directory dir ("" for the test's own).
-func berthIn(t *testing.T, dir, home string, args ...string) (string, int) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	err = cmd.Run()
-	code := 0
-	if exit, ok := err.(*exec.ExitError); ok {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running berth %v: %v", args, err)
-	}
-	return out.String(), code
-}
-
-func mustBerth(t *testing.T, home string, args ...string) string {
-	t.Helper()
-	out, code := berth(t, home, args...)
-	if code != 0 {
-		t.Fatalf("berth %s exited %d:\n%s", strings.Join(args, " "), code, out)
-	}
-	return out
-}
 
 // A second cluster, driven through the real command line: objects survive
 // `berth down` and `berth up`; a running cluster's state is not taken

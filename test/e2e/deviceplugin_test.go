@@ -107,7 +107,7 @@ func TestDevicePluginToleration(t *testing.T) {
 	if err := os.Symlink(kubeconfig, filepath.Join(home, "kubeconfig")); err != nil {
 		t.Fatal(err)
 	}
-	r, code := auditJSON(t, home, "-n", plugin.Namespace)
+	r, code := auditJSON(t, home, "-n", plugin.Namespace, "-f", "testdata/e2e.yaml")
 	if code != 1 {
 		t.Errorf("audit exited %d, want 1", code)
 	}

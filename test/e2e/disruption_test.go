@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"berth.io/berth/api/v1alpha1"
+	"k8s.io/utils/ptr"
 )
 
 // ignoreDisruption is the rule class mutation gives a spot class's Jobs.
@@ -106,7 +107,7 @@ func TestSpotJobsIgnoreDisruption(t *testing.T) {
 	for _, restart := range []corev1.RestartPolicy{corev1.RestartPolicyNever, corev1.RestartPolicyOnFailure} {
 		name := "spot-upd-" + suffix + "-" + map[corev1.RestartPolicy]string{corev1.RestartPolicyNever: "never", corev1.RestartPolicyOnFailure: "onfailure"}[restart]
 		j := trainingJob(name, restart, nil)
-		j.Spec.Suspend = ptrTo(true) // nothing to schedule
+		j.Spec.Suspend = ptr.To(true) // nothing to schedule
 		created, err := client.BatchV1().Jobs(gpuLab).Create(ctx, j, metav1.CreateOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 )
 
 // jobFor is a one-pod Job whose pod is annotated berth.io/duration: d
@@ -67,9 +68,9 @@ func TestJobPodDuration(t *testing.T) {
 			t.Fatalf("creating job %s: %v", j.Name, err)
 		}
 	}
-	server := makeDeployment(ns, "server", 1)
-	server.d.Spec.Template.Annotations = map[string]string{v1alpha1.AnnotationDuration: "1s"}
-	server.create(t)
+	server := objtest.MakeDeployment(ns, "server", 1)
+	server.Spec.Template.Annotations = map[string]string{v1alpha1.AnnotationDuration: "1s"}
+	createDeployment(t, server.Obj())
 
 	t.Run("without a duration: at once", func(t *testing.T) {
 		t.Parallel()

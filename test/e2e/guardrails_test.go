@@ -16,6 +16,8 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
+	"berth.io/berth/internal/objtest"
+	"k8s.io/utils/ptr"
 )
 
 // waitForGuardrails waits until the API server enforces each applied
@@ -41,7 +43,7 @@ func waitForGuardrails(ctx context.Context) error {
 			return refusedBy(compile.PodPolicy, err)
 		},
 		compile.WorkloadPolicy: func() (bool, error) {
-			d := makeDeployment("web", "probe", 1).d
+			d := objtest.MakeDeployment("web", "probe", 1).Obj()
 			d.Spec.Template.Spec = pinned
 			_, err := client.AppsV1().Deployments("web").Create(ctx, d, metav1.CreateOptions{DryRun: dry})
 			return refusedBy(compile.WorkloadPolicy, err)
@@ -63,7 +65,7 @@ func waitForGuardrails(ctx context.Context) error {
 			return mutated(&p.Spec, nil)
 		},
 		"berth-class-deployments": func() (bool, error) {
-			d := makeDeployment("web", "probe", 1).d
+			d := objtest.MakeDeployment("web", "probe", 1).Obj()
 			d.Labels = batch
 			got, err := client.AppsV1().Deployments("web").Create(ctx, d, metav1.CreateOptions{DryRun: dry})
 			if err != nil {
@@ -155,7 +157,7 @@ func TestGuardrailsRefuseBypasses(t *testing.T) {
 			p.Spec.InitContainers = []corev1.Container{{Name: "fetch", Image: "x", Resources: corev1.ResourceRequirements{Requests: gpuLimits("1")}}}
 		}, v1alpha1.RuleGPULimit},
 		{"spec.priority set by hand", "team-a", func(p *corev1.Pod) {
-			p.Spec.Priority = ptr(int32(1000000))
+			p.Spec.Priority = ptr.To(int32(1000000))
 		}, "must not be provided in pod spec"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -183,7 +185,7 @@ func TestGuardrailsRefuseBypasses(t *testing.T) {
 func TestGuardrailsCoverWorkloadUpdates(t *testing.T) {
 	ctx := context.Background()
 	name := "escape-" + fmt.Sprint(time.Now().UnixNano()%100000)
-	d := makeDeployment("web", name, 1).create(t)
+	d := createDeployment(t, objtest.MakeDeployment("web", name, 1).Obj())
 	t.Cleanup(func() { client.AppsV1().Deployments("web").Delete(context.Background(), name, metav1.DeleteOptions{}) })
 
 	// The Deployment controller writes its status meanwhile: a conflict is
@@ -202,8 +204,8 @@ func TestGuardrailsCoverWorkloadUpdates(t *testing.T) {
 		t.Errorf("updating a Deployment's template onto the GPU pool: %v, want %s", err, v1alpha1.RuleGPUNamespace)
 	}
 
-	p := makeDeployment("team-a", name, 1).d
-	p.Spec.Template.Spec.Priority = ptr(int32(5))
+	p := objtest.MakeDeployment("team-a", name, 1).Obj()
+	p.Spec.Template.Spec.Priority = ptr.To(int32(5))
 	_, err = client.AppsV1().Deployments("team-a").Create(ctx, p, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 	if err == nil || !strings.Contains(err.Error(), v1alpha1.RulePriorityValue) {
 		t.Errorf("a Deployment template with spec.priority: %v, want %s", err, v1alpha1.RulePriorityValue)
@@ -231,8 +233,6 @@ func TestGuardrailsKeepNamespaceLabels(t *testing.T) {
 		t.Errorf("a namespace claiming team gpu-lab's label: %v, want %s", err, v1alpha1.RuleNamespaceLabels)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // The API server type-checks every policy against the kinds it matches;
 // berth's policies must check clean, or a typo could hide in a rule that

@@ -11,10 +11,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	"sigs.k8s.io/yaml"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/test/harness"
 )
 
 // namespace creates a namespace for one test, deleted when it ends, and
@@ -40,66 +40,24 @@ func namespace(t *testing.T) string {
 	return name
 }
 
-// eventually polls cond every 100ms until it holds or timeout passes.
-func eventually(t *testing.T, timeout time.Duration, what string, cond func() (bool, error)) {
+// The command line and waits, as every test package on a cluster has
+// them (test/harness).
+var (
+	berth      = harness.Berth
+	berthIn    = harness.BerthIn
+	berthOut   = harness.BerthOut
+	mustBerth  = harness.MustBerth
+	eventually = harness.Eventually
+)
+
+// createDeployment creates d on the suite's cluster.
+func createDeployment(t *testing.T, d *appsv1.Deployment) *appsv1.Deployment {
 	t.Helper()
-	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, timeout, true, func(context.Context) (bool, error) {
-		return cond()
-	})
+	created, err := client.AppsV1().Deployments(d.Namespace).Create(context.Background(), d, metav1.CreateOptions{})
 	if err != nil {
-		t.Fatalf("waiting for %s: %v", what, err)
+		t.Fatalf("creating deployment %s: %v", d.Name, err)
 	}
-}
-
-// deploymentBuilder builds Deployments fluently, Kueue-style.
-type deploymentBuilder struct{ d *appsv1.Deployment }
-
-func makeDeployment(ns, name string, replicas int32) *deploymentBuilder {
-	labels := map[string]string{"app": name}
-	return &deploymentBuilder{d: &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, Labels: labels},
-		Spec: appsv1.DeploymentSpec{
-			Replicas: &replicas,
-			Selector: &metav1.LabelSelector{MatchLabels: labels},
-			Template: corev1.PodTemplateSpec{
-				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "app", Image: "nginx"}}},
-			},
-		},
-	}}
-}
-
-func (b *deploymentBuilder) nodeSelector(k, v string) *deploymentBuilder {
-	if b.d.Spec.Template.Spec.NodeSelector == nil {
-		b.d.Spec.Template.Spec.NodeSelector = map[string]string{}
-	}
-	b.d.Spec.Template.Spec.NodeSelector[k] = v
-	return b
-}
-
-func (b *deploymentBuilder) toleration(key string) *deploymentBuilder {
-	b.d.Spec.Template.Spec.Tolerations = append(b.d.Spec.Template.Spec.Tolerations,
-		corev1.Toleration{Key: key, Operator: corev1.TolerationOpExists})
-	return b
-}
-
-func (b *deploymentBuilder) zoneSpread() *deploymentBuilder {
-	b.d.Spec.Template.Spec.TopologySpreadConstraints = []corev1.TopologySpreadConstraint{{
-		MaxSkew:           1,
-		TopologyKey:       corev1.LabelTopologyZone,
-		WhenUnsatisfiable: corev1.DoNotSchedule,
-		LabelSelector:     b.d.Spec.Selector,
-	}}
-	return b
-}
-
-func (b *deploymentBuilder) create(t *testing.T) *appsv1.Deployment {
-	t.Helper()
-	d, err := client.AppsV1().Deployments(b.d.Namespace).Create(context.Background(), b.d, metav1.CreateOptions{})
-	if err != nil {
-		t.Fatalf("creating deployment %s: %v", b.d.Name, err)
-	}
-	return d
+	return created
 }
 
 // gpuPod is a pod that tolerates the GPU taint and asks for one GPU.

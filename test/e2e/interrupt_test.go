@@ -1,13 +1,10 @@
 package e2e
 
 import (
-	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -16,6 +13,8 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/objtest"
+	"berth.io/berth/test/harness"
 )
 
 // An apply killed in the middle of a blue/green replacement (new nodes
@@ -29,8 +28,8 @@ func TestKilledApplyConverges(t *testing.T) {
 		t.Fatal(err)
 	}
 	ns := namespace(t)
-	makeDeployment(ns, "serve", 2).nodeSelector(v1alpha1.LabelPool, "killed-gpu").toleration("bg").create(t)
-	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
+	createDeployment(t, objtest.MakeDeployment(ns, "serve", 2).NodeSelector(v1alpha1.LabelPool, "killed-gpu").Tolerate("bg").Obj())
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, objtest.MinAvailable(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	runningPods(t, ns, "app=serve", 2)
@@ -40,13 +39,8 @@ func TestKilledApplyConverges(t *testing.T) {
 	if err := os.WriteFile(file, []byte(poolBlueprint("killed", "bg=new:NoSchedule")), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, "apply", "--kubeconfig", kubeconfig, "-f", file, "--drain-timeout", "10m")
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home)
-	var out lockedBuffer
+	cmd := harness.Command(t, home, "apply", "--kubeconfig", kubeconfig, "-f", file, "--drain-timeout", "10m")
+	var out harness.LockedBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -80,22 +74,4 @@ func TestKilledApplyConverges(t *testing.T) {
 			t.Errorf("pod %s runs on %s after the finished replacement", p.Name, p.Spec.NodeName)
 		}
 	}
-}
-
-// lockedBuffer is a buffer one goroutine writes while another reads.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -13,6 +13,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/budgets"
+	"berth.io/berth/internal/objtest"
 )
 
 // Behaviour 12: inference keeps off nodes where training uses the same
@@ -64,7 +65,7 @@ func TestEachServiceKeepsItsOwnBudget(t *testing.T) {
 	ns := "team-a"
 	names := []string{"search", "ranker"}
 	for _, name := range names {
-		d := makeDeployment(ns, name, 2).d
+		d := objtest.MakeDeployment(ns, name, 2).Obj()
 		d.Labels[v1alpha1.LabelClass] = "inference"
 		if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)

@@ -19,8 +19,8 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
-	"berth.io/berth/internal/cli"
 	"berth.io/berth/internal/cluster"
+	"berth.io/berth/test/harness"
 )
 
 // Namespaces of testdata/e2e.yaml the tests share: a system namespace
@@ -29,10 +29,6 @@ const (
 	systemNS = "e2e-system"
 	gpuLab   = "gpu-lab"
 )
-
-// cliEnv makes the test binary act as the berth command, so CLI tests
-// drive the real command line without linking a second binary.
-const cliEnv = "BERTH_E2E_AS_CLI"
 
 var (
 	cfg    *rest.Config
@@ -53,15 +49,9 @@ func applyBlueprint(ctx context.Context, b *v1alpha1.Blueprint, o apply.Options)
 	return apply.Execute(ctx, clients, plan, apply.ExecOptions{ForceConflicts: o.ForceConflicts, DrainTimeout: time.Minute})
 }
 
-func TestMain(m *testing.M) {
-	if os.Getenv(cliEnv) == "1" {
-		// As cmd/berth does.
-		root := cli.NewRootCommand(context.Background(), cli.StdStreams())
-		root.SetArgs(os.Args[1:])
-		os.Exit(cli.Exit(os.Stderr, root.Execute()))
-	}
-	os.Exit(run(m))
-}
+// TestMain starts the suite's cluster, unless the test binary was
+// started as berth (harness.Command).
+func TestMain(m *testing.M) { harness.Main(m, run) }
 
 func run(m *testing.M) int {
 	var err error

@@ -17,6 +17,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
+	"berth.io/berth/internal/objtest"
 )
 
 // A Deployment that follows reco@production gets the puller, its volume
@@ -54,12 +55,12 @@ func TestModelRollsDeployments(t *testing.T) {
 	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, pdb, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	b := makeDeployment(ns, "reco", 3)
-	b.d.Annotations = map[string]string{v1alpha1.AnnotationModel: "reco@production"}
+	b := objtest.MakeDeployment(ns, "reco", 3)
+	b.Annotations = map[string]string{v1alpha1.AnnotationModel: "reco@production"}
 	zero, one := intstr.FromInt32(0), intstr.FromInt32(1)
-	b.d.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
+	b.Spec.Strategy = appsv1.DeploymentStrategy{Type: appsv1.RollingUpdateDeploymentStrategyType,
 		RollingUpdate: &appsv1.RollingUpdateDeployment{MaxUnavailable: &one, MaxSurge: &zero}}
-	d := b.create(t)
+	d := createDeployment(t, b.Obj())
 
 	spec := d.Spec.Template.Spec
 	if got := d.Spec.Template.Annotations[v1alpha1.AnnotationModelRef]; got != "reco@production" {
@@ -167,7 +168,7 @@ func TestModelRollsDeployments(t *testing.T) {
 	}
 
 	// A workload without the annotation is left alone.
-	plain := makeDeployment(ns, "plain", 1).create(t)
+	plain := createDeployment(t, objtest.MakeDeployment(ns, "plain", 1).Obj())
 	if len(plain.Spec.Template.Spec.InitContainers) != 0 || len(plain.Spec.Template.Spec.Volumes) != 0 {
 		t.Errorf("a Deployment that follows no model was mutated: %+v", plain.Spec.Template.Spec)
 	}
@@ -215,9 +216,9 @@ func TestModelSharedVolume(t *testing.T) {
 	ns := namespace(t)
 	dryRun := func(name string) *appsv1.Deployment {
 		t.Helper()
-		b := makeDeployment(ns, name, 2)
-		b.d.Annotations = map[string]string{v1alpha1.AnnotationModel: "reco@production"}
-		d, err := client.AppsV1().Deployments(ns).Create(ctx, b.d, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		b := objtest.MakeDeployment(ns, name, 2)
+		b.Annotations = map[string]string{v1alpha1.AnnotationModel: "reco@production"}
+		d, err := client.AppsV1().Deployments(ns).Create(ctx, b.Obj(), metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
 		if err != nil {
 			t.Fatalf("dry run of deployment %s: %v", name, err)
 		}

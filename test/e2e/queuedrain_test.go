@@ -12,6 +12,7 @@ import (
 	emv1beta1 "k8s.io/metrics/pkg/apis/external_metrics/v1beta1"
 
 	"berth.io/berth/internal/metricsapi"
+	"berth.io/berth/test/harness"
 )
 
 // A queue with an item time drains as its workers run: a worker from
@@ -46,10 +47,11 @@ func TestQueueDrainsAsWorkersRun(t *testing.T) {
 	if !strings.Contains(out, "Drains as its workers run") || !strings.Contains(out, "every 2s") {
 		t.Errorf("berth load queue --item-time 2s does not say the queue drains, an item every 2s:\n%s", out)
 	}
-	time.Sleep(2 * time.Second)
-	if d := depth(); d != 60 {
-		t.Fatalf("a queue without workers drained to %d; want 60", d)
-	}
+	// Past an item's time, checked throughout: the depth is worked out
+	// from the time and the workers, so a drain would show at once.
+	harness.Holds(t, 2*time.Second+time.Second, "a queue without workers stays at 60", func() (bool, error) {
+		return depth() == 60, nil
+	})
 	show := mustBerth(t, t.TempDir(), "load", "show", "--kubeconfig", kubeconfig)
 	if !strings.Contains(show, "ITEM TIME") || !strings.Contains(show, queue) || !strings.Contains(show, "2s") {
 		t.Errorf("berth load show does not list the queue with its item time:\n%s", show)
@@ -127,16 +129,22 @@ func TestQueueDrainsAsWorkersRun(t *testing.T) {
 	}
 
 	// Nothing to drain: the load is not written again.
+	// Watched for three of the queue controller's periods (it writes at
+	// most once a second), and failed at the first write.
 	cm, err := client.CoreV1().ConfigMaps(metricsapi.LoadNamespace).Get(ctx, metricsapi.LoadConfigMap, metav1.GetOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(3 * time.Second)
-	again, err := client.CoreV1().ConfigMaps(metricsapi.LoadNamespace).Get(ctx, metricsapi.LoadConfigMap, metav1.GetOptions{})
+	w, err := client.CoreV1().ConfigMaps(metricsapi.LoadNamespace).Watch(ctx, metav1.ListOptions{
+		FieldSelector: "metadata.name=" + metricsapi.LoadConfigMap, ResourceVersion: cm.ResourceVersion,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if again.ResourceVersion != cm.ResourceVersion {
-		t.Errorf("the load was written while its queues were empty (resourceVersion %s → %s)", cm.ResourceVersion, again.ResourceVersion)
+	defer w.Stop()
+	select {
+	case ev := <-w.ResultChan():
+		t.Errorf("the load was written while its queues were empty: %s %v", ev.Type, ev.Object)
+	case <-time.After(3 * time.Second):
 	}
 }

@@ -98,7 +98,7 @@ func TestHPAScalesOnLoad(t *testing.T) {
 	}
 	// berth status shows the workload's replicas, metric and last scale.
 	eventually(t, 30*time.Second, "berth status showing the HPA at 5/5", func() (bool, error) {
-		out := mustBerth(t, t.TempDir(), "status", "--kubeconfig", kubeconfig)
+		out := mustBerth(t, t.TempDir(), "status", "--kubeconfig", kubeconfig, "-f", "testdata/e2e.yaml")
 		for _, line := range strings.Split(out, "\n") {
 			if strings.Contains(line, "deployment/"+name) {
 				return strings.Contains(line, "5/5") && strings.Contains(line, "requests_per_second 20/20 per pod") &&

@@ -17,6 +17,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/status"
 )
 
@@ -26,11 +27,11 @@ var readFile = os.ReadFile
 // CriticalAddonsOnly; add-ons that tolerate and select it land there.
 func TestSystemPoolTakesOnlyCriticalAddons(t *testing.T) {
 	ns := namespace(t)
-	makeDeployment(ns, "web", 12).create(t)
+	createDeployment(t, objtest.MakeDeployment(ns, "web", 12).Obj())
 	// Add-ons run in a system namespace: only those may tolerate the
 	// System pool's taint.
 	dnsName := "coredns-" + fmt.Sprint(time.Now().UnixNano()%100000)
-	makeDeployment(systemNS, dnsName, 2).toleration("CriticalAddonsOnly").nodeSelector(poolLabel, "system").create(t)
+	createDeployment(t, objtest.MakeDeployment(systemNS, dnsName, 2).Tolerate("CriticalAddonsOnly").NodeSelector(poolLabel, "system").Obj())
 	t.Cleanup(func() {
 		client.AppsV1().Deployments(systemNS).Delete(context.Background(), dnsName, metav1.DeleteOptions{})
 	})
@@ -50,7 +51,7 @@ func TestSystemPoolTakesOnlyCriticalAddons(t *testing.T) {
 // per node.
 func TestGPUPoolTakesOnlyGPUPods(t *testing.T) {
 	ns := namespace(t)
-	makeDeployment(ns, "nginx", 20).create(t)
+	createDeployment(t, objtest.MakeDeployment(ns, "nginx", 20).Obj())
 	nginx := runningPods(t, ns, "app=nginx", 20)
 	if n := countBy(t, nginx, poolLabel)["gpu"]; n != 0 {
 		t.Errorf("%d nginx pods landed on the GPU pool", n)
@@ -202,12 +203,12 @@ func TestZoneSpread(t *testing.T) {
 	statusCountsPool(t, "spread-small")
 
 	byZone := func(name string, spread bool) map[string]int {
-		d := makeDeployment(ns, name, 6).nodeSelector("e2e-spread", "yes").toleration("e2e-spread")
-		d.d.Spec.Template.Spec.Containers[0].Resources.Requests = replica
+		d := objtest.MakeDeployment(ns, name, 6).NodeSelector("e2e-spread", "yes").Tolerate("e2e-spread")
+		d.Spec.Template.Spec.Containers[0].Resources.Requests = replica
 		if spread {
-			d.zoneSpread()
+			d.ZoneSpread()
 		}
-		d.create(t)
+		createDeployment(t, d.Obj())
 		by := countBy(t, runningPods(t, ns, "app="+name, 6), corev1.LabelTopologyZone)
 		deleteDeployment(t, ns, name)
 		eventually(t, time.Minute, "the pods of "+name+" gone", func() (bool, error) {

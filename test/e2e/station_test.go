@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/util/retry"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 )
 
 var dryRun = metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}}
@@ -55,7 +56,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 			_, err := client.CoreV1().Pods(ns).Create(ctx, p, dryRun)
 			refusedBy(t, "a "+pc+" pod in "+ns, err, v1alpha1.RulePriorityCeiling, "namespace "+ns, "at most at priority 0", pc)
 		}
-		d := makeDeployment(ns, "escalate", 1).d
+		d := objtest.MakeDeployment(ns, "escalate", 1).Obj()
 		d.Spec.Template.Spec.PriorityClassName = "inference-high"
 		_, err := client.AppsV1().Deployments(ns).Create(ctx, d, dryRun)
 		refusedBy(t, "an inference-high Deployment in "+ns, err, v1alpha1.RulePriorityClass, "namespace "+ns, "inference-high", "default priority 0")
@@ -73,7 +74,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 	}
 
 	// Nor through an update of a workload that was fine when created.
-	if _, err := client.AppsV1().Deployments(later).Create(ctx, makeDeployment(later, "climbs", 1).d, metav1.CreateOptions{}); err != nil {
+	if _, err := client.AppsV1().Deployments(later).Create(ctx, objtest.MakeDeployment(later, "climbs", 1).Obj(), metav1.CreateOptions{}); err != nil {
 		t.Fatalf("a Deployment with no class in %s: %v", later, err)
 	}
 	// The Deployment controller writes its status meanwhile: a conflict
@@ -125,7 +126,7 @@ func TestNoNamespaceRunsAboveItsStation(t *testing.T) {
 			t.Errorf("a %s pod in %s, at its station: %v", pc, ns, err)
 		}
 	}
-	d = makeDeployment("team-a", "station", 1).d
+	d = objtest.MakeDeployment("team-a", "station", 1).Obj()
 	d.Spec.Template.Spec.PriorityClassName = "inference-high"
 	if _, err := client.AppsV1().Deployments("team-a").Create(ctx, d, dryRun); err != nil {
 		t.Errorf("an inference-high Deployment in team-a: %v", err)
@@ -254,7 +255,7 @@ func TestGPURequestWithoutLimitIsExplained(t *testing.T) {
 	p.Spec.Containers[0].Resources.Requests = gpuLimits("1")
 	_, err := client.CoreV1().Pods("team-a").Create(ctx, p, dryRun)
 	refusedBy(t, "a pod with a GPU request and no limit", err, v1alpha1.RuleGPULimit, "container app", `resources.limits["nvidia.com/gpu"]`)
-	d := makeDeployment("team-a", "requests-only", 1).d
+	d := objtest.MakeDeployment("team-a", "requests-only", 1).Obj()
 	d.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "fetch", Image: "x", Resources: corev1.ResourceRequirements{Requests: gpuLimits("1")}}}
 	_, err = client.AppsV1().Deployments("team-a").Create(ctx, d, dryRun)
 	refusedBy(t, "a Deployment whose init container asks for a GPU without a limit", err, v1alpha1.RuleGPULimit, "container fetch")
@@ -269,7 +270,7 @@ func TestTemplateLabelCountsAsTheClass(t *testing.T) {
 		create func() (*corev1.PodTemplateSpec, error)
 	}{
 		{"Deployment", func() (*corev1.PodTemplateSpec, error) {
-			d := makeDeployment(ns, "charted", 1).d
+			d := objtest.MakeDeployment(ns, "charted", 1).Obj()
 			d.Spec.Template.Labels[v1alpha1.LabelClass] = "inference"
 			got, err := client.AppsV1().Deployments(ns).Create(ctx, d, dryRun)
 			if err != nil {
@@ -278,7 +279,7 @@ func TestTemplateLabelCountsAsTheClass(t *testing.T) {
 			return &got.Spec.Template, nil
 		}},
 		{"StatefulSet", func() (*corev1.PodTemplateSpec, error) {
-			d := makeDeployment(ns, "charted", 1).d
+			d := objtest.MakeDeployment(ns, "charted", 1).Obj()
 			s := &appsv1.StatefulSet{ObjectMeta: d.ObjectMeta, Spec: appsv1.StatefulSetSpec{Selector: d.Spec.Selector, Template: d.Spec.Template}}
 			s.Spec.Template.Labels[v1alpha1.LabelClass] = "inference"
 			got, err := client.AppsV1().StatefulSets(ns).Create(ctx, s, dryRun)

@@ -11,6 +11,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/objtest"
 )
 
 // upgradeBlueprint is poolBlueprint with the workload pool at a
@@ -44,8 +45,8 @@ func TestVersionChangeReplacesPool(t *testing.T) {
 		return err == nil && node.Status.NodeInfo.KubeletVersion == from, err
 	})
 	ns := namespace(t)
-	makeDeployment(ns, "serve", 3).nodeSelector(v1alpha1.LabelPool, "upgrade-gpu").toleration("bg").create(t)
-	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
+	createDeployment(t, objtest.MakeDeployment(ns, "serve", 3).NodeSelector(v1alpha1.LabelPool, "upgrade-gpu").Tolerate("bg").Obj())
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, objtest.MinAvailable(ns, "serve", 2), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	runningPods(t, ns, "app=serve", 3)

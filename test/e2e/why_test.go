@@ -19,6 +19,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"berth.io/berth/internal/cli"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/why"
 )
 
@@ -285,7 +286,7 @@ func TestWhyQuotaRefusesDeployment(t *testing.T) {
 		p.Spec.Containers[0].Resources.Limits = gpuLimits("1")
 		createPending(t, p)
 	}
-	d := makeDeployment(ns, "why-quota", 1).toleration("gpu").d
+	d := objtest.MakeDeployment(ns, "why-quota", 1).Tolerate("gpu").Obj()
 	d.Spec.Template.Spec.Containers[0].Resources.Limits = gpuLimits("1")
 	if _, err := client.AppsV1().Deployments(ns).Create(ctx, d, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
@@ -472,7 +473,7 @@ func TestWhyGatedPreemptionAndBudget(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, budget(ns, "why-victim", 1), metav1.CreateOptions{}); err != nil {
+	if _, err := client.PolicyV1().PodDisruptionBudgets(ns).Create(ctx, objtest.MinAvailable(ns, "why-victim", 1), metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {

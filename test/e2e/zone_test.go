@@ -11,6 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 )
 
 // The seed spreads inference over zones "so a single AZ failure doesn't
@@ -32,7 +33,7 @@ func TestZoneFailureKeepsInferenceServing(t *testing.T) {
 	}
 	t.Cleanup(func() { berth(t, home, "node", "start", "--pool", "cpu", "--zone", "zone-1") })
 	five := int64(5)
-	d := makeDeployment("team-a", "zonal", 6).d
+	d := objtest.MakeDeployment("team-a", "zonal", 6).Obj()
 	d.Spec.Template.Labels["berth.io/class"] = "inference"
 	d.Spec.Template.Spec.PriorityClassName = "inference-high"
 	d.Spec.Template.Spec.Tolerations = []corev1.Toleration{

@@ -1,4 +1,6 @@
-package e2e
+//go:build long
+
+package dash_test
 
 import (
 	"context"
@@ -7,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"berth.io/berth/internal/objtest"
+	"berth.io/berth/test/harness"
 	"github.com/chromedp/chromedp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
@@ -22,11 +26,11 @@ func TestDashSurvivesRestart(t *testing.T) {
 	exe := browser(t)
 	home := t.TempDir()
 	bpFile := filepath.Join(home, "minimal.yaml")
-	mustBerth(t, home, "init", "--template", "minimal", bpFile)
-	mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dashr")
-	t.Cleanup(func() { berth(t, home, "down", "--name", "dashr", "--purge") })
+	harness.MustBerth(t, home, "init", "--template", "minimal", bpFile)
+	harness.MustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dashr")
+	t.Cleanup(func() { harness.Berth(t, home, "down", "--name", "dashr", "--purge") })
 
-	url := startDash(t, home, "--context", "berth-dashr", "-f", bpFile)
+	url := harness.Dash(t, home, "--context", "berth-dashr", "-f", bpFile)
 
 	alloc, cancel := chromedp.NewExecAllocator(context.Background(), append(chromedp.DefaultExecAllocatorOptions[:],
 		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.WindowSize(1280, 900))...)
@@ -43,12 +47,12 @@ func TestDashSurvivesRestart(t *testing.T) {
 		t.Fatalf("the page says the cluster cannot be read before it stopped:\n%s", text(t, tab, "main"))
 	}
 
-	mustBerth(t, home, "down", "--name", "dashr")
+	harness.MustBerth(t, home, "down", "--name", "dashr")
 	stopped := time.Now()
 	waitFor(t, tab, "the page to say the cluster cannot be read", present(`main p.error`))
 	t.Logf("the page said the cluster cannot be read %s after berth down", time.Since(stopped).Round(100*time.Millisecond))
 
-	mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dashr")
+	harness.MustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dashr")
 	resumed := time.Now()
 	waitFor(t, tab, "the error gone once the cluster is back", "!document.querySelector('main p.error')")
 	t.Logf("the error went %s after berth up resumed the cluster", time.Since(resumed).Round(100*time.Millisecond))
@@ -61,7 +65,7 @@ func TestDashSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	c := kubernetes.NewForConfigOrDie(cfg)
-	pod := gpuPod("default", "after-restart")
+	pod := objtest.MakePod("default", "after-restart").GPU("1").Tolerate("gpu").Obj()
 	if _, err := c.CoreV1().Pods("default").Create(context.Background(), pod, metav1.CreateOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,8 @@
-package e2e
+//go:build long
+
+package dash_test
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +23,10 @@ import (
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/model"
 	"berth.io/berth/internal/model/store"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/test/harness"
+	"k8s.io/utils/ptr"
 )
 
 // chromium is Debian's headless-capable browser; hack/test.sh installs
@@ -60,8 +63,6 @@ func screenshotDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-var dashURL = regexp.MustCompile(`Dashboard: (http://\S+)`)
-
 // The dashboard in a real browser, on a retail cluster of its own that
 // `berth up --dash` starts with the autoscaler's timings compressed:
 // the overview shows the retail pools as `berth status` counts them; a
@@ -87,11 +88,11 @@ func TestDashInBrowser(t *testing.T) {
 	if err := os.WriteFile(bpFile, raw, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out := mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dash",
+	out := harness.MustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "dash",
 		"--autoscaler", "scanInterval=1s,scaleDownUnneededTime=10m", "--provisioning-time", "8s",
 		"--dash", "--dash-listen", "127.0.0.1:0", "--dash-reports", reports, "--dash-store", models)
-	t.Cleanup(func() { berth(t, home, "down", "--name", "dash", "--purge") })
-	m := dashURL.FindStringSubmatch(out)
+	t.Cleanup(func() { harness.Berth(t, home, "down", "--name", "dash", "--purge") })
+	m := harness.DashURL.FindStringSubmatch(out)
 	if m == nil {
 		t.Fatalf("berth up --dash printed no dashboard address:\n%s", out)
 	}
@@ -133,7 +134,7 @@ func TestDashInBrowser(t *testing.T) {
 	overview, waiting, activity := tab("/"), tab("/waiting"), tab("/activity")
 
 	// The overview's pools are berth status's, row for row.
-	st := mustBerth(t, home, "status", "--context", "berth-dash")
+	st := harness.MustBerth(t, home, "status", "--context", "berth-dash")
 	for _, pool := range []string{"system", "cpu", "gpu", "spot-gpu"} {
 		want := statusRow(t, st, pool)
 		nodes := text(t, overview, fmt.Sprintf(`tr[data-pool=%q] td.nodes .num`, pool))
@@ -149,7 +150,7 @@ func TestDashInBrowser(t *testing.T) {
 
 	// It runs long enough to be seen holding its GPU: a Job pod without
 	// a duration completes as soon as it runs.
-	train := teamATraining("train")
+	train := objtest.TrainingJob("team-a", "train")
 	train.Spec.Template.Annotations = map[string]string{v1alpha1.AnnotationDuration: "10m"}
 	created := time.Now()
 	_, err = c.BatchV1().Jobs("team-a").Create(context.Background(), train, metav1.CreateOptions{})
@@ -182,15 +183,15 @@ func TestDashInBrowser(t *testing.T) {
 	// team-b's GPU quota is 2: a Job of two 1-GPU pods holds it, and the
 	// next Job gets no pod.
 	teamB := func(name string, pods int32) {
-		j := teamATraining(name)
+		j := objtest.TrainingJob("team-a", name)
 		j.Namespace = "team-b"
-		j.Spec.Parallelism, j.Spec.Completions = ptrTo(pods), ptrTo(pods)
+		j.Spec.Parallelism, j.Spec.Completions = ptr.To(pods), ptr.To(pods)
 		if _, err := c.BatchV1().Jobs("team-b").Create(context.Background(), j, metav1.CreateOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	teamB("hold", 2)
-	eventually(t, time.Minute, "team-b's two pods of Job hold", func() (bool, error) {
+	harness.Eventually(t, time.Minute, "team-b's two pods of Job hold", func() (bool, error) {
 		l, err := c.CoreV1().Pods("team-b").List(context.Background(), metav1.ListOptions{LabelSelector: "job-name=hold"})
 		return err == nil && len(l.Items) == 2, err
 	})
@@ -224,7 +225,7 @@ func TestDashInBrowser(t *testing.T) {
 // its address, serves the overview's JSON, and refuses a foreign Host.
 func dashCommand(t *testing.T, home string) {
 	t.Helper()
-	url := startDash(t, home, "--context", "berth-dash")
+	url := harness.Dash(t, home, "--context", "berth-dash")
 	resp, err := http.Get(url + "api/overview")
 	if err != nil {
 		t.Fatal(err)
@@ -400,42 +401,4 @@ func pushSampleModel(t *testing.T, url, dir string) {
 			t.Fatal(err)
 		}
 	}
-}
-
-// startDash runs `berth dash --listen 127.0.0.1:0 ARGS` in a process of
-// its own, as a user runs it, until the test ends, and returns the
-// address it prints.
-func startDash(t *testing.T, home string, args ...string) string {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, append([]string{"dash", "--listen", "127.0.0.1:0"}, args...)...)
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
-	cmd.Stderr = os.Stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	found := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if m := dashURL.FindStringSubmatch(sc.Text()); m != nil {
-				found <- m[1]
-			}
-		}
-	}()
-	select {
-	case url := <-found:
-		return url
-	case <-time.After(time.Minute):
-		t.Fatal("berth dash printed no address within a minute")
-	}
-	panic("unreachable")
 }

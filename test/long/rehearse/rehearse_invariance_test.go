@@ -1,4 +1,6 @@
-package e2e
+//go:build long
+
+package rehearse_test
 
 import (
 	"os/exec"

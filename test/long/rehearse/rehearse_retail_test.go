@@ -1,4 +1,6 @@
-package e2e
+//go:build long
+
+package rehearse_test
 
 import (
 	"encoding/json"
@@ -11,13 +13,14 @@ import (
 
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/test/harness"
 )
 
 // rehearseJSON runs `berth rehearse -o json` with args and reads its
 // report.
 func rehearseJSON(t *testing.T, args ...string) *rehearse.Report {
 	t.Helper()
-	out, errOut, code := berthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
+	out, errOut, code := harness.BerthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("berth rehearse %v: exit %d\n%s\n%s", args, code, out, errOut)
 	}

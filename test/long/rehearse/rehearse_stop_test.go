@@ -1,4 +1,6 @@
-package e2e
+//go:build long
+
+package rehearse_test
 
 import (
 	"bytes"
@@ -14,13 +16,14 @@ import (
 	"time"
 
 	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/test/harness"
 )
 
 // aRehearsal is a berth rehearse process the test stops.
 type aRehearsal struct {
 	cmd    *exec.Cmd
 	out    bytes.Buffer
-	errOut lockedBuffer
+	errOut harness.LockedBuffer
 	home   string
 	done   chan struct{}
 }
@@ -30,13 +33,9 @@ type aRehearsal struct {
 // replay starts, " of trace, " on its first progress line.
 func startRehearsal(t *testing.T, tmp, mark string, args ...string) *aRehearsal {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
 	r := &aRehearsal{home: t.TempDir(), done: make(chan struct{})}
-	r.cmd = exec.Command(exe, append([]string{"rehearse", "-o", "json"}, args...)...)
-	r.cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+r.home, "KUBECONFIG="+filepath.Join(r.home, "kubeconfig"), "TMPDIR="+tmp)
+	r.cmd = harness.Command(t, r.home, append([]string{"rehearse", "-o", "json"}, args...)...)
+	r.cmd.Env = append(r.cmd.Env, "TMPDIR="+tmp)
 	r.cmd.Stdout, r.cmd.Stderr = &r.out, &r.errOut
 	if err := r.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -50,7 +49,7 @@ func startRehearsal(t *testing.T, tmp, mark string, args ...string) *aRehearsal 
 			<-r.done
 		}
 	})
-	eventually(t, 3*time.Minute, "berth rehearse to say "+mark, func() (bool, error) {
+	harness.Eventually(t, 3*time.Minute, "berth rehearse to say "+mark, func() (bool, error) {
 		select {
 		case <-r.done:
 			return false, fmt.Errorf("berth rehearse exited before it said %q:\n%s", mark, r.errOut.String())
@@ -220,7 +219,7 @@ func TestRehearseStopsCleanly(t *testing.T) {
 			t.Fatalf("berth rehearse --vs runs no child process")
 		}
 		r.stop(t, syscall.SIGKILL)
-		eventually(t, time.Minute, "the killed rehearsal's child to stop and clean up", func() (bool, error) {
+		harness.Eventually(t, time.Minute, "the killed rehearsal's child to stop and clean up", func() (bool, error) {
 			for _, kid := range kids {
 				if alive(kid) {
 					return false, nil

@@ -1,37 +1,19 @@
-package e2e
+//go:build long
+
+package rehearse_test
 
 import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/test/harness"
 )
-
-// berthOut runs the test binary as berth, with stdout and stderr apart.
-func berthOut(t *testing.T, home string, args ...string) (stdout, stderr string, code int) {
-	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(exe, args...)
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "BERTH_HOME="+home, "KUBECONFIG="+filepath.Join(home, "kubeconfig"))
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err = cmd.Run()
-	if exit, ok := err.(*exec.ExitError); ok {
-		code = exit.ExitCode()
-	} else if err != nil {
-		t.Fatalf("running berth %v: %v", args, err)
-	}
-	return out.String(), errOut.String(), code
-}
 
 // TestRehearse replays two one-GPU jobs submitted together (first runs
 // an hour, second half an hour) on two designs, on clusters of their own,
@@ -63,7 +45,7 @@ func berthOut(t *testing.T, home string, args ...string) (stdout, stderr string,
 func TestRehearse(t *testing.T) {
 	home := t.TempDir()
 	report := filepath.Join(home, "report")
-	out, errOut, code := berthOut(t, home, "rehearse", "-f", "testdata/rehearse-a.yaml", "--vs", "testdata/rehearse-b.yaml",
+	out, errOut, code := harness.BerthOut(t, home, "rehearse", "-f", "testdata/rehearse-a.yaml", "--vs", "testdata/rehearse-b.yaml",
 		"--trace", "testdata/rehearse.csv", "-o", "json")
 	if code != 0 {
 		t.Fatalf("berth rehearse --vs: exit %d\n%s\n%s", code, out, errOut)
@@ -119,7 +101,7 @@ func TestRehearse(t *testing.T) {
 
 	// The table and the page, on one design; the table writes figures of
 	// the trace alone.
-	table, errOut, code := berthOut(t, home, "rehearse", "-f", "testdata/rehearse-b.yaml", "--trace", "testdata/rehearse.csv", "--report", report)
+	table, errOut, code := harness.BerthOut(t, home, "rehearse", "-f", "testdata/rehearse-b.yaml", "--trace", "testdata/rehearse.csv", "--report", report)
 	if code != 0 {
 		t.Fatalf("berth rehearse: exit %d\n%s\n%s", code, table, errOut)
 	}
@@ -148,7 +130,7 @@ func TestRehearseRefusesATraceThatDoesNotFit(t *testing.T) {
 	if err := os.WriteFile(bad, []byte("submit,team,kind,name,pods,gpus,cpu,memory,duration,checkpoint,class,model\n0s,nobody,training,x,1,1,,,1h,,,\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, errOut, code := berthOut(t, home, "rehearse", "-f", "testdata/rehearse-a.yaml", "--trace", bad)
+	out, errOut, code := harness.BerthOut(t, home, "rehearse", "-f", "testdata/rehearse-a.yaml", "--trace", bad)
 	all := out + errOut
 	if code == 0 || !strings.Contains(all, bad+":2") || !strings.Contains(all, "fix:") || strings.Contains(all, "starting a local cluster") {
 		t.Errorf("exit %d:\n%s\nwant an error at %s:2 with its fix, and no cluster", code, all, bad)
