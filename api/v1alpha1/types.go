@@ -156,7 +156,7 @@ type Pool struct {
 	// Price is what a node-hour of the pool costs, on demand and on spot
 	// (price.go), for `berth rehearse`'s cost report; nothing else reads
 	// it, and `berth export` does not carry it. Nil means a row of
-	// berth's price table (internal/rehearse/cost; `--prices FILE` rows
+	// berth's price table (internal/prices; `--prices FILE` rows
 	// replace its rows): the one for the instance type `berth export`
 	// gives the pool on the rehearsal's cloud, else the one for
 	// machine.type; with no row the pool has no price, and the report

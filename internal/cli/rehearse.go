@@ -23,9 +23,9 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler"
 	"berth.io/berth/internal/cluster"
+	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/rehearse"
-	"berth.io/berth/internal/rehearse/cost"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/simtime"
 	"berth.io/berth/internal/spot"
@@ -50,7 +50,7 @@ type rehearseOptions struct {
 
 	bp    *loadedBlueprint
 	trace *trace.Trace
-	table *cost.Table
+	table *prices.Table
 }
 
 func newRehearseCommand(s Streams) *cobra.Command {
@@ -125,16 +125,16 @@ func (o *rehearseOptions) Complete() error {
 	if errs := o.trace.Check(o.bp.Blueprint); len(errs) > 0 {
 		return fmt.Errorf("the trace does not fit blueprint %s (%s):\n%w", o.bp.Metadata.Name, o.bp.source, errs)
 	}
-	o.table = cost.Shipped()
+	o.table = prices.Shipped()
 	if o.prices != "" {
-		own, err := cost.Load(o.prices)
+		own, err := prices.Load(o.prices)
 		if err != nil {
 			return err
 		}
 		o.table = o.table.With(own)
 	}
 	if o.cloud != "" {
-		if _, err := cost.ParseCloud(o.cloud); err != nil {
+		if _, err := prices.ParseCloud(o.cloud); err != nil {
 			return err
 		}
 	}
@@ -284,8 +284,8 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error
 		pace = fmt.Sprintf("at most %g seconds of trace a second", o.speed)
 	}
 	fmt.Fprintf(o.ErrOut, "Replaying %d jobs over %s of trace time, %s\n", len(o.trace.Jobs), o.trace.End(), pace)
-	cloud, _ := cost.ParseCloud(o.cloud)
-	prices := cost.Price(o.bp.Blueprint, o.table, cloud)
+	cloud, _ := prices.ParseCloud(o.cloud)
+	prices := prices.Price(o.bp.Blueprint, o.table, cloud)
 	rep, err := rehearse.Run(ctx, rehearse.Options{
 		Client: client, Blueprint: bp, Trace: o.trace, Clock: clk, Speed: o.speed, Until: o.until, Prices: prices, Progress: o.ErrOut,
 		Interrupt: func(ctx context.Context, nodes []corev1.Node, notice time.Duration, now time.Time) error {

@@ -8,15 +8,15 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/karpenter"
+	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/recorded"
-	"berth.io/berth/internal/rehearse/cost"
 	"berth.io/berth/internal/simtime"
 )
 
 // KarpenterOptions tune the Karpenter a cluster runs.
 type KarpenterOptions struct {
 	// Prices price its instance types. Nil means berth's shipped table.
-	Prices *cost.Table
+	Prices *prices.Table
 }
 
 // startKarpenter runs Karpenter in place of the node autoscaler, for a

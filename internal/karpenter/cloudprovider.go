@@ -21,7 +21,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
-	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/prices"
 )
 
 // ProviderIDPrefix starts the provider ID of every node berth's cloud
@@ -45,7 +45,7 @@ type CloudProvider struct {
 	// blueprint is the recorded blueprint, read on each launch so an
 	// apply reaches new nodes.
 	blueprint func() (*v1alpha1.Blueprint, error)
-	prices    *cost.Table
+	prices    *prices.Table
 	// clock times a launched node's provisioning, after which it
 	// registers.
 	clock clock.WithDelayedExecution
@@ -63,13 +63,13 @@ type CloudProvider struct {
 }
 
 // NewCloudProvider returns the cloud provider of the blueprint
-// blueprint returns (the recorded one), priced from prices, for the
+// blueprint returns (the recorded one), priced from table, for the
 // cluster whose life ctx is.
-func NewCloudProvider(ctx context.Context, client kubernetes.Interface, blueprint func() (*v1alpha1.Blueprint, error), prices *cost.Table, clk clock.WithDelayedExecution) *CloudProvider {
+func NewCloudProvider(ctx context.Context, client kubernetes.Interface, blueprint func() (*v1alpha1.Blueprint, error), table *prices.Table, clk clock.WithDelayedExecution) *CloudProvider {
 	if clk == nil {
 		clk = clock.RealClock{}
 	}
-	return &CloudProvider{life: ctx, client: client, blueprint: blueprint, prices: prices, clock: clk, gone: map[string]bool{}}
+	return &CloudProvider{life: ctx, client: client, blueprint: blueprint, prices: table, clock: clk, gone: map[string]bool{}}
 }
 
 var _ cloudprovider.CloudProvider = (*CloudProvider)(nil)

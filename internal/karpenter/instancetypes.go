@@ -14,8 +14,8 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/export"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/problem"
-	"berth.io/berth/internal/rehearse/cost"
 )
 
 // instanceType is one instance type Karpenter may launch, and the pools
@@ -38,8 +38,8 @@ type instanceType struct {
 // instance type share one entry and add their offerings to it; they must
 // then have the same machine. A pool without a price is a problem:
 // Karpenter chooses by price, and berth makes none up.
-func InstanceTypes(bp *v1alpha1.Blueprint, prices *cost.Table) ([]*cloudprovider.InstanceType, error) {
-	types, err := instanceTypes(bp, prices)
+func InstanceTypes(bp *v1alpha1.Blueprint, table *prices.Table) ([]*cloudprovider.InstanceType, error) {
+	types, err := instanceTypes(bp, table)
 	if err != nil {
 		return nil, err
 	}
@@ -55,8 +55,8 @@ func karpenterTypes(types []*instanceType) []*cloudprovider.InstanceType {
 	return out
 }
 
-func instanceTypes(bp *v1alpha1.Blueprint, prices *cost.Table) ([]*instanceType, error) {
-	priced := cost.Price(bp, prices, cost.AWS)
+func instanceTypes(bp *v1alpha1.Blueprint, table *prices.Table) ([]*instanceType, error) {
+	priced := prices.Price(bp, table, prices.AWS)
 	byName := map[string]*instanceType{}
 	var names []string
 	var probs problem.List

@@ -10,7 +10,7 @@ import (
 
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/objtest"
-	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/prices"
 )
 
 // The retail blueprint's User pools as instance types: gpu and spot-gpu
@@ -22,7 +22,7 @@ func TestInstanceTypesRetail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	types, err := instanceTypes(bp, cost.Shipped())
+	types, err := instanceTypes(bp, prices.Shipped())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,7 +83,7 @@ func TestInstanceTypesUnpriced(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, probs := cost.ReadTable("other.csv", []byte(cost.Header+"\naws,x1.tiny,us-east-1,0.1,60%,https://example.com,2024\n"))
+	other, probs := prices.ReadTable("other.csv", []byte(prices.Header+"\naws,x1.tiny,us-east-1,0.1,60%,https://example.com,2024\n"))
 	if len(probs) > 0 {
 		t.Fatal(probs)
 	}

@@ -32,7 +32,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/operator/options"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/prices"
 )
 
 // Options says what Run runs Karpenter on.
@@ -45,7 +45,7 @@ type Options struct {
 	// instance types. Required.
 	Blueprint func() (*v1alpha1.Blueprint, error)
 	// Prices prices the pools. Nil means the table berth ships.
-	Prices *cost.Table
+	Prices *prices.Table
 	// Clock is the cluster's clock: a rehearsal's virtual clock, or nil
 	// for the wall clock. Karpenter's controllers keep time by it (its
 	// conditions, batch windows, consolidation checks and the delays of
@@ -70,9 +70,9 @@ func Run(ctx context.Context, opts Options) error {
 	if err != nil {
 		return err
 	}
-	prices := opts.Prices
-	if prices == nil {
-		prices = cost.Shipped()
+	table := opts.Prices
+	if table == nil {
+		table = prices.Shipped()
 	}
 	logger := klog.FromContext(ctx).WithName("karpenter")
 	ctx = log.IntoContext(options.ToContext(ctx, o), logger)
@@ -117,7 +117,7 @@ func Run(ctx context.Context, opts Options) error {
 		mgr = &clockedManager{Manager: mgr, clock: clk}
 	}
 	store := nodeoverlay.NewInstanceTypeStore()
-	provider := NewCloudProvider(ctx, opts.Client, opts.Blueprint, prices, clk)
+	provider := NewCloudProvider(ctx, opts.Client, opts.Blueprint, table, clk)
 	decorated := overlay.Decorate(provider, mgr.GetClient(), store)
 	cluster := state.NewCluster(clk, mgr.GetClient(), decorated)
 	recorder := events.NewRecorder(mgr.GetEventRecorderFor("karpenter")) //nolint:staticcheck // Karpenter's recorder takes the old interface

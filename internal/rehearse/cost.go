@@ -5,13 +5,14 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/rehearse/cost"
 )
 
 // costOf prices the pools' measured node-hours: a Spot pool's hours are
 // spot hours, any other's on demand; each team's share is what its pods
 // requested on the pool.
-func costOf(prices []cost.PoolPrice, pools []PoolResult) (*cost.Report, error) {
+func costOf(prices []prices.PoolPrice, pools []PoolResult) (*cost.Report, error) {
 	var usage []cost.Usage
 	for _, p := range pools {
 		u := cost.Usage{Pool: p.Name, Teams: map[string]cost.Resources{}}

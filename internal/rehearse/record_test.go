@@ -15,7 +15,7 @@ import (
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/scaffold"
 	"berth.io/berth/internal/simtime"
@@ -183,7 +183,7 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Pools: []v1alpha1.Pool{{Name: "gpu", Capacity: v1alpha1.OnDemand, Price: &v1alpha1.Price{OnDemand: 1_230_000}}}}}
 	r := newRecorder(fake.NewClientset(), timelineAt(start, start), bp)
 	r.pools["gpu"].nodes.set(start.Add(10*time.Minute), 2)
-	prices := cost.Price(bp, cost.Shipped(), "")
+	prices := prices.Price(bp, prices.Shipped(), "")
 	rep := r.report(start.Add(70*time.Minute), Options{Blueprint: bp, Trace: &trace.Trace{}, Prices: prices, Clock: simtime.NewClock(start, 0)})
 	if rep.Cost == nil || rep.Cost.Total == 0 {
 		t.Fatalf("no cost: %+v", rep.Cost)

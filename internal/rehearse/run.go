@@ -18,8 +18,8 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/metricsapi"
+	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/problem"
-	"berth.io/berth/internal/rehearse/cost"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/scaffold"
 	"berth.io/berth/internal/simtime"
@@ -48,9 +48,9 @@ type Options struct {
 	// waiting or running; they are reported unfinished. Zero means three
 	// times the trace's end.
 	Until time.Duration
-	// Prices are the pools' prices (cost.Price), in pool order. Nil
+	// Prices are the pools' prices (prices.Price), in pool order. Nil
 	// leaves cost out of the report.
-	Prices []cost.PoolPrice
+	Prices []prices.PoolPrice
 	// Progress receives a line every few seconds. Nil discards them.
 	Progress io.Writer
 	// Interrupt gives nodes a spot interruption notice of the given

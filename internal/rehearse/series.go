@@ -6,7 +6,7 @@ import (
 	"sort"
 	"time"
 
-	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/prices"
 )
 
 // Series are what changed over the rehearsal, for charts: each a step
@@ -53,7 +53,7 @@ func (c timeline) points(l *level, stopped time.Time) []Point {
 }
 
 // series gathers the recorder's charts at stopped.
-func (r *recorder) series(stopped time.Time, prices []cost.PoolPrice) *Series {
+func (r *recorder) series(stopped time.Time, prices []prices.PoolPrice) *Series {
 	s := &Series{Nodes: map[string][]Point{}, TeamGPUs: map[string][]Point{}, Quota: r.quota}
 	for name, p := range r.pools {
 		s.Nodes[name] = r.tl.points(&p.nodes, stopped)
@@ -80,7 +80,7 @@ func (r *recorder) series(stopped time.Time, prices []cost.PoolPrice) *Series {
 // accumulate is the cost of the pools' nodes so far at each moment one
 // of them changed: each node-hour at its pool's price (spot for a Spot
 // pool). Pools without a price add nothing.
-func accumulate(nodes map[string][]Point, prices []cost.PoolPrice) []Point {
+func accumulate(nodes map[string][]Point, prices []prices.PoolPrice) []Point {
 	perHour := map[string]float64{}
 	for _, p := range prices {
 		if p.Problem != nil {

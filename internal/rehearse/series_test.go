@@ -7,7 +7,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/rehearse/cost"
+	"berth.io/berth/internal/prices"
 )
 
 // The cost series has one point a moment, however many pools changed at
@@ -20,7 +20,7 @@ func TestCostSeriesIsOnePointAMomentInOneOrder(t *testing.T) {
 		"gpu":  {{T: 0, V: 0}, {T: at(time.Hour), V: 1}, {T: at(2 * time.Hour), V: 1}},
 		"spot": {{T: 0, V: 3}, {T: at(2 * time.Hour), V: 3}},
 	}
-	prices := []cost.PoolPrice{
+	prices := []prices.PoolPrice{
 		{Pool: "cpu", Capacity: v1alpha1.OnDemand, OnDemand: v1alpha1.MustParseDollars("0.10")},
 		{Pool: "gpu", Capacity: v1alpha1.OnDemand, OnDemand: v1alpha1.MustParseDollars("1.00")},
 		{Pool: "spot", Capacity: v1alpha1.Spot, OnDemand: v1alpha1.MustParseDollars("1.00"), Spot: v1alpha1.MustParseDollars("0.30")},

@@ -4,7 +4,7 @@
 // savings against the same node-hours on demand.
 //
 // A pool's price is the blueprint's pools[].price, else a row of the
-// price table (Table) for its instance type. berth ships one
+// price table (prices.Table) for its instance type. berth ships one
 // (prices.csv: list prices of the three clouds' common CPU and GPU
 // types, each row with its source and date, written down and never
 // fetched); `--prices FILE` gives rows of one's own in its place. A pool
@@ -12,7 +12,7 @@
 // as $0.
 //
 // The package is pure: the rehearsal engine measures node-hours and
-// requests, Price finds the prices, Compute does the sums, and the
+// requests, prices.Price finds the prices, Compute does the sums, and the
 // engine renders the Report (its JSON tags are its JSON form).
 package cost
 
@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 
+	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/problem"
 )
 
@@ -135,9 +136,9 @@ const (
 
 // PoolCost is what one pool cost, and who it cost it for.
 type PoolCost struct {
-	Price         PoolPrice `json:"price"`
-	OnDemandHours float64   `json:"onDemandHours"`
-	SpotHours     float64   `json:"spotHours"`
+	Price         prices.PoolPrice `json:"price"`
+	OnDemandHours float64          `json:"onDemandHours"`
+	SpotHours     float64          `json:"spotHours"`
 	// Unit is GPU-hours on a GPU pool, CPU-hours on any other;
 	// CapacityHours is how many of them the pool's nodes held.
 	Unit          Unit    `json:"unit"`
@@ -177,11 +178,11 @@ type TeamCost struct {
 	Unpriced []string `json:"unpriced,omitempty"`
 }
 
-// Compute turns each pool's measured usage into cost, priced by prices
-// (Price's, in pool order; a pool without usage ran no nodes). Usage of
+// Compute turns each pool's measured usage into cost, priced by priced
+// (prices.Price's, in pool order; a pool without usage ran no nodes). Usage of
 // a pool prices does not name, or a negative figure, is the engine's
 // mistake and an error.
-func Compute(prices []PoolPrice, usage []Usage) (Report, error) {
+func Compute(priced []prices.PoolPrice, usage []Usage) (Report, error) {
 	byPool := map[string]Usage{}
 	for _, u := range usage {
 		if u.OnDemandHours < 0 || u.SpotHours < 0 {
@@ -195,7 +196,7 @@ func Compute(prices []PoolPrice, usage []Usage) (Report, error) {
 		byPool[u.Pool] = u
 	}
 	known := map[string]bool{}
-	for _, p := range prices {
+	for _, p := range priced {
 		known[p.Pool] = true
 	}
 	for _, u := range usage {
@@ -208,7 +209,7 @@ func Compute(prices []PoolPrice, usage []Usage) (Report, error) {
 	teams := map[string]*TeamCost{}
 	// the savings' share from the exact amounts, not the rounded cents
 	var saved, atOnDemand float64
-	for _, p := range prices {
+	for _, p := range priced {
 		pc := poolCost(p, byPool[p.Pool])
 		r.Pools = append(r.Pools, pc)
 		for _, s := range pc.Teams {
@@ -251,7 +252,7 @@ func Compute(prices []PoolPrice, usage []Usage) (Report, error) {
 	return r, nil
 }
 
-func poolCost(p PoolPrice, u Usage) PoolCost {
+func poolCost(p prices.PoolPrice, u Usage) PoolCost {
 	pc := PoolCost{Price: p, OnDemandHours: u.OnDemandHours, SpotHours: u.SpotHours, Unit: CPUHours, Problem: p.Problem}
 	perNode := p.CPU
 	if p.GPUs > 0 {
@@ -272,7 +273,7 @@ func poolCost(p PoolPrice, u Usage) PoolCost {
 		}
 	}
 	if pc.Problem == nil && u.SpotHours > 0 && p.Spot == 0 {
-		pc.Problem = poolProblem(p.Pool, "", fmt.Sprintf("the pool ran %.1f spot node-hours and has no spot price", u.SpotHours), "give the pool a spot price in its pools[].price, or its instance type a spot price or discount with --prices FILE")
+		pc.Problem = poolProblem(p.Pool, fmt.Sprintf("the pool ran %.1f spot node-hours and has no spot price", u.SpotHours), "give the pool a spot price in its pools[].price, or its instance type a spot price or discount with --prices FILE")
 	}
 	if pc.Problem != nil {
 		for i, team := range teams {
@@ -336,4 +337,8 @@ func apportion(total Money, weights []float64) []Money {
 		left--
 	}
 	return parts
+}
+
+func poolProblem(pool, message, fix string) *problem.Problem {
+	return &problem.Problem{Object: problem.Object{Kind: "Pool", Name: pool}, Message: message, Fix: fix}
 }

@@ -9,6 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/prices"
 )
 
 // The hand-worked trace on the retail blueprint priced as on
@@ -22,8 +24,8 @@ import (
 //	spot-gpu  4 × $2.0144 × 40%          = $3.22304 → $3.22, all team-a's (4 of 4 GPU-hours)
 //	          on demand 4 × $2.0144      = $8.0576  → $8.06; saved $4.83456 → $4.83, 60.0%
 func TestComputeByHand(t *testing.T) {
-	prices := Price(retail(t), Shipped(), AWS)
-	r, err := Compute(prices, []Usage{
+	priced := prices.Price(retail(t), prices.Shipped(), prices.AWS)
+	r, err := Compute(priced, []Usage{
 		{Pool: "system", OnDemandHours: 2},
 		{Pool: "cpu", OnDemandHours: 4, Teams: map[string]Resources{"team-b": {CPUHours: 16}}},
 		// team-a's CPU requests on a GPU pool do not count: GPU-hours do.
@@ -74,8 +76,8 @@ func TestComputeByHand(t *testing.T) {
 // A dollar shared by three teams with a GPU-hour each is 34, 33 and 33
 // cents: rounding each share alone would lose a cent.
 func TestComputeSharesToTheCent(t *testing.T) {
-	prices := []PoolPrice{{Pool: "gpu", Capacity: v1alpha1.OnDemand, OnDemand: v1alpha1.MustParseDollars("1"), GPUs: 3, CPU: 24}}
-	r, err := Compute(prices, []Usage{{Pool: "gpu", OnDemandHours: 1, Teams: map[string]Resources{
+	priced := []prices.PoolPrice{{Pool: "gpu", Capacity: v1alpha1.OnDemand, OnDemand: v1alpha1.MustParseDollars("1"), GPUs: 3, CPU: 24}}
+	r, err := Compute(priced, []Usage{{Pool: "gpu", OnDemandHours: 1, Teams: map[string]Resources{
 		"a": {GPUHours: 1}, "b": {GPUHours: 1}, "c": {GPUHours: 1},
 	}}})
 	if err != nil {
@@ -96,17 +98,17 @@ func TestComputeSharesToTheCent(t *testing.T) {
 func TestComputeAddsUp(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	for round := range 200 {
-		var prices []PoolPrice
+		var priced []prices.PoolPrice
 		var usage []Usage
 		for i := range 1 + rng.IntN(5) {
-			p := PoolPrice{Pool: string(rune('a' + i)), OnDemand: v1alpha1.Dollars(1 + rng.Int64N(50_000_000)), CPU: float64(1 + rng.IntN(96))}
+			p := prices.PoolPrice{Pool: string(rune('a' + i)), OnDemand: v1alpha1.Dollars(1 + rng.Int64N(50_000_000)), CPU: float64(1 + rng.IntN(96))}
 			if rng.IntN(2) == 0 {
 				p.GPUs = int32(1 + rng.IntN(8))
 			}
 			if rng.IntN(2) == 0 {
 				p.Capacity, p.Spot = v1alpha1.Spot, v1alpha1.Dollars(1+rng.Int64N(int64(p.OnDemand)))
 			}
-			prices = append(prices, p)
+			priced = append(priced, p)
 			u := Usage{Pool: p.Pool, OnDemandHours: rng.Float64() * 1000}
 			if p.Spot > 0 {
 				u.OnDemandHours, u.SpotHours = 0, rng.Float64()*1000
@@ -118,7 +120,7 @@ func TestComputeAddsUp(t *testing.T) {
 			}
 			usage = append(usage, u)
 		}
-		r, err := Compute(prices, usage)
+		r, err := Compute(priced, usage)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,9 +146,9 @@ func TestComputeAddsUp(t *testing.T) {
 // A pool with no price is left out of every figure and says so: its
 // cost is null in JSON, not 0, and the teams that used it know.
 func TestComputeUnpriced(t *testing.T) {
-	prices := Price(retail(t), Shipped(), "") // no cloud, no machine.type: nothing priced
-	prices[1] = PoolPrice{Pool: "cpu", OnDemand: v1alpha1.MustParseDollars("0.768"), CPU: 16, From: "test"}
-	r, err := Compute(prices, []Usage{
+	priced := prices.Price(retail(t), prices.Shipped(), "") // no cloud, no machine.type: nothing priced
+	priced[1] = prices.PoolPrice{Pool: "cpu", OnDemand: v1alpha1.MustParseDollars("0.768"), CPU: 16, From: "test"}
+	r, err := Compute(priced, []Usage{
 		{Pool: "cpu", OnDemandHours: 1, Teams: map[string]Resources{"team-a": {CPUHours: 8}}},
 		{Pool: "spot-gpu", SpotHours: 2, Teams: map[string]Resources{"team-a": {GPUHours: 2}}},
 	})
@@ -172,21 +174,21 @@ func TestComputeUnpriced(t *testing.T) {
 	}
 
 	// Spot node-hours on a pool whose price has no spot part.
-	prices = []PoolPrice{{Pool: "cpu", OnDemand: v1alpha1.MustParseDollars("0.768"), CPU: 16}}
-	r, _ = Compute(prices, []Usage{{Pool: "cpu", OnDemandHours: 1, SpotHours: 1}})
+	priced = []prices.PoolPrice{{Pool: "cpu", OnDemand: v1alpha1.MustParseDollars("0.768"), CPU: 16}}
+	r, _ = Compute(priced, []Usage{{Pool: "cpu", OnDemandHours: 1, SpotHours: 1}})
 	if r.Pools[0].Cost != nil || r.Pools[0].Problem == nil || !strings.Contains(r.Pools[0].Problem.Message, "no spot price") {
 		t.Errorf("spot hours without a spot price: %+v", r.Pools[0])
 	}
 }
 
 func TestComputeRefusesBadUsage(t *testing.T) {
-	prices := []PoolPrice{{Pool: "cpu", OnDemand: 1, CPU: 1}}
+	priced := []prices.PoolPrice{{Pool: "cpu", OnDemand: 1, CPU: 1}}
 	for _, u := range []Usage{
 		{Pool: "gpu", OnDemandHours: 1},
 		{Pool: "cpu", OnDemandHours: -1},
 		{Pool: "cpu", Teams: map[string]Resources{"a": {CPUHours: -1}}},
 	} {
-		if _, err := Compute(prices, []Usage{u}); err == nil {
+		if _, err := Compute(priced, []Usage{u}); err == nil {
 			t.Errorf("%+v accepted", u)
 		}
 	}
@@ -207,4 +209,13 @@ func TestMoney(t *testing.T) {
 			t.Errorf("%d: %s, %s; want %s, %s", int64(tc.m), tc.m, data, tc.str, tc.jsonV)
 		}
 	}
+}
+
+func retail(t *testing.T) *v1alpha1.Blueprint {
+	t.Helper()
+	bp, err := blueprint.LoadTemplate("retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
 }
