@@ -26,6 +26,7 @@ import (
 	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/simtime"
 	"berth.io/berth/internal/spot"
@@ -222,21 +223,21 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 
 // writeBoth prints the two designs' reports as asked and writes the
 // report directory.
-func (o *rehearseOptions) writeBoth(a, b *rehearse.Report) error {
+func (o *rehearseOptions) writeBoth(a, b *report.Report) error {
 	if o.output == "json" {
-		return json.NewEncoder(o.Out).Encode(map[string]*rehearse.Report{"a": a, "b": b})
+		return json.NewEncoder(o.Out).Encode(map[string]*report.Report{"a": a, "b": b})
 	}
 	if o.reportDir != "" {
-		if err := rehearse.WriteDir(o.reportDir, a, b); err != nil {
+		if err := report.WriteDir(o.reportDir, a, b); err != nil {
 			return err
 		}
 	}
-	return rehearse.WriteComparison(o.Out, a, b)
+	return report.WriteComparison(o.Out, a, b)
 }
 
 // rehearse starts a throwaway local cluster from the blueprint, on a
 // virtual clock, and replays the trace on it.
-func (o *rehearseOptions) rehearse(ctx context.Context) (*rehearse.Report, error) {
+func (o *rehearseOptions) rehearse(ctx context.Context) (*report.Report, error) {
 	bp, err := seeded(o.bp.Blueprint, o.seed)
 	if err != nil {
 		return nil, err
@@ -329,9 +330,9 @@ func seeded(bp *v1alpha1.Blueprint, seed int64) (*v1alpha1.Blueprint, error) {
 }
 
 // write prints the report as asked and writes the report directory.
-func (o *rehearseOptions) write(rep *rehearse.Report) error {
+func (o *rehearseOptions) write(rep *report.Report) error {
 	if o.reportDir != "" {
-		if err := rehearse.WriteDir(o.reportDir, rep, nil); err != nil {
+		if err := report.WriteDir(o.reportDir, rep, nil); err != nil {
 			return err
 		}
 	}
@@ -340,13 +341,13 @@ func (o *rehearseOptions) write(rep *rehearse.Report) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	return rehearse.WriteTable(o.Out, rep)
+	return report.WriteTable(o.Out, rep)
 }
 
 // child rehearses one blueprint, provisioned as provisioner says (empty:
 // as the blueprint says), in a child process of this same binary and
 // reads its JSON report; its progress goes to our stderr.
-func (o *rehearseOptions) child(ctx context.Context, file, provisioner string) (*rehearse.Report, error) {
+func (o *rehearseOptions) child(ctx context.Context, file, provisioner string) (*report.Report, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -375,7 +376,7 @@ func (o *rehearseOptions) child(ctx context.Context, file, provisioner string) (
 	var out bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, o.ErrOut
 	runErr := cmd.Run()
-	var rep rehearse.Report
+	var rep report.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
 		if runErr != nil {
 			return nil, fmt.Errorf("rehearsing %s: %w", file, runErr)

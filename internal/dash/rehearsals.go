@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"sort"
 
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 )
 
 // Rehearsal is one report directory `berth rehearse --report DIR`
@@ -68,9 +68,9 @@ func readRehearsal(path string) (Rehearsal, bool) {
 	if err != nil {
 		return Rehearsal{}, false
 	}
-	var pair struct{ A, B *rehearse.Report }
+	var pair struct{ A, B *report.Report }
 	if json.Unmarshal(raw, &pair) != nil || pair.A == nil {
-		var one rehearse.Report
+		var one report.Report
 		if err := json.Unmarshal(raw, &one); err != nil || one.Blueprint == "" {
 			return Rehearsal{}, false
 		}
@@ -80,7 +80,7 @@ func readRehearsal(path string) (Rehearsal, bool) {
 	r := Rehearsal{Blueprint: a.Design(), Trace: a.Trace, Jobs: len(a.Jobs), Rehearsed: a.Rehearsed.String(), Partial: a.Partial,
 		HTML: exists(filepath.Join(filepath.Dir(path), "report.html"))}
 	if pair.B != nil {
-		r.Blueprint, r.Vs = rehearse.Designs(a, pair.B)
+		r.Blueprint, r.Vs = report.Designs(a, pair.B)
 		r.Partial = r.Partial || pair.B.Partial
 	}
 	return r, true

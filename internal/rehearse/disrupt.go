@@ -12,37 +12,10 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/simtime"
 )
-
-// Kinds of disruption a trace asks for.
-const (
-	KindInterruption = "interruption"
-	KindDrain        = "drain"
-)
-
-// DisruptionResult is one of the trace's interruptions or drains as the
-// rehearsal carried it out.
-type DisruptionResult struct {
-	// Kind is KindInterruption or KindDrain.
-	Kind string `json:"kind"`
-	// At is the trace time it was carried out.
-	At   Duration `json:"at"`
-	Pool string   `json:"pool"`
-	// Nodes are the pool's nodes it took: those up at At. None when the
-	// pool had none.
-	Nodes []string `json:"nodes"`
-	// Notice is the pool's spot notice, in trace time; zero for a drain.
-	Notice Duration `json:"notice,omitempty"`
-	// Took is how long a drain took, from At until its last node was
-	// deleted (trace time); zero for an interruption, and for a drain
-	// still under way when the rehearsal stopped.
-	Took Duration `json:"took,omitempty"`
-	// Error is why it could not be carried out (a budget that held a
-	// drain back past its timeout); empty when it was.
-	Error string `json:"error,omitempty"`
-}
 
 // poolNodes are the nodes of pool up now.
 func poolNodes(ctx context.Context, o Options, pool string) ([]corev1.Node, error) {
@@ -56,15 +29,15 @@ func poolNodes(ctx context.Context, o Options, pool string) ([]corev1.Node, erro
 
 // interrupt gives every node of the interruption's pool that is up now
 // the pool's spot notice, through o.Interrupt, and says what it did.
-func interrupt(ctx context.Context, o Options, in trace.Interruption) (time.Time, DisruptionResult) {
-	res := DisruptionResult{Kind: KindInterruption, Pool: in.Pool}
+func interrupt(ctx context.Context, o Options, in trace.Interruption) (time.Time, report.DisruptionResult) {
+	res := report.DisruptionResult{Kind: report.KindInterruption, Pool: in.Pool}
 	var notice time.Duration
 	for i := range o.Blueprint.Spec.Pools {
 		if p := &o.Blueprint.Spec.Pools[i]; p.Name == in.Pool {
 			notice = p.SpotNotice()
 		}
 	}
-	res.Notice = Duration(notice)
+	res.Notice = report.Duration(notice)
 	nodes, err := poolNodes(ctx, o, in.Pool)
 	now := o.Clock.Now()
 	if err == nil && len(nodes) > 0 {
@@ -89,7 +62,7 @@ func interrupt(ctx context.Context, o Options, in trace.Interruption) (time.Time
 // notes the drain when it starts and again when it ends.
 func (r *recorder) drain(ctx context.Context, o Options, d trace.Drain) {
 	nodes, err := poolNodes(ctx, o, d.Pool)
-	res := DisruptionResult{Kind: KindDrain, Pool: d.Pool}
+	res := report.DisruptionResult{Kind: report.KindDrain, Pool: d.Pool}
 	for _, n := range nodes {
 		res.Nodes = append(res.Nodes, n.Name)
 	}
@@ -107,7 +80,7 @@ func (r *recorder) drain(ctx context.Context, o Options, d trace.Drain) {
 	if err != nil {
 		return // stopped with the rehearsal: still under way
 	}
-	r.disruptions[at].Took = Duration(r.tl.now().Sub(started))
+	r.disruptions[at].Took = report.Duration(r.tl.now().Sub(started))
 }
 
 // replace cordons nodes, then drains and deletes each in turn. Its
@@ -138,10 +111,10 @@ func replace(ctx context.Context, o Options, nodes []corev1.Node) error {
 
 // disrupted notes a disruption carried out (or begun) at now, and
 // returns its index among the report's.
-func (r *recorder) disrupted(now time.Time, d DisruptionResult) int {
+func (r *recorder) disrupted(now time.Time, d report.DisruptionResult) int {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	d.At = Duration(r.tl.trace(now))
+	d.At = report.Duration(r.tl.trace(now))
 	r.disruptions = append(r.disruptions, d)
 	return len(r.disruptions) - 1
 }

@@ -18,6 +18,7 @@ import (
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/scaffold"
 )
 
@@ -58,7 +59,7 @@ type recorder struct {
 	patches sync.WaitGroup
 	// disruptions are the trace's interruptions as carried out; notes
 	// what the report should say besides.
-	disruptions []DisruptionResult
+	disruptions []report.DisruptionResult
 	notes       []string
 }
 

@@ -16,6 +16,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/prices"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/scaffold"
 	"berth.io/berth/internal/simtime"
@@ -192,7 +193,7 @@ func TestReportJSONRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back Report
+	var back report.Report
 	if err := json.Unmarshal(first, &back); err != nil {
 		t.Fatalf("reading the report back: %v", err)
 	}
@@ -207,7 +208,7 @@ func TestReportJSONRoundTrip(t *testing.T) {
 func TestToleranceIsTheClocksStep(t *testing.T) {
 	r, _, _ := checkpointedJob(t, epoch)
 	rep := r.report(epoch.Add(time.Minute), Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}, Clock: simtime.NewClock(epoch, 0)})
-	if rep.Tolerance != Duration(time.Second) {
+	if rep.Tolerance != report.Duration(time.Second) {
 		t.Errorf("tolerance %s; want the clock's step, 1s", rep.Tolerance)
 	}
 }
@@ -299,7 +300,7 @@ func TestJobWaitsUntilItsPodsStart(t *testing.T) {
 	}
 	r.onPod(jobPod("1", "ft-a", corev1.PodRunning), false) // starts an hour in
 	got := r.tl.points(&r.waiting, start.Add(time.Hour))
-	want := []Point{{0, 1}, {Duration(time.Hour), 0}, {Duration(time.Hour), 0}}
+	want := []report.Point{{T: 0, V: 1}, {T: report.Duration(time.Hour), V: 0}, {T: report.Duration(time.Hour), V: 0}}
 	if !slices.Equal(got, want) {
 		t.Errorf("jobs waiting over the hour: %v; want %v", got, want)
 	}

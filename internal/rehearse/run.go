@@ -20,6 +20,7 @@ import (
 	"berth.io/berth/internal/metricsapi"
 	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/scaffold"
 	"berth.io/berth/internal/simtime"
@@ -63,7 +64,7 @@ type Options struct {
 // Run replays o.Trace on the cluster and returns what it measured. When
 // ctx ends first (Ctrl-C), it returns the report so far, marked partial,
 // with ctx's error.
-func Run(ctx context.Context, o Options) (*Report, error) {
+func Run(ctx context.Context, o Options) (*report.Report, error) {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
@@ -118,7 +119,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	wallStart := time.Now()
 	// stoppedEarly is the report of a rehearsal stopped (Ctrl-C) before
 	// its replay got going: what little it saw, marked partial.
-	stoppedEarly := func() (*Report, error) {
+	stoppedEarly := func() (*report.Report, error) {
 		rec.patches.Wait()
 		rep := rec.report(tl.now(), o)
 		rep.Partial = true
@@ -192,7 +193,7 @@ wait:
 			break
 		}
 		if at >= until {
-			fmt.Fprintf(o.Progress, "  stopped at %s of trace time (--until): jobs still waiting or running are reported unfinished\n", round(until))
+			fmt.Fprintf(o.Progress, "  stopped at %s of trace time (--until): jobs still waiting or running are reported unfinished\n", report.Round(until))
 			break
 		}
 		select {
@@ -214,7 +215,7 @@ wait:
 	rec.patches.Wait()
 	rep := rec.report(stopped, o)
 	rep.Partial = runErr != nil
-	rep.Wall = Duration(time.Since(wallStart))
+	rep.Wall = report.Duration(time.Since(wallStart))
 	rep.Clock = clockReport(o.Clock, driver)
 	return rep, runErr
 }
@@ -348,14 +349,14 @@ func (r *recorder) progress(now time.Time, end time.Duration, d *simtime.Driver)
 	at := r.tl.trace(now)
 	left := "the trace is over, waiting for jobs to finish"
 	if at < end {
-		left = fmt.Sprintf("%s of trace to go", round(end-at))
+		left = fmt.Sprintf("%s of trace to go", report.Round(end-at))
 	}
 	steps := fmt.Sprintf("%d clock steps", d.Stats().Steps)
 	if w := d.Waiting(); w != "" {
 		steps += "; waiting for " + w + " to settle"
 	}
 	return fmt.Sprintf("%s of %s of trace, %s: jobs %d of %d done, %d running, %d waiting; nodes %s (%s)",
-		round(at), round(end), left, done, r.total, running, waiting, strings.Join(nodes, ", "), steps)
+		report.Round(at), report.Round(end), left, done, r.total, running, waiting, strings.Join(nodes, ", "), steps)
 }
 
 // rowProblem places a row's error at its trace line.
@@ -370,11 +371,4 @@ func rowProblem(j trace.Job, err error) error {
 		q.Message = fmt.Sprintf("%s %s of team %s: %s", j.Kind, j.Name, j.Team, q.Message)
 	}
 	return &q
-}
-
-func round(d time.Duration) time.Duration {
-	if d < time.Minute {
-		return d.Round(time.Second)
-	}
-	return d.Round(time.Minute)
 }

@@ -7,54 +7,28 @@ import (
 	"time"
 
 	"berth.io/berth/internal/prices"
+	"berth.io/berth/internal/rehearse/report"
 )
-
-// Series are what changed over the rehearsal, for charts: each a step
-// function of trace time, a point where its value changed.
-type Series struct {
-	// Nodes are each pool's nodes.
-	Nodes map[string][]Point `json:"nodes"`
-	// Pending counts the rehearsal's pods made and not yet running;
-	// Waiting its Jobs whose pods have not all started, pods made or not
-	// (a Job the quota refuses has none pending).
-	Pending []Point `json:"pending"`
-	Waiting []Point `json:"waiting,omitempty"`
-	// TeamGPUs are the GPUs each team's pods held; Quota each team's GPU
-	// quota.
-	TeamGPUs map[string][]Point `json:"teamGPUs,omitempty"`
-	Quota    map[string]float64 `json:"quota,omitempty"`
-	// Cost is the dollars spent so far, from the priced pools' nodes.
-	Cost []Point `json:"cost,omitempty"`
-	// Replicas are each inference service's Ready replicas, keyed
-	// TEAM/NAME, from its submission to its removal.
-	Replicas map[string][]Point `json:"replicas,omitempty"`
-}
-
-// Point is a value from trace time T on.
-type Point struct {
-	T Duration `json:"t"`
-	V float64  `json:"v"`
-}
 
 // points turns a level's steps into trace-time points, up to stopped
 // (where the last value is repeated, so a chart draws it to the end).
-func (c timeline) points(l *level, stopped time.Time) []Point {
-	out := make([]Point, 0, len(l.points)+1)
+func (c timeline) points(l *level, stopped time.Time) []report.Point {
+	out := make([]report.Point, 0, len(l.points)+1)
 	for _, p := range l.points {
 		if p.at.After(stopped) {
 			break
 		}
-		out = append(out, Point{T: Duration(max(c.trace(p.at), 0)), V: p.v})
+		out = append(out, report.Point{T: report.Duration(max(c.trace(p.at), 0)), V: p.v})
 	}
 	if n := len(out); n > 0 {
-		out = append(out, Point{T: Duration(c.trace(stopped)), V: out[n-1].V})
+		out = append(out, report.Point{T: report.Duration(c.trace(stopped)), V: out[n-1].V})
 	}
 	return out
 }
 
 // series gathers the recorder's charts at stopped.
-func (r *recorder) series(stopped time.Time, prices []prices.PoolPrice) *Series {
-	s := &Series{Nodes: map[string][]Point{}, TeamGPUs: map[string][]Point{}, Quota: r.quota}
+func (r *recorder) series(stopped time.Time, prices []prices.PoolPrice) *report.Series {
+	s := &report.Series{Nodes: map[string][]report.Point{}, TeamGPUs: map[string][]report.Point{}, Quota: r.quota}
 	for name, p := range r.pools {
 		s.Nodes[name] = r.tl.points(&p.nodes, stopped)
 	}
@@ -70,7 +44,7 @@ func (r *recorder) series(stopped time.Time, prices []prices.PoolPrice) *Series 
 			end = sr.removed
 		}
 		if s.Replicas == nil {
-			s.Replicas = map[string][]Point{}
+			s.Replicas = map[string][]report.Point{}
 		}
 		s.Replicas[sr.w.job.Team+"/"+sr.w.job.Name] = r.tl.points(&sr.ready, end)
 	}
@@ -80,7 +54,7 @@ func (r *recorder) series(stopped time.Time, prices []prices.PoolPrice) *Series 
 // accumulate is the cost of the pools' nodes so far at each moment one
 // of them changed: each node-hour at its pool's price (spot for a Spot
 // pool). Pools without a price add nothing.
-func accumulate(nodes map[string][]Point, prices []prices.PoolPrice) []Point {
+func accumulate(nodes map[string][]report.Point, prices []prices.PoolPrice) []report.Point {
 	perHour := map[string]float64{}
 	for _, p := range prices {
 		if p.Problem != nil {
@@ -96,7 +70,7 @@ func accumulate(nodes map[string][]Point, prices []prices.PoolPrice) []Point {
 		return nil
 	}
 	type change struct {
-		t    Duration
+		t    report.Duration
 		pool string
 		v    float64
 	}
@@ -111,8 +85,8 @@ func accumulate(nodes map[string][]Point, prices []prices.PoolPrice) []Point {
 	}
 	sort.SliceStable(changes, func(a, b int) bool { return changes[a].t < changes[b].t })
 	now := map[string]float64{}
-	var out []Point
-	spent, last := 0.0, Duration(0)
+	var out []report.Point
+	spent, last := 0.0, report.Duration(0)
 	for _, c := range changes {
 		rate := 0.0
 		for _, pool := range pools {
@@ -124,7 +98,7 @@ func accumulate(nodes map[string][]Point, prices []prices.PoolPrice) []Point {
 		if n := len(out); n > 0 && out[n-1].T == c.t {
 			continue // one point a moment: nothing was spent since
 		}
-		out = append(out, Point{T: c.t, V: spent})
+		out = append(out, report.Point{T: c.t, V: spent})
 	}
 	return out
 }

@@ -20,7 +20,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/objtest"
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 )
 
@@ -55,7 +55,7 @@ func TestRehearseSmoke(t *testing.T) {
 		t.Fatal(err)
 	}
 	out, errOut, code := berthOut(t, home, "rehearse", "-o", "json", "-f", bp, "--trace", trace)
-	var r rehearse.Report
+	var r report.Report
 	if err := json.Unmarshal([]byte(out), &r); code != 0 || err != nil {
 		t.Fatalf("berth rehearse: exit %d, %v\n%s%s", code, err, errOut, out)
 	}

@@ -24,7 +24,7 @@ import (
 	"berth.io/berth/internal/model"
 	"berth.io/berth/internal/model/store"
 	"berth.io/berth/internal/objtest"
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 	"k8s.io/utils/ptr"
 )
@@ -75,7 +75,7 @@ func TestDashInBrowser(t *testing.T) {
 	shots := screenshotDir(t)
 	home := t.TempDir()
 	reports := filepath.Join(home, "reports")
-	if err := rehearse.WriteDir(filepath.Join(reports, "retail-week"), sampleReport(), nil); err != nil {
+	if err := report.WriteDir(filepath.Join(reports, "sample"), sampleReport(), nil); err != nil {
 		t.Fatal(err)
 	}
 	models := "file://" + filepath.Join(home, "models")
@@ -211,7 +211,7 @@ func TestDashInBrowser(t *testing.T) {
 	// Each live tab holds a connection for its event stream, and Chromium
 	// opens at most six HTTP/1.1 connections to one host: these tabs are
 	// closed once shot.
-	for _, page := range []string{"workloads", "models", "rehearsals", "rehearsals/retail-week"} {
+	for _, page := range []string{"workloads", "models", "rehearsals", "rehearsals/sample"} {
 		ctx, closeTab := open("/" + page)
 		shot(t, ctx, shots, strings.ReplaceAll(page, "/", "-"))
 		closeTab()
@@ -341,14 +341,15 @@ func statusRow(t *testing.T, out, pool string) statusPool {
 	return statusPool{}
 }
 
-// sampleReport is a small rehearsal report for the Rehearsals page.
-func sampleReport() *rehearse.Report {
-	wait := rehearse.Duration(12 * time.Minute)
-	return &rehearse.Report{
-		Blueprint: "retail-analytics", Trace: "examples/retail-week.csv", Speed: 600, Seed: 1,
-		Rehearsed: rehearse.Duration(168 * time.Hour), Wall: rehearse.Duration(17 * time.Minute),
-		Jobs:   []rehearse.JobResult{{Team: "team-a", Class: "training", Kind: "Job", Name: "t-1", Pods: 1, GPUs: 1, Wait: &wait, State: "Complete"}},
-		Groups: []rehearse.GroupResult{{Team: "team-a", Class: "training", Jobs: 1, Completed: 1, WaitP50: wait, WaitP95: wait, WaitMax: wait}},
+// sampleReport is a small rehearsal report, made up, for the Rehearsals
+// page (the docs' screenshot of a report is of a real rehearsal's).
+func sampleReport() *report.Report {
+	wait := report.Duration(12 * time.Minute)
+	return &report.Report{
+		Blueprint: "retail-analytics", Trace: "sample.csv", Seed: 1,
+		Rehearsed: report.Duration(time.Hour), Wall: report.Duration(10 * time.Second),
+		Jobs:   []report.JobResult{{Team: "team-a", Class: "training", Kind: "Job", Name: "t-1", Pods: 1, GPUs: 1, Wait: &wait, State: "Complete"}},
+		Groups: []report.GroupResult{{Team: "team-a", Class: "training", Jobs: 1, Completed: 1, WaitP50: wait, WaitP95: wait, WaitMax: wait}},
 	}
 }
 

@@ -10,7 +10,7 @@ import (
 	"k8s.io/kubernetes/pkg/controller/job"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 )
 
 // The timings a hand calculation of a rehearsal needs, each taken from
@@ -47,7 +47,7 @@ func quotaRetry(t time.Duration) time.Duration {
 
 // exactly checks a duration of a report against its hand calculation:
 // equal, to the report's tolerance (the clock's step).
-func exactly(t *testing.T, r *rehearse.Report, what string, got, want time.Duration) {
+func exactly(t *testing.T, r *report.Report, what string, got, want time.Duration) {
 	t.Helper()
 	if d := (got - want).Abs(); d > time.Duration(r.Tolerance) {
 		t.Errorf("%s: %s is %s; the hand calculation gives %s", r.Blueprint, what, got, want)
@@ -56,7 +56,7 @@ func exactly(t *testing.T, r *rehearse.Report, what string, got, want time.Durat
 
 // exactlyHours checks hours of a report against its hand calculation,
 // a span of trace time per node: equal to within a second in all.
-func exactlyHours(t *testing.T, r *rehearse.Report, what string, got float64, want time.Duration) {
+func exactlyHours(t *testing.T, r *report.Report, what string, got float64, want time.Duration) {
 	t.Helper()
 	if math.Abs(got-want.Hours()) > time.Second.Hours()/2 {
 		t.Errorf("%s: %s is %.5f h; the hand calculation gives %.5f h (%s)", r.Blueprint, what, got, want.Hours(), want)
@@ -64,7 +64,7 @@ func exactlyHours(t *testing.T, r *rehearse.Report, what string, got float64, wa
 }
 
 // waited is a job's wait, or the test fails.
-func waited(t *testing.T, r *rehearse.Report, j rehearse.JobResult) time.Duration {
+func waited(t *testing.T, r *report.Report, j report.JobResult) time.Duration {
 	t.Helper()
 	if j.Wait == nil {
 		t.Fatalf("%s: job %s never ran (%s)", r.Blueprint, j.Name, j.State)
@@ -73,16 +73,16 @@ func waited(t *testing.T, r *rehearse.Report, j rehearse.JobResult) time.Duratio
 }
 
 // ran is a job's run, or the test fails.
-func ran(t *testing.T, r *rehearse.Report, j rehearse.JobResult) time.Duration {
+func ran(t *testing.T, r *report.Report, j report.JobResult) time.Duration {
 	t.Helper()
-	if j.Run == nil || j.State != rehearse.Completed {
+	if j.Run == nil || j.State != report.Completed {
 		t.Fatalf("%s: job %s %s with no run; want completed", r.Blueprint, j.Name, j.State)
 	}
 	return time.Duration(*j.Run)
 }
 
 // jobNamed is the report's job name.
-func jobNamed(t *testing.T, r *rehearse.Report, name string) rehearse.JobResult {
+func jobNamed(t *testing.T, r *report.Report, name string) report.JobResult {
 	t.Helper()
 	for _, j := range r.Jobs {
 		if j.Name == name {
@@ -90,12 +90,12 @@ func jobNamed(t *testing.T, r *rehearse.Report, name string) rehearse.JobResult 
 		}
 	}
 	t.Fatalf("%s: no job %s in %+v", r.Blueprint, name, r.Jobs)
-	return rehearse.JobResult{}
+	return report.JobResult{}
 }
 
 // cents is what the report says pool name cost, in cents, which a hand
 // calculation rounds as cost does: to the nearest cent.
-func cents(t *testing.T, r *rehearse.Report, name string) int64 {
+func cents(t *testing.T, r *report.Report, name string) int64 {
 	t.Helper()
 	return int64(math.Round(poolCost(t, r, name) * 100))
 }

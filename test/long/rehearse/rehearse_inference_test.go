@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 )
 
 // hpaSync is the HPA controller's sync period, kube-controller-manager's
@@ -75,7 +75,7 @@ func TestRehearseInferenceScalesAndKeepsItsBudget(t *testing.T) {
 		t.Fatalf("disruptions %+v; want the trace's drain", r.Disruptions)
 	}
 	d := r.Disruptions[0]
-	if d.Kind != rehearse.KindDrain || d.Pool != "cpu" || len(d.Nodes) != 4 || d.Error != "" {
+	if d.Kind != report.KindDrain || d.Pool != "cpu" || len(d.Nodes) != 4 || d.Error != "" {
 		t.Errorf("disruption %+v; want the cpu pool's 4 nodes replaced", d)
 	}
 	exactly(t, r, "the drain's start", time.Duration(d.At), 30*time.Minute)

@@ -13,13 +13,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 )
 
 // sameFigures compares two reports of one rehearsal, leaving out what
 // the machine spent on them (the wall time, the clock's settling) and
 // the speed ceiling: every figure, decision and series must be equal.
-var sameFigures = cmpopts.IgnoreFields(rehearse.Report{}, "Speed", "Wall", "Clock")
+var sameFigures = cmpopts.IgnoreFields(report.Report{}, "Speed", "Wall", "Clock")
 
 // TestRehearseProvisioningAndQuota replays three one-GPU jobs a minute
 // apart on two GPU nodes that take P = 10 minutes to provision and a
@@ -72,7 +72,7 @@ func TestRehearseInvariance(t *testing.T) {
 	stop := keepCoresBusy(t)
 	busy := rehearseJSON(t, args...)
 	stop()
-	for _, r := range []*rehearse.Report{fast, capped, busy} {
+	for _, r := range []*report.Report{fast, capped, busy} {
 		t.Logf("speed %g: %s of trace in %s of wall time, %d clock steps, %s settling (the longest %s)", r.Speed, time.Duration(r.Rehearsed), time.Duration(r.Wall), r.Clock.Steps, time.Duration(r.Clock.Settling), time.Duration(r.Clock.MaxSettle))
 	}
 	if diff := cmp.Diff(fast, capped, sameFigures); diff != "" {
@@ -86,11 +86,11 @@ func TestRehearseInvariance(t *testing.T) {
 	if len(fast.Jobs) != 7 || len(fast.Services) != 1 || len(fast.Disruptions) != 1 {
 		t.Fatalf("jobs %d, services %d, disruptions %d; want the trace's 7 (and reco, its service), 1 and 1", len(fast.Jobs), len(fast.Services), len(fast.Disruptions))
 	}
-	if d := fast.Disruptions[0]; d.Kind != rehearse.KindInterruption || len(d.Nodes) == 0 {
+	if d := fast.Disruptions[0]; d.Kind != report.KindInterruption || len(d.Nodes) == 0 {
 		t.Errorf("the disruption %+v hit no node; want the spot-gpu pool's nodes interrupted", d)
 	}
 	for _, j := range fast.Jobs {
-		if j.State != rehearse.Completed {
+		if j.State != report.Completed {
 			t.Errorf("job %s %s; want completed", j.Name, j.State)
 		}
 	}
@@ -128,9 +128,9 @@ func keepCoresBusy(t *testing.T) (stop func()) {
 // scaleUps is the order in which the report's autoscaled pools grew: a
 // pool's name each time its nodes went up. The system pool's nodes, there
 // before the clock starts, are no scale-up.
-func scaleUps(r *rehearse.Report) []string {
+func scaleUps(r *report.Report) []string {
 	type up struct {
-		at   rehearse.Duration
+		at   report.Duration
 		pool string
 	}
 	var ups []up

@@ -12,19 +12,19 @@ import (
 	"time"
 
 	"berth.io/berth/internal/blueprint"
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 )
 
 // rehearseJSON runs `berth rehearse -o json` with args and reads its
 // report.
-func rehearseJSON(t *testing.T, args ...string) *rehearse.Report {
+func rehearseJSON(t *testing.T, args ...string) *report.Report {
 	t.Helper()
 	out, errOut, code := harness.BerthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("berth rehearse %v: exit %d\n%s\n%s", args, code, out, errOut)
 	}
-	var r rehearse.Report
+	var r report.Report
 	if err := json.Unmarshal([]byte(out), &r); err != nil {
 		t.Fatalf("reading the report: %v\n%s", err, out)
 	}
@@ -38,7 +38,7 @@ func rehearseJSON(t *testing.T, args ...string) *rehearse.Report {
 	return &r
 }
 
-func orNone(d *rehearse.Duration) string {
+func orNone(d *report.Duration) string {
 	if d == nil {
 		return "none"
 	}
@@ -46,7 +46,7 @@ func orNone(d *rehearse.Duration) string {
 }
 
 // reportPool is the report's pool name.
-func reportPool(t *testing.T, r *rehearse.Report, name string) rehearse.PoolResult {
+func reportPool(t *testing.T, r *report.Report, name string) report.PoolResult {
 	t.Helper()
 	for _, p := range r.Pools {
 		if p.Name == name {
@@ -54,11 +54,11 @@ func reportPool(t *testing.T, r *rehearse.Report, name string) rehearse.PoolResu
 		}
 	}
 	t.Fatalf("%s: no pool %s in %+v", r.Blueprint, name, r.Pools)
-	return rehearse.PoolResult{}
+	return report.PoolResult{}
 }
 
 // poolCost is what the report says pool name cost, in dollars.
-func poolCost(t *testing.T, r *rehearse.Report, name string) float64 {
+func poolCost(t *testing.T, r *report.Report, name string) float64 {
 	t.Helper()
 	if r.Cost == nil {
 		t.Fatalf("%s: no cost", r.Blueprint)
@@ -77,11 +77,11 @@ func poolCost(t *testing.T, r *rehearse.Report, name string) float64 {
 
 // waits are the report's jobs' waits, shortest first; a job that did
 // not complete fails the test.
-func waits(t *testing.T, r *rehearse.Report) []time.Duration {
+func waits(t *testing.T, r *report.Report) []time.Duration {
 	t.Helper()
 	var out []time.Duration
 	for _, j := range r.Jobs {
-		if j.State != rehearse.Completed || j.Wait == nil {
+		if j.State != report.Completed || j.Wait == nil {
 			t.Fatalf("%s: job %s %s (wait %v); want completed", r.Blueprint, j.Name, j.State, j.Wait)
 		}
 		out = append(out, time.Duration(*j.Wait))

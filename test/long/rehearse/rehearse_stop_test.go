@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 )
 
@@ -78,7 +78,7 @@ func (r *aRehearsal) stop(t *testing.T, sig syscall.Signal) int {
 // partialReport checks that the process printed a report marked partial.
 func (r *aRehearsal) partialReport(t *testing.T) {
 	t.Helper()
-	var rep rehearse.Report
+	var rep report.Report
 	if err := json.Unmarshal(r.out.Bytes(), &rep); err != nil {
 		t.Fatalf("no report after the signal: %v\nstdout:\n%s\nstderr:\n%s", err, r.out.String(), r.errOut.String())
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"berth.io/berth/internal/rehearse"
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 )
 
@@ -44,13 +44,13 @@ import (
 // hour), to the cent.
 func TestRehearse(t *testing.T) {
 	home := t.TempDir()
-	report := filepath.Join(home, "report")
+	reportDir := filepath.Join(home, "report")
 	out, errOut, code := harness.BerthOut(t, home, "rehearse", "-f", "testdata/rehearse-a.yaml", "--vs", "testdata/rehearse-b.yaml",
 		"--trace", "testdata/rehearse.csv", "-o", "json")
 	if code != 0 {
 		t.Fatalf("berth rehearse --vs: exit %d\n%s\n%s", code, out, errOut)
 	}
-	var both map[string]*rehearse.Report
+	var both map[string]*report.Report
 	if err := json.Unmarshal([]byte(out), &both); err != nil {
 		t.Fatalf("reading the report: %v\n%s", err, out)
 	}
@@ -88,7 +88,7 @@ func TestRehearse(t *testing.T) {
 	exactlyHours(t, b, "gpu's node-hours", reportPool(t, b, "gpu").NodeHours, gpuB)
 
 	for _, c := range []struct {
-		r          *rehearse.Report
+		r          *report.Report
 		gpu, total time.Duration
 	}{{a, end - up, end}, {b, gpuB, endB}} {
 		if got, want := cents(t, c.r, "gpu"), priced(c.gpu, 1.00); got != want {
@@ -101,7 +101,7 @@ func TestRehearse(t *testing.T) {
 
 	// The table and the page, on one design; the table writes figures of
 	// the trace alone.
-	table, errOut, code := harness.BerthOut(t, home, "rehearse", "-f", "testdata/rehearse-b.yaml", "--trace", "testdata/rehearse.csv", "--report", report)
+	table, errOut, code := harness.BerthOut(t, home, "rehearse", "-f", "testdata/rehearse-b.yaml", "--trace", "testdata/rehearse.csv", "--report", reportDir)
 	if code != 0 {
 		t.Fatalf("berth rehearse: exit %d\n%s\n%s", code, table, errOut)
 	}
@@ -113,7 +113,7 @@ func TestRehearse(t *testing.T) {
 	if !strings.Contains(errOut, "clock steps") {
 		t.Errorf("berth rehearse said nothing of its clock's steps on stderr:\n%s", errOut)
 	}
-	page, err := os.ReadFile(filepath.Join(report, "report.html"))
+	page, err := os.ReadFile(filepath.Join(reportDir, "report.html"))
 	if err != nil {
 		t.Fatal(err)
 	}

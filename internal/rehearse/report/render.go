@@ -1,4 +1,4 @@
-package rehearse
+package report
 
 import (
 	"fmt"
@@ -20,7 +20,7 @@ func WriteTable(w io.Writer, r *Report) error {
 	if r.Partial {
 		state = " (stopped early: partial)"
 	}
-	fmt.Fprintf(tw, "Rehearsal of %s on %s: %s of trace time, exact to %s%s\n\n", r.Design(), r.Trace, round(time.Duration(r.Rehearsed)), time.Duration(r.Tolerance), state)
+	fmt.Fprintf(tw, "Rehearsal of %s on %s: %s of trace time, exact to %s%s\n\n", r.Design(), r.Trace, Round(time.Duration(r.Rehearsed)), time.Duration(r.Tolerance), state)
 
 	fmt.Fprintln(tw, "TEAM\tCLASS\tJOBS\tDONE\tFAILED\tNEVER RAN\tWAIT p50\tp95\tmax\tQUOTA-REFUSED job-h\tLOST GPU-h")
 	for _, g := range r.Groups {
@@ -97,7 +97,7 @@ func WriteTable(w io.Writer, r *Report) error {
 // short writes a trace duration to the minute (to the second under a
 // minute), without trailing zero units: 1h5m, 42s, 0s.
 func short(d Duration) string {
-	t := round(time.Duration(d))
+	t := Round(time.Duration(d))
 	s := t.String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")
@@ -110,3 +110,12 @@ func short(d Duration) string {
 
 // hours writes hours to one decimal.
 func hours(h float64) string { return strconv.FormatFloat(h, 'f', 1, 64) }
+
+// Round is how a report writes a duration: to the second under a
+// minute, else to the minute.
+func Round(d time.Duration) time.Duration {
+	if d < time.Minute {
+		return d.Round(time.Second)
+	}
+	return d.Round(time.Minute)
+}

@@ -1,0 +1,215 @@
+package report
+
+import (
+	"berth.io/berth/internal/rehearse/cost"
+)
+
+// Report is what a rehearsal measured, in trace time: waits and run
+// times as the trace would have seen them, hours as trace hours. Every
+// moment is read off the cluster's virtual clock, which stands still
+// while the cluster works: the figures are the design's, the same at any
+// speed and on any machine.
+type Report struct {
+	// Blueprint is the blueprint's name; Trace the trace's file.
+	Blueprint string `json:"blueprint"`
+	// Provisioner is what provisioned the User pools' nodes:
+	// ClusterAutoscaler (berth's node autoscaler) or Karpenter.
+	Provisioner string `json:"provisioner,omitempty"`
+	Trace       string `json:"trace"`
+	// Speed is the clock's ceiling in seconds of trace per second of
+	// wall time; zero when it ran as fast as the cluster settled.
+	Speed float64 `json:"speed"`
+	Seed  int64   `json:"seed"`
+	// Rehearsed is the trace time the rehearsal covered; Wall the wall
+	// time the replay took.
+	Rehearsed Duration `json:"rehearsed"`
+	Wall      Duration `json:"wall"`
+	// Tolerance is the clock's step: every moment of a rehearsal is a
+	// multiple of it (timers round up to it), so a wait or run time is
+	// exact to within it. A rerun with the same blueprint, trace and seed
+	// gives the same report, at any speed.
+	Tolerance Duration `json:"tolerance"`
+	// Clock is what the clock did: its steps, and how long the cluster
+	// took to settle before each.
+	Clock ClockReport `json:"clock"`
+	// Partial marks a rehearsal stopped before its end (Ctrl-C).
+	Partial  bool            `json:"partial,omitempty"`
+	Jobs     []JobResult     `json:"jobs"`
+	Groups   []GroupResult   `json:"groups"`
+	Pools    []PoolResult    `json:"pools"`
+	Services []ServiceResult `json:"services,omitempty"`
+	// Disruptions are the trace's interruptions as carried out.
+	Disruptions []DisruptionResult `json:"disruptions,omitempty"`
+	Cost        *cost.Report       `json:"cost,omitempty"`
+	Series      *Series            `json:"series,omitempty"`
+	// Notes are what the reader should know about the figures (an unset
+	// provisioning time, unfinished jobs).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// ClockReport is what the rehearsal's clock did, in wall time where it
+// says so: what the machine spent, which moves no figure.
+type ClockReport struct {
+	// Step is the clock's resolution.
+	Step Duration `json:"step"`
+	// Steps counts the clock's advances, each to the next timer due once
+	// the cluster had settled; Timers the timers they fired.
+	Steps  int `json:"steps"`
+	Timers int `json:"timers"`
+	// Settling is the wall time spent waiting for the cluster to settle,
+	// in all; MaxSettle the longest wait before one step.
+	Settling  Duration `json:"settling"`
+	MaxSettle Duration `json:"maxSettle"`
+	// Quiet is the longest quiet window the clock waited out to call the
+	// cluster settled (it grows when the machine wakes sleepers late).
+	Quiet Duration `json:"quiet"`
+	// Where the settling went (wall time): waiting for counted work
+	// (requests in flight, callbacks, probes) to end, for the process's
+	// goroutines to stop running, out the grace after a refused request
+	// whose client retries on the wall clock, and in quiet windows.
+	Counted Duration `json:"counted"`
+	Running Duration `json:"running"`
+	Grace   Duration `json:"grace"`
+	Windows Duration `json:"windows"`
+	// Gated counts the pods the scheduler placed one at a time, each once
+	// the rest had settled.
+	Gated int `json:"gated"`
+	// WaitedOn is where the counted wait went, longest first: "requests
+	// sent by kube-controller-manager 1m2s".
+	WaitedOn []string `json:"waitedOn,omitempty"`
+}
+
+// Job states.
+const (
+	Completed  = "completed"
+	Failed     = "failed"
+	Refused    = "refused"
+	Unfinished = "unfinished"
+)
+
+// JobResult is one training or batch row as the cluster ran it.
+type JobResult struct {
+	Team  string `json:"team"`
+	Class string `json:"class"`
+	Kind  string `json:"kind"`
+	Name  string `json:"name"`
+	Pods  int32  `json:"pods"`
+	GPUs  int64  `json:"gpus"`
+	// Submitted is the row's submit time.
+	Submitted Duration `json:"submitted"`
+	// Wait is from submission until every pod of its parallelism has
+	// started (at once for a gang; the last to start when only some could
+	// run at a time); nil when that never happened.
+	Wait *Duration `json:"wait,omitempty"`
+	// Run is from then to the Job's end.
+	Run   *Duration `json:"run,omitempty"`
+	State string    `json:"state"`
+	// Refused is admission's refusal of the Job, word for word.
+	Refused       string `json:"refused,omitempty"`
+	Preemptions   int    `json:"preemptions"`
+	Interruptions int    `json:"interruptions"`
+	// BackoffFailures are its pods that failed and counted against the
+	// Job's backoffLimit (its status.failed): an interruption the class's
+	// pod failure policy ignores is not one.
+	BackoffFailures int `json:"backoffFailures"`
+	// LostGPUHours is work done and not checkpointed by pods that ended
+	// early, times their GPUs.
+	LostGPUHours float64 `json:"lostGPUHours"`
+	// QuotaRefused is how long the team's quota kept its pods from being
+	// created.
+	QuotaRefused Duration `json:"quotaRefused"`
+	// RanOn is the pools its pods started on, in order: [spot-gpu, gpu]
+	// for a job interrupted on spot that resumed on demand.
+	RanOn []string `json:"ranOn,omitempty"`
+}
+
+// GroupResult sums a team's jobs of one class.
+type GroupResult struct {
+	Team       string `json:"team"`
+	Class      string `json:"class"`
+	Jobs       int    `json:"jobs"`
+	Completed  int    `json:"completed"`
+	Failed     int    `json:"failed"`
+	Refused    int    `json:"refused"`
+	Unfinished int    `json:"unfinished"`
+	// Waits are over the jobs whose pods all ran; NeverRan counts the
+	// others (refused, or still waiting at the end).
+	NeverRan int      `json:"neverRan"`
+	WaitP50  Duration `json:"waitP50"`
+	WaitP95  Duration `json:"waitP95"`
+	WaitMax  Duration `json:"waitMax"`
+	// QuotaRefused is the sum of its jobs' quota-refused times: job-hours
+	// of refusal, not a span of time (four jobs refused together for an
+	// hour give 4h).
+	QuotaRefused Duration `json:"quotaRefused"`
+	LostGPUHours float64  `json:"lostGPUHours"`
+}
+
+// PoolResult is one pool over the rehearsal.
+type PoolResult struct {
+	Name     string `json:"name"`
+	Capacity string `json:"capacity"`
+	// NodeHours are the pool's nodes' hours, each from its creation to
+	// its deletion (or the end).
+	NodeHours float64 `json:"nodeHours"`
+	PeakNodes int     `json:"peakNodes"`
+	// GPUHours are its nodes' GPUs' hours; Allocated those held by
+	// running pods, Idle the rest: GPUs paid for and not used.
+	GPUHours          float64 `json:"gpuHours"`
+	GPUHoursAllocated float64 `json:"gpuHoursAllocated"`
+	GPUHoursIdle      float64 `json:"gpuHoursIdle"`
+	// AtZero is how long the pool had no nodes.
+	AtZero Duration `json:"atZero"`
+	// Teams are the hours of GPUs and CPUs each team's pods held on it.
+	Teams []TeamUse `json:"teams,omitempty"`
+}
+
+// TeamUse is what a team's pods held on a pool.
+type TeamUse struct {
+	Team     string  `json:"team"`
+	GPUHours float64 `json:"gpuHours"`
+	CPUHours float64 `json:"cpuHours"`
+}
+
+// ServiceResult is one inference row's service.
+type ServiceResult struct {
+	Team    string `json:"team"`
+	Class   string `json:"class"`
+	Name    string `json:"name"`
+	Refused string `json:"refused,omitempty"`
+	// MeanReplicas and PeakReplicas count Ready replicas while it ran;
+	// PeakRPS is the most traffic the trace sent it.
+	MeanReplicas float64 `json:"meanReplicas"`
+	PeakReplicas int     `json:"peakReplicas"`
+	PeakRPS      float64 `json:"peakRPS"`
+	// MinAvailable is its budget's; BelowBudget how long it had fewer
+	// Ready replicas, from its submission (start-up included).
+	MinAvailable int32    `json:"minAvailable"`
+	BelowBudget  Duration `json:"belowBudget"`
+}
+
+// Design names the design a report rehearsed: its blueprint, and its
+// provisioner where that is Karpenter (berth's node autoscaler is the
+// default and goes unsaid).
+func (r *Report) Design() string {
+	if r.Provisioner == "Karpenter" {
+		return r.Blueprint + " (Karpenter)"
+	}
+	return r.Blueprint
+}
+
+// Designs names two compared designs, each with its provisioner where
+// the two differ in it alone.
+func Designs(a, b *Report) (string, string) {
+	if a.Blueprint == b.Blueprint && a.Provisioner != b.Provisioner {
+		return a.Blueprint + " (" + provisionerName(a.Provisioner) + ")", b.Blueprint + " (" + provisionerName(b.Provisioner) + ")"
+	}
+	return a.Design(), b.Design()
+}
+
+func provisionerName(p string) string {
+	if p == "" || p == "ClusterAutoscaler" {
+		return "cluster-autoscaler semantics"
+	}
+	return p
+}
