@@ -412,8 +412,9 @@ func (k *karpEnv) versionDrift(t *testing.T) {
 	k.doc = doc
 	start := time.Now()
 	out := harness.MustBerth(t, k.home, "apply", "-f", bpFile, "--context", "berth-karp")
-	if !strings.Contains(out, "Karpenter's NodePools applied") {
-		t.Errorf("berth apply says:\n%s", out)
+	// The plan shows the node class's new versions, which drift the pool.
+	if !strings.Contains(out, "update EC2NodeClass default") || !strings.Contains(out, "spot-gpu=v1.35.0") {
+		t.Errorf("berth apply's plan does not show the node class's spot-gpu version changing to 1.35:\n%s", out)
 	}
 	var moved string
 	k.eventually(4*time.Minute, "the training pod on a replacement node of Kubernetes 1.35", func() (bool, error) {
