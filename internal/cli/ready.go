@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"berth.io/berth/internal/cluster"
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/status"
 )
 
@@ -21,7 +22,7 @@ func printReady(ctx context.Context, w io.Writer, o *upOptions, c *cluster.Clust
 	if err != nil {
 		return err
 	}
-	sum, err := status.Collect(ctx, client, o.bp.Blueprint)
+	sum, err := status.Collect(ctx, client, listing.FromAPI(client), o.bp.Blueprint)
 	if err != nil {
 		return err
 	}

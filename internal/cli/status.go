@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/status"
 )
@@ -68,7 +69,7 @@ func (o *statusOptions) Run(ctx context.Context) error {
 	if lb != nil {
 		bp, name = lb.Blueprint, lb.Metadata.Name+" (from "+lb.source+")"
 	}
-	sum, err := status.Collect(ctx, client, bp)
+	sum, err := status.Collect(ctx, client, listing.FromAPI(client), bp)
 	if err != nil {
 		return problem.Errorf("is it running? `berth up` starts a local one", "cluster %s (context %q) is unreachable: %w", cfg.Host, ctxName, err)
 	}

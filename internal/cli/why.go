@@ -12,6 +12,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/why"
 )
@@ -128,21 +129,21 @@ func (o *whyOptions) Run(ctx context.Context) error {
 		if o.allNamespaces {
 			ns = ""
 		}
-		if snap, err = why.ReadAll(ctx, client, ns, bp); err == nil {
+		if snap, err = why.ReadAll(ctx, client, listing.FromAPI(client), ns, bp); err == nil {
 			o.trust(snap, source)
 			s := why.ExplainAll(snap, ns)
 			result = &s
 		}
 	case o.kind != "":
 		var w *why.Workload
-		if snap, w, err = why.ReadWorkload(ctx, client, o.kind, o.namespace, o.name, bp); err == nil {
+		if snap, w, err = why.ReadWorkload(ctx, client, listing.FromAPI(client), o.kind, o.namespace, o.name, bp); err == nil {
 			o.trust(snap, source)
 			v := why.ExplainWorkload(snap, w)
 			result = &v
 		}
 	default:
 		var pod *corev1.Pod
-		if snap, pod, err = why.ReadPod(ctx, client, o.namespace, o.name, bp); err == nil {
+		if snap, pod, err = why.ReadPod(ctx, client, listing.FromAPI(client), o.namespace, o.name, bp); err == nil {
 			o.trust(snap, source)
 			v := why.Explain(snap, pod)
 			result = &v

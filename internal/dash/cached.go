@@ -9,44 +9,22 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/fields"
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
-	corev1client "k8s.io/client-go/kubernetes/typed/core/v1"
 	corelisters "k8s.io/client-go/listers/core/v1"
+
+	"berth.io/berth/internal/listing"
 )
 
-// cachedClient is the cluster as status and why read it, with the lists
-// that grow with the cluster (pods, nodes, events) served from the
-// server's informers rather than the API server: on a cluster of 20,000
-// pods each reading would otherwise list them twice. Everything else
-// (quotas, classes, the autoscaler's ConfigMap) goes to the API server
-// as the commands' own reads do. A list whose field selector names a
-// field the cache cannot answer goes to the API server too.
-type cachedClient struct {
-	kubernetes.Interface
+// cachedLister lists what grows with the cluster (pods, nodes, events)
+// for status and why from the server's informers rather than the API
+// server: on a cluster of 20,000 pods each reading would otherwise list
+// them twice. A list the cache cannot answer (a field selector on a
+// field it does not index, a pager's continuation) goes to the API
+// server (api), as does everything else status and why read.
+type cachedLister struct {
+	api    listing.Lister
 	pods   corelisters.PodLister
 	nodes  corelisters.NodeLister
 	events corelisters.EventLister
-}
-
-func (c *cachedClient) CoreV1() corev1client.CoreV1Interface {
-	return &cachedCore{CoreV1Interface: c.Interface.CoreV1(), c: c}
-}
-
-type cachedCore struct {
-	corev1client.CoreV1Interface
-	c *cachedClient
-}
-
-func (c *cachedCore) Pods(ns string) corev1client.PodInterface {
-	return &cachedPods{PodInterface: c.CoreV1Interface.Pods(ns), ns: ns, l: c.c.pods}
-}
-
-func (c *cachedCore) Nodes() corev1client.NodeInterface {
-	return &cachedNodes{NodeInterface: c.CoreV1Interface.Nodes(), l: c.c.nodes}
-}
-
-func (c *cachedCore) Events(ns string) corev1client.EventInterface {
-	return &cachedEvents{EventInterface: c.CoreV1Interface.Events(ns), ns: ns, l: c.c.events}
 }
 
 // podFields are the field selectors a pod list is answered with from the
@@ -82,25 +60,19 @@ func selectors(o metav1.ListOptions, known fields.Set) (labels.Selector, fields.
 	return ls, fs, true
 }
 
-type cachedPods struct {
-	corev1client.PodInterface
-	ns string
-	l  corelisters.PodLister
-}
-
-// List answers from the cache in one page (a pager's Limit is ignored,
+// Pods answers from the cache in one page (a pager's Limit is ignored,
 // and it gets no Continue). Each pod is a copy: the reader may change it.
-func (p *cachedPods) List(ctx context.Context, o metav1.ListOptions) (*corev1.PodList, error) {
+func (c *cachedLister) Pods(ctx context.Context, ns string, o metav1.ListOptions) (*corev1.PodList, error) {
 	ls, fs, ok := selectors(o, podFields(&corev1.Pod{}))
 	if !ok || o.Continue != "" {
-		return p.PodInterface.List(ctx, o)
+		return c.api.Pods(ctx, ns, o)
 	}
 	var all []*corev1.Pod
 	var err error
-	if p.ns == metav1.NamespaceAll {
-		all, err = p.l.List(ls)
+	if ns == metav1.NamespaceAll {
+		all, err = c.pods.List(ls)
 	} else {
-		all, err = p.l.Pods(p.ns).List(ls)
+		all, err = c.pods.Pods(ns).List(ls)
 	}
 	if err != nil {
 		return nil, err
@@ -108,40 +80,29 @@ func (p *cachedPods) List(ctx context.Context, o metav1.ListOptions) (*corev1.Po
 	return &corev1.PodList{Items: items(all, fs, podFields)}, nil
 }
 
-type cachedNodes struct {
-	corev1client.NodeInterface
-	l corelisters.NodeLister
-}
-
-func (n *cachedNodes) List(ctx context.Context, o metav1.ListOptions) (*corev1.NodeList, error) {
+func (c *cachedLister) Nodes(ctx context.Context, o metav1.ListOptions) (*corev1.NodeList, error) {
 	ls, fs, ok := selectors(o, fields.Set{"metadata.name": ""})
 	if !ok || o.Continue != "" {
-		return n.NodeInterface.List(ctx, o)
+		return c.api.Nodes(ctx, o)
 	}
-	all, err := n.l.List(ls)
+	all, err := c.nodes.List(ls)
 	if err != nil {
 		return nil, err
 	}
 	return &corev1.NodeList{Items: items(all, fs, func(n *corev1.Node) fields.Set { return fields.Set{"metadata.name": n.Name} })}, nil
 }
 
-type cachedEvents struct {
-	corev1client.EventInterface
-	ns string
-	l  corelisters.EventLister
-}
-
-func (e *cachedEvents) List(ctx context.Context, o metav1.ListOptions) (*corev1.EventList, error) {
+func (c *cachedLister) Events(ctx context.Context, ns string, o metav1.ListOptions) (*corev1.EventList, error) {
 	ls, fs, ok := selectors(o, eventFields(&corev1.Event{}))
 	if !ok || o.Continue != "" {
-		return e.EventInterface.List(ctx, o)
+		return c.api.Events(ctx, ns, o)
 	}
 	var all []*corev1.Event
 	var err error
-	if e.ns == metav1.NamespaceAll {
-		all, err = e.l.List(ls)
+	if ns == metav1.NamespaceAll {
+		all, err = c.events.List(ls)
 	} else {
-		all, err = e.l.Events(e.ns).List(ls)
+		all, err = c.events.Events(ns).List(ls)
 	}
 	if err != nil {
 		return nil, err

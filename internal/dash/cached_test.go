@@ -11,13 +11,15 @@ import (
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
+
+	"berth.io/berth/internal/listing"
 )
 
-// The cached client answers pod lists from the cache where the cache can
+// The cached lister answers pod lists from the cache where the cache can
 // (labels, and the fields the API server indexes pods by), and sends the
 // rest to the API server. The cache and the API server hold different
 // pods here, so each answer says where it came from.
-func TestCachedClientListsFromTheCacheWhereItCan(t *testing.T) {
+func TestCachedListerListsFromTheCacheWhereItCan(t *testing.T) {
 	pod := func(name, ns string, phase corev1.PodPhase, app string) *corev1.Pod {
 		return &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns, Labels: map[string]string{"app": app}}, Status: corev1.PodStatus{Phase: phase}}
 	}
@@ -28,10 +30,10 @@ func TestCachedClientListsFromTheCacheWhereItCan(t *testing.T) {
 		}
 	}
 	api := fake.NewSimpleClientset(pod("from-api", "a", corev1.PodRunning, "web"))
-	c := &cachedClient{Interface: api, pods: corelisters.NewPodLister(idx)}
+	c := &cachedLister{api: listing.FromAPI(api), pods: corelisters.NewPodLister(idx)}
 	names := func(ns string, o metav1.ListOptions) []string {
 		t.Helper()
-		l, err := c.CoreV1().Pods(ns).List(context.Background(), o)
+		l, err := c.Pods(context.Background(), ns, o)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +61,7 @@ func TestCachedClientListsFromTheCacheWhereItCan(t *testing.T) {
 		}
 	}
 	// A pod from the cache is a copy: changing it leaves the cache alone.
-	l, _ := c.CoreV1().Pods("b").List(context.Background(), metav1.ListOptions{})
+	l, _ := c.Pods(context.Background(), "b", metav1.ListOptions{})
 	l.Items[0].Labels["app"] = "changed"
 	if p, _ := corelisters.NewPodLister(idx).Pods("b").Get("cached-b"); p.Labels["app"] != "etl" {
 		t.Error("changing a listed pod changed the cache")

@@ -22,6 +22,7 @@ import (
 	"k8s.io/client-go/tools/cache"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/model"
 )
 
@@ -193,8 +194,8 @@ func (s *Server) refresh(ctx context.Context) error {
 		return ctx.Err()
 	}
 	now := s.o.Now()
-	c := &cachedClient{Interface: s.o.Client, pods: s.cache.pods, nodes: s.cache.nodes, events: s.cache.events}
-	v, err := read(ctx, c, s.o.Blueprint, now)
+	l := &cachedLister{api: listing.FromAPI(s.o.Client), pods: s.cache.pods, nodes: s.cache.nodes, events: s.cache.events}
+	v, err := read(ctx, s.o.Client, l, s.o.Blueprint, now)
 	if err != nil {
 		s.mu.Lock()
 		s.readErr = err

@@ -15,6 +15,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/status"
 	"berth.io/berth/internal/why"
 )
@@ -46,8 +47,9 @@ type Holder struct {
 	Requests string
 }
 
-// read makes a View: status and why read the cluster at once.
-func read(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, now time.Time) (*View, error) {
+// read makes a View: status and why read the cluster at once, through c
+// and, for pods, nodes and events, l.
+func read(ctx context.Context, c kubernetes.Interface, l listing.Lister, bp *v1alpha1.Blueprint, now time.Time) (*View, error) {
 	v := &View{Now: now, Capacity: map[string]v1alpha1.CapacityType{}}
 	if bp != nil {
 		for _, p := range bp.Spec.Pools {
@@ -60,11 +62,11 @@ func read(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, n
 	var snap *why.Snapshot
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		v.Status, err = status.Collect(gctx, c, bp)
+		v.Status, err = status.Collect(gctx, c, l, bp)
 		return err
 	})
 	g.Go(func() (err error) {
-		snap, err = why.ReadAll(gctx, c, "", bp)
+		snap, err = why.ReadAll(gctx, c, l, "", bp)
 		return err
 	})
 	if err := g.Wait(); err != nil {

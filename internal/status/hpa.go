@@ -13,6 +13,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes"
 
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/status/hpastatus"
 )
 
@@ -37,7 +38,7 @@ type Scaled struct {
 
 // collectScaled lists HPAs and their events once each; nil when there
 // are none or this user may not list them.
-func collectScaled(ctx context.Context, c kubernetes.Interface) ([]Scaled, error) {
+func collectScaled(ctx context.Context, c kubernetes.Interface, l listing.Lister) ([]Scaled, error) {
 	hpas, err := c.AutoscalingV2().HorizontalPodAutoscalers("").List(ctx, metav1.ListOptions{})
 	if apierrors.IsNotFound(err) || apierrors.IsForbidden(err) {
 		return nil, nil
@@ -49,7 +50,7 @@ func collectScaled(ctx context.Context, c kubernetes.Interface) ([]Scaled, error
 		return nil, nil
 	}
 	rescales := map[string]hpastatus.Rescale{}
-	events, err := c.CoreV1().Events("").List(ctx, metav1.ListOptions{FieldSelector: hpastatus.EventSelector})
+	events, err := l.Events(ctx, "", metav1.ListOptions{FieldSelector: hpastatus.EventSelector})
 	switch {
 	case err == nil:
 		rescales = hpastatus.LastRescales(events.Items)

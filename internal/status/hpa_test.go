@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"berth.io/berth/internal/listing"
 	"github.com/google/go-cmp/cmp"
 	autoscalingv2 "k8s.io/api/autoscaling/v2"
 	corev1 "k8s.io/api/core/v1"
@@ -111,7 +112,7 @@ func hpas() []runtime.Object {
 // controller's selector made readable.
 func TestScaledWorkloads(t *testing.T) {
 	c := fake.NewClientset(hpas()...)
-	list, err := collectScaled(context.Background(), c)
+	list, err := collectScaled(context.Background(), c, listing.FromAPI(c))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +135,8 @@ search     statefulset/rerank                     1/1 (FailedGetPodsMetric)  1-2
 
 // No HPAs, no table.
 func TestNoScaledWorkloads(t *testing.T) {
-	list, err := collectScaled(context.Background(), fake.NewClientset())
+	empty := fake.NewClientset()
+	list, err := collectScaled(context.Background(), empty, listing.FromAPI(empty))
 	if err != nil || list != nil {
 		t.Fatalf("collectScaled = %v, %v; want nil, nil", list, err)
 	}

@@ -20,6 +20,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/spot"
 )
 
@@ -87,7 +88,7 @@ type Cluster struct {
 // The reads are independent and run at once: on a cluster of thousands of
 // nodes and a hundred thousand pods, the pod list is most of the time and
 // the rest goes in its shadow.
-func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) (*Cluster, error) {
+func Collect(ctx context.Context, c kubernetes.Interface, l listing.Lister, bp *v1alpha1.Blueprint) (*Cluster, error) {
 	out := &Cluster{Now: time.Now()}
 	var (
 		nodes *corev1.NodeList
@@ -97,13 +98,13 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 	)
 	g, gctx := errgroup.WithContext(ctx)
 	g.Go(func() (err error) {
-		if nodes, err = c.CoreV1().Nodes().List(gctx, metav1.ListOptions{}); err != nil {
+		if nodes, err = l.Nodes(gctx, metav1.ListOptions{}); err != nil {
 			return fmt.Errorf("listing nodes: %w", err)
 		}
 		return nil
 	})
 	g.Go(func() (err error) {
-		if requested, err = requestsByNode(gctx, c); err != nil {
+		if requested, err = requestsByNode(gctx, l); err != nil {
 			return fmt.Errorf("listing pods: %w", err)
 		}
 		return nil
@@ -111,7 +112,7 @@ func Collect(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint
 	g.Go(func() (err error) { out.Autoscaler, err = collectAutoscaler(gctx, c); return err })
 	g.Go(func() (err error) { out.Karpenter, err = collectKarpenter(gctx, c); return err })
 	g.Go(func() (err error) { out.Interruptions, err = collectInterruptions(gctx, c); return err })
-	g.Go(func() (err error) { out.Scaled, err = collectScaled(gctx, c); return err })
+	g.Go(func() (err error) { out.Scaled, err = collectScaled(gctx, c, l); return err })
 	if bp != nil {
 		g.Go(func() (err error) { out.Quotas, err = collectQuotas(gctx, c, bp); return err })
 		g.Go(func() (err error) { out.Classes, err = collectClasses(gctx, c, bp); return err })
@@ -193,10 +194,10 @@ const podPageSize = 5000
 // counted: on a cluster of 150,000 pods one unpaged list is gigabytes of
 // decoded pods held at once by status, and its response held at once by
 // the API server.
-func requestsByNode(ctx context.Context, c kubernetes.Interface) (map[string]corev1.ResourceList, error) {
+func requestsByNode(ctx context.Context, l listing.Lister) (map[string]corev1.ResourceList, error) {
 	out := map[string]corev1.ResourceList{}
 	p := pager.New(pager.SimplePageFunc(func(opts metav1.ListOptions) (runtime.Object, error) {
-		return c.CoreV1().Pods("").List(ctx, opts)
+		return l.Pods(ctx, "", opts)
 	}))
 	p.PageSize = podPageSize
 	p.PageBufferSize = 1 // the next page is read while this one is counted

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/client-go/kubernetes/fake"
 
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/objtest"
 )
 
@@ -32,7 +33,8 @@ func TestCollectRequestsByPool(t *testing.T) {
 		pod("d", "gpu-0", "3").Obj(),
 		pod("pending", "", "7").Obj(),
 	}
-	sum, err := Collect(context.Background(), fake.NewClientset(objs...), nil)
+	c := fake.NewClientset(objs...)
+	sum, err := Collect(context.Background(), c, listing.FromAPI(c), nil)
 	if err != nil {
 		t.Fatal(err)
 	}

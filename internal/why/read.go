@@ -16,6 +16,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/pools"
 )
 
@@ -27,7 +28,9 @@ var activePods = fields.AndSelectors(
 
 // reader fills a Snapshot with independent List calls run concurrently.
 type reader struct {
-	c   kubernetes.Interface
+	c kubernetes.Interface
+	// l lists the pods, nodes and events.
+	l   listing.Lister
 	s   *Snapshot
 	mu  sync.Mutex // guards s.Events and s.Workloads while reading
 	g   *errgroup.Group
@@ -39,8 +42,8 @@ type reader struct {
 
 // newReader's calls all run to the end even when one fails: cancelling
 // the others would only make client-go log the cancelled reads.
-func newReader(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) *reader {
-	return &reader{c: c, s: &Snapshot{Now: time.Now(), Blueprint: bp}, g: &errgroup.Group{}, ctx: ctx}
+func newReader(ctx context.Context, c kubernetes.Interface, l listing.Lister, bp *v1alpha1.Blueprint) *reader {
+	return &reader{c: c, l: l, s: &Snapshot{Now: time.Now(), Blueprint: bp}, g: &errgroup.Group{}, ctx: ctx}
 }
 
 // cluster lists what every explanation needs: nodes, active pods,
@@ -48,7 +51,7 @@ func newReader(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Bluepri
 // cluster; quotas, LimitRanges and claims of namespace ("" for all).
 func (r *reader) cluster(namespace string) {
 	r.g.Go(func() error {
-		l, err := r.c.CoreV1().Nodes().List(r.ctx, metav1.ListOptions{})
+		l, err := r.l.Nodes(r.ctx, metav1.ListOptions{})
 		if err != nil {
 			return fmt.Errorf("listing nodes: %w", err)
 		}
@@ -56,7 +59,7 @@ func (r *reader) cluster(namespace string) {
 		return nil
 	})
 	r.g.Go(func() error {
-		l, err := r.c.CoreV1().Pods("").List(r.ctx, metav1.ListOptions{FieldSelector: activePods})
+		l, err := r.l.Pods(r.ctx, "", metav1.ListOptions{FieldSelector: activePods})
 		if err != nil {
 			return fmt.Errorf("listing pods: %w", err)
 		}
@@ -158,7 +161,7 @@ func (r *reader) hpas(namespace string) {
 // events lists the events of namespace that the selector picks.
 func (r *reader) events(namespace string, selector fields.Selector) {
 	r.g.Go(func() error {
-		l, err := r.c.CoreV1().Events(namespace).List(r.ctx, metav1.ListOptions{FieldSelector: selector.String()})
+		l, err := r.l.Events(r.ctx, namespace, metav1.ListOptions{FieldSelector: selector.String()})
 		if err != nil {
 			return fmt.Errorf("listing events: %w", err)
 		}
@@ -176,10 +179,11 @@ func (r *reader) wait() (*Snapshot, error) {
 	return r.s, nil
 }
 
-// ReadPod reads what explaining one pod needs. A pod that does not exist
-// is an error apierrors.IsNotFound recognises.
-func ReadPod(ctx context.Context, c kubernetes.Interface, namespace, name string, bp *v1alpha1.Blueprint) (*Snapshot, *corev1.Pod, error) {
-	r := newReader(ctx, c, bp)
+// ReadPod reads what explaining one pod needs, listing pods, nodes and
+// events through l. A pod that does not exist is an error
+// apierrors.IsNotFound recognises.
+func ReadPod(ctx context.Context, c kubernetes.Interface, l listing.Lister, namespace, name string, bp *v1alpha1.Blueprint) (*Snapshot, *corev1.Pod, error) {
+	r := newReader(ctx, c, l, bp)
 	r.cluster(namespace)
 	r.events(namespace, fields.Set{"involvedObject.kind": "Pod", "involvedObject.name": name}.AsSelector())
 	var pod *corev1.Pod
@@ -226,8 +230,8 @@ func (r *reader) replicaSetOwner(namespace, name string) error {
 
 // ReadAll reads what explaining every Pending pod of namespace ("" for
 // all) needs, and the workloads whose controllers fail to create pods.
-func ReadAll(ctx context.Context, c kubernetes.Interface, namespace string, bp *v1alpha1.Blueprint) (*Snapshot, error) {
-	r := newReader(ctx, c, bp)
+func ReadAll(ctx context.Context, c kubernetes.Interface, l listing.Lister, namespace string, bp *v1alpha1.Blueprint) (*Snapshot, error) {
+	r := newReader(ctx, c, l, bp)
 	// The scheduler's and the autoscaler's events are read only in the
 	// namespaces that have a pod waiting. The API server keeps no watch
 	// cache of events, so a list of them reads and decodes every event
@@ -246,7 +250,7 @@ func ReadAll(ctx context.Context, c kubernetes.Interface, namespace string, bp *
 	r.hpas(namespace)
 	var failed []corev1.Event
 	r.g.Go(func() error {
-		l, err := c.CoreV1().Events(namespace).List(r.ctx, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("reason", "FailedCreate").String()})
+		l, err := r.l.Events(r.ctx, namespace, metav1.ListOptions{FieldSelector: fields.OneTermEqualSelector("reason", "FailedCreate").String()})
 		if err != nil {
 			return fmt.Errorf("listing events: %w", err)
 		}

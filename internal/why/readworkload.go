@@ -15,6 +15,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/listing"
 )
 
 // WorkloadKinds are the kinds `berth why KIND/NAME` accepts, by the
@@ -30,8 +31,8 @@ var WorkloadKinds = map[string]string{
 // workload and the objects that create its pods, and the namespace's
 // events (its pods' and its creators'). A workload that does not exist is
 // an error apierrors.IsNotFound recognises.
-func ReadWorkload(ctx context.Context, c kubernetes.Interface, kind, namespace, name string, bp *v1alpha1.Blueprint) (*Snapshot, *Workload, error) {
-	r := newReader(ctx, c, bp)
+func ReadWorkload(ctx context.Context, c kubernetes.Interface, l listing.Lister, kind, namespace, name string, bp *v1alpha1.Blueprint) (*Snapshot, *Workload, error) {
+	r := newReader(ctx, c, l, bp)
 	r.cluster(namespace)
 	r.events(namespace, fields.Everything())
 	r.hpas(namespace)

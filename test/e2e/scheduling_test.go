@@ -17,6 +17,7 @@ import (
 	resourcehelper "k8s.io/component-helpers/resource"
 
 	"berth.io/berth/internal/apply"
+	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/status"
 )
@@ -269,7 +270,7 @@ func finishedOn(t *testing.T, ns, node string, phase corev1.PodPhase, req corev1
 func statusCountsPool(t *testing.T, pool string) {
 	t.Helper()
 	ctx := context.Background()
-	sum, err := status.Collect(ctx, client, nil)
+	sum, err := status.Collect(ctx, client, listing.FromAPI(client), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
