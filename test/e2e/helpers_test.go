@@ -9,11 +9,11 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/yaml"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/objtest"
 	"berth.io/berth/test/harness"
 )
 
@@ -62,17 +62,7 @@ func createDeployment(t *testing.T, d *appsv1.Deployment) *appsv1.Deployment {
 
 // gpuPod is a pod that tolerates the GPU taint and asks for one GPU.
 func gpuPod(ns, name string) *corev1.Pod {
-	one := resource.MustParse("1")
-	return &corev1.Pod{
-		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
-		Spec: corev1.PodSpec{
-			Tolerations: []corev1.Toleration{{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}},
-			Containers: []corev1.Container{{
-				Name: "train", Image: "pytorch",
-				Resources: corev1.ResourceRequirements{Limits: corev1.ResourceList{"nvidia.com/gpu": one}},
-			}},
-		},
-	}
+	return objtest.MakePod(ns, name).GPU("1").Toleration(corev1.Toleration{Key: "gpu", Operator: corev1.TolerationOpEqual, Value: "true", Effect: corev1.TaintEffectNoSchedule}).Obj()
 }
 
 // runningPods waits until the selected pods number want and are all
