@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"berth.io/berth/internal/chart"
 )
 
 var funcs = template.FuncMap{
@@ -19,29 +21,13 @@ var funcs = template.FuncMap{
 	"first": short,
 }
 
-// barWidth is a bar's width in pixels.
-const barWidth = 160
-
-// bar draws a usage bar as SVG. The figures are written beside it by the
-// template and named in its label, so the colour is never the only sign
-// of how full it is.
-func bar(u Usage) template.HTML {
-	w := int(math.Round(math.Min(u.Fraction, 1) * barWidth))
-	return template.HTML(fmt.Sprintf(
-		`<svg class="bar" width="%d" height="12" viewBox="0 0 %d 12" role="img" aria-label="%s of %s"><rect class="track" width="%d" height="12" rx="2"/><rect class="fill %s" width="%d" height="12" rx="2"/></svg>`,
-		barWidth, barWidth, template.HTMLEscapeString(u.Used), template.HTMLEscapeString(u.Total), barWidth, level(u.Fraction), w))
-}
+// bar draws a usage bar (chart.Usage). The figures are written beside
+// it by the template and named in its label, so the colour is never the
+// only sign of how full it is.
+func bar(u Usage) template.HTML { return chart.Usage(u.Used, u.Total, u.Fraction) }
 
 // level names how full a fraction is: ok, high (from 80%), full (100%).
-func level(f float64) string {
-	switch {
-	case f >= 1:
-		return "full"
-	case f >= 0.8:
-		return "high"
-	}
-	return "ok"
-}
+func level(f float64) string { return chart.Level(f) }
 
 // spark draws an HPA's replicas (solid) and metric (dashed) over the
 // last hour, each scaled to its own maximum, the metric's target as a
@@ -63,27 +49,18 @@ func spark(row HPARow, now time.Time) template.HTML {
 		}
 		return h - 1 - (h-2)*v/top
 	}
-	var replicas, metric []string
-	for _, s := range row.Samples {
-		replicas = append(replicas, fmt.Sprintf("%.1f,%.1f", x(s.Time), y(float64(s.Replicas), maxR)))
-		if s.Known {
-			metric = append(metric, fmt.Sprintf("%.1f,%.1f", x(s.Time), y(s.Metric, maxM)))
+	s := chart.Spark{W: w, H: h, Label: fmt.Sprintf("replicas %d now, range %d-%d, over the last hour", row.Current, row.Min, row.Max)}
+	for _, p := range row.Samples {
+		s.Replicas = append(s.Replicas, chart.Point{X: x(p.Time), Y: y(float64(p.Replicas), maxR)})
+		if p.Known {
+			s.Metric = append(s.Metric, chart.Point{X: x(p.Time), Y: y(p.Metric, maxM)})
 		}
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, `<svg class="spark" width="%.0f" height="%.0f" viewBox="0 0 %.0f %.0f" role="img" aria-label="replicas %d now, range %d-%d, over the last hour">`, w, h, w, h, row.Current, row.Min, row.Max)
-	fmt.Fprintf(&b, `<rect class="track" width="%.0f" height="%.0f"/>`, w, h)
 	if row.Goal > 0 {
-		fmt.Fprintf(&b, `<line class="goal" x1="0" x2="%.0f" y1="%.1f" y2="%.1f"/>`, w, y(row.Goal, maxM), y(row.Goal, maxM))
+		goal := y(row.Goal, maxM)
+		s.Goal = &goal
 	}
-	if len(metric) > 0 {
-		fmt.Fprintf(&b, `<polyline class="metric" points="%s"/>`, strings.Join(metric, " "))
-	}
-	if len(replicas) > 0 {
-		fmt.Fprintf(&b, `<polyline class="replicas" points="%s"/>`, strings.Join(replicas, " "))
-	}
-	b.WriteString(`</svg>`)
-	return template.HTML(b.String())
+	return s.Draw()
 }
 
 // ago is how long before now t was, to the second.

@@ -7,8 +7,9 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
+
+	"berth.io/berth/internal/chart"
 )
 
 // WriteDir writes report.json and report.html to dir: one rehearsal, or
@@ -56,64 +57,6 @@ type pageData struct {
 	GPUs         template.HTML
 }
 
-// bar is one bar of a chart: a label, and a value per rehearsal; NaN
-// where a rehearsal has none (a group none of whose jobs ran has no
-// wait), drawn as "-" without a bar.
-type bar struct {
-	label  string
-	values []float64
-	// text writes a value for its label.
-	text func(float64) string
-}
-
-// chart draws horizontal bars, one row per label, one bar per
-// rehearsal (A dark, B light), scaled to the largest value.
-func chart(title string, bars []bar) template.HTML {
-	const rowH, labelW, barW = 22, 220, 420
-	peak := 0.0
-	for _, b := range bars {
-		for _, v := range b.values {
-			if !math.IsNaN(v) {
-				peak = max(peak, v)
-			}
-		}
-	}
-	if peak == 0 {
-		peak = 1
-	}
-	rows := 0
-	for _, b := range bars {
-		rows += len(b.values)
-	}
-	var s strings.Builder
-	height := rows*rowH + len(bars)*6 + 30
-	fmt.Fprintf(&s, `<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" role="img" aria-label="%s">`, labelW+barW+120, height, template.HTMLEscapeString(title))
-	fmt.Fprintf(&s, `<text x="0" y="16" font-weight="bold">%s</text>`, template.HTMLEscapeString(title))
-	y := 30
-	colors := []string{"#1f5f8b", "#8fc1e3"}
-	for _, b := range bars {
-		for i, v := range b.values {
-			label := ""
-			if i == 0 {
-				label = b.label
-			}
-			fmt.Fprintf(&s, `<text x="0" y="%d" font-size="13">%s</text>`, y+15, template.HTMLEscapeString(label))
-			if math.IsNaN(v) {
-				fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="12">-</text>`, labelW+6, y+15)
-				y += rowH
-				continue
-			}
-			w := int(float64(barW) * v / peak)
-			fmt.Fprintf(&s, `<rect x="%d" y="%d" width="%d" height="%d" fill="%s"/>`, labelW, y+2, max(w, 1), rowH-4, colors[i%2])
-			fmt.Fprintf(&s, `<text x="%d" y="%d" font-size="12">%s</text>`, labelW+max(w, 1)+6, y+15, template.HTMLEscapeString(b.text(v)))
-			y += rowH
-		}
-		y += 6
-	}
-	s.WriteString(`</svg>`)
-	return template.HTML(s.String())
-}
-
 func reports(a, b *Report) []*Report {
 	if b == nil {
 		return []*Report{a}
@@ -132,7 +75,7 @@ func noValues(n int) []float64 {
 
 // waitChart is each team and class's p95 wait.
 func waitChart(a, b *Report) template.HTML {
-	var bars []bar
+	var bars []chart.BarGroup
 	index := map[string]int{}
 	rs := reports(a, b)
 	for i, r := range rs {
@@ -145,19 +88,19 @@ func waitChart(a, b *Report) template.HTML {
 			if !ok {
 				at = len(bars)
 				index[k] = at
-				bars = append(bars, bar{label: k, values: noValues(len(rs)), text: func(v float64) string {
+				bars = append(bars, chart.BarGroup{Label: k, Values: noValues(len(rs)), Text: func(v float64) string {
 					return short(Duration(time.Duration(v * float64(time.Minute))))
 				}})
 			}
-			bars[at].values[i] = time.Duration(g.WaitP95).Minutes()
+			bars[at].Values[i] = time.Duration(g.WaitP95).Minutes()
 		}
 	}
-	return chart("Wait, p95 (minutes of trace time)", bars)
+	return chart.Bars("Wait, p95 (minutes of trace time)", bars)
 }
 
 // gpuChart is each GPU pool's idle GPU-hours.
 func gpuChart(a, b *Report) template.HTML {
-	var bars []bar
+	var bars []chart.BarGroup
 	index := map[string]int{}
 	rs := reports(a, b)
 	for i, r := range rs {
@@ -169,12 +112,12 @@ func gpuChart(a, b *Report) template.HTML {
 			if !ok {
 				at = len(bars)
 				index[p.Name] = at
-				bars = append(bars, bar{label: "pool " + p.Name, values: noValues(len(rs)), text: func(v float64) string { return hours(v) + " GPU-h idle" }})
+				bars = append(bars, chart.BarGroup{Label: "pool " + p.Name, Values: noValues(len(rs)), Text: func(v float64) string { return hours(v) + " GPU-h idle" }})
 			}
-			bars[at].values[i] = p.GPUHoursIdle
+			bars[at].Values[i] = p.GPUHoursIdle
 		}
 	}
-	return chart("Idle GPU-hours per pool", bars)
+	return chart.Bars("Idle GPU-hours per pool", bars)
 }
 
 var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{"short": short, "hours": hours, "jobHours": func(d Duration) string { return hours(time.Duration(d).Hours()) }, "charts": charts}).Parse(`<!doctype html>
