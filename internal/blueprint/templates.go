@@ -46,3 +46,13 @@ func LoadTemplate(name string) (*v1alpha1.Blueprint, error) {
 	bp, _, err := Parse("<template "+name+">", data)
 	return bp, err
 }
+
+// MustLoadTemplate is LoadTemplate for a template berth ships, which its
+// tests keep valid: it panics on an unknown name or a broken template.
+func MustLoadTemplate(name string) *v1alpha1.Blueprint {
+	bp, err := LoadTemplate(name)
+	if err != nil {
+		panic(err)
+	}
+	return bp
+}

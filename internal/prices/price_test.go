@@ -8,15 +8,6 @@ import (
 	"berth.io/berth/internal/blueprint"
 )
 
-func retail(t *testing.T) *v1alpha1.Blueprint {
-	t.Helper()
-	bp, err := blueprint.LoadTemplate("retail")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bp
-}
-
 // On a cloud, the retail pools are priced as the instance types berth
 // export gives them there; the Spot pool at the row's spot price.
 func TestPriceByCloud(t *testing.T) {
@@ -28,7 +19,7 @@ func TestPriceByCloud(t *testing.T) {
 		{Azure, map[string][2]string{"system": {"0.192", "0.0384"}, "cpu": {"0.768", "0.1536"}, "gpu": {"3.673", "1.4692"}, "spot-gpu": {"3.673", "1.4692"}}},
 		{GCP, map[string][2]string{"system": {"0.134012", "0.040204"}, "cpu": {"0.776944", "0.233083"}, "gpu": {"1.73", "0.692"}, "spot-gpu": {"1.73", "0.692"}}},
 	} {
-		for _, p := range Price(retail(t), Shipped(), tc.cloud) {
+		for _, p := range Price(blueprint.MustLoadTemplate("retail"), Shipped(), tc.cloud) {
 			if p.Problem != nil {
 				t.Errorf("%s %s: %v", tc.cloud, p.Pool, p.Problem)
 				continue
@@ -45,7 +36,7 @@ func TestPriceByCloud(t *testing.T) {
 // cloud; and a pool nothing prices says so, with the field to set, never
 // a price of zero.
 func TestPriceSources(t *testing.T) {
-	bp := retail(t)
+	bp := blueprint.MustLoadTemplate("retail")
 	pools := bp.Spec.Pools
 	pools[0].Machine.Type = "m6i.xlarge"                                          // system: in the table
 	pools[1].Machine.Type = "c7i.4xlarge"                                         // cpu: not in it
@@ -69,7 +60,7 @@ func TestPriceSources(t *testing.T) {
 	}
 
 	// No machine.type and no cloud: nothing to look up.
-	for _, p := range Price(retail(t), Shipped(), "") {
+	for _, p := range Price(blueprint.MustLoadTemplate("retail"), Shipped(), "") {
 		if p.Problem == nil || !strings.Contains(p.Problem.Message, "no machine.type") || !strings.Contains(p.Problem.Fix, "--cloud") {
 			t.Errorf("%s without a cloud: %+v", p.Pool, p.Problem)
 		}
@@ -80,7 +71,7 @@ func TestPriceSources(t *testing.T) {
 // why; machine.type still prices it when the table lists it on that
 // cloud.
 func TestPriceExportGivesNoType(t *testing.T) {
-	bp := retail(t)
+	bp := blueprint.MustLoadTemplate("retail")
 	bp.Spec.Pools[1].Machine.CPU.Set(1000) // no catalog type has 1000 CPUs
 	got := Price(bp, Shipped(), AWS)
 	if p := got[1]; p.Problem == nil || !strings.Contains(p.Problem.Message, "berth export gives it no aws instance type") {

@@ -28,15 +28,6 @@ import (
 
 var update = flag.Bool("update", false, "rewrite golden files")
 
-func retail(t *testing.T) *v1alpha1.Blueprint {
-	t.Helper()
-	bp, err := blueprint.LoadTemplate("retail")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bp
-}
-
 var cases = []struct {
 	golden string
 	o      Options
@@ -69,7 +60,7 @@ func render(t *testing.T, bp *v1alpha1.Blueprint, o Options) []byte {
 // The scaffolds are the product: pinned by golden files
 // (go test ./internal/scaffold -update rewrites them).
 func TestGolden(t *testing.T) {
-	bp := retail(t)
+	bp := blueprint.MustLoadTemplate("retail")
 	for _, c := range cases {
 		t.Run(c.golden, func(t *testing.T) {
 			got := render(t, bp, c.o)
@@ -94,7 +85,7 @@ func TestGolden(t *testing.T) {
 // Each scaffold, beside the retail blueprint's manifests and nodes of
 // each of its pools, passes berth audit with no findings at all.
 func TestAuditClean(t *testing.T) {
-	bp := retail(t)
+	bp := blueprint.MustLoadTemplate("retail")
 	var manifests, nodes bytes.Buffer
 	if err := export.Export(&manifests, bp, export.Manifests); err != nil {
 		t.Fatal(err)
@@ -138,7 +129,7 @@ func write(t *testing.T, path string, data []byte) {
 // one, since a worker of a class without one starts at 0 replicas and
 // nothing scales it; the scaffold says which class it chose and why.
 func TestClassChoice(t *testing.T) {
-	bp := retail(t)
+	bp := blueprint.MustLoadTemplate("retail")
 	bp.Spec.Teams = append(bp.Spec.Teams, v1alpha1.Team{Name: "etl", Namespaces: []string{"etl"}, Classes: []string{"batch"}})
 	for _, c := range []struct {
 		name  string
@@ -182,10 +173,10 @@ func TestClassChoice(t *testing.T) {
 
 // Refusals name what is wrong and how to fix it.
 func TestRefusals(t *testing.T) {
-	bp := retail(t)
+	bp := blueprint.MustLoadTemplate("retail")
 	// A team held to batch, and a blueprint with no training class.
 	bp.Spec.Teams = append(bp.Spec.Teams, v1alpha1.Team{Name: "web", Classes: []string{"batch"}})
-	noTraining := retail(t)
+	noTraining := blueprint.MustLoadTemplate("retail")
 	noTraining.Spec.Classes = []v1alpha1.Class{noTraining.Spec.Classes[0], noTraining.Spec.Classes[2]}
 	for _, c := range []struct {
 		name string
@@ -227,7 +218,7 @@ func TestRefusals(t *testing.T) {
 // A class's scaling shapes the HPA: its replicas, its CPU target and a
 // longer scale-down window.
 func TestClassScaling(t *testing.T) {
-	bp := retail(t)
+	bp := blueprint.MustLoadTemplate("retail")
 	bp.Spec.Classes[0].Scaling = &v1alpha1.Scaling{Metric: v1alpha1.MetricCPU, Target: 60, MinReplicas: ptr.To[int32](3), MaxReplicas: 20,
 		ScaleDownWindow: &metav1.Duration{Duration: 15 * time.Minute}}
 	s, err := New(bp, Options{Kind: Inference, Name: "reco", Team: "team-a", GPUs: 1})
@@ -263,7 +254,7 @@ func TestInferenceMetric(t *testing.T) {
 		{v1alpha1.MetricCPU, 0, cpuMetric(40)},
 		{"", 0, cpuMetric(70)},
 	} {
-		bp := retail(t)
+		bp := blueprint.MustLoadTemplate("retail")
 		bp.Spec.Classes[0].Scaling = &v1alpha1.Scaling{Metric: c.metric, Target: 40, MaxReplicas: 4}
 		if c.metric == "" {
 			bp.Spec.Classes[0].Scaling = nil
@@ -312,7 +303,7 @@ func TestParseQueueURL(t *testing.T) {
 // Following an alias leaves the version unpinned until berth model
 // promote pins it: audit says so, and says nothing else.
 func TestAliasIsUnpinnedOnly(t *testing.T) {
-	bp := retail(t)
+	bp := blueprint.MustLoadTemplate("retail")
 	s, err := New(bp, Options{Kind: Inference, Name: "reco", Team: "team-a", GPUs: 1, Model: "reco@production"})
 	if err != nil {
 		t.Fatal(err)

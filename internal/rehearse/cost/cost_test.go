@@ -24,7 +24,7 @@ import (
 //	spot-gpu  4 × $2.0144 × 40%          = $3.22304 → $3.22, all team-a's (4 of 4 GPU-hours)
 //	          on demand 4 × $2.0144      = $8.0576  → $8.06; saved $4.83456 → $4.83, 60.0%
 func TestComputeByHand(t *testing.T) {
-	priced := prices.Price(retail(t), prices.Shipped(), prices.AWS)
+	priced := prices.Price(blueprint.MustLoadTemplate("retail"), prices.Shipped(), prices.AWS)
 	r, err := Compute(priced, []Usage{
 		{Pool: "system", OnDemandHours: 2},
 		{Pool: "cpu", OnDemandHours: 4, Teams: map[string]Resources{"team-b": {CPUHours: 16}}},
@@ -146,7 +146,7 @@ func TestComputeAddsUp(t *testing.T) {
 // A pool with no price is left out of every figure and says so: its
 // cost is null in JSON, not 0, and the teams that used it know.
 func TestComputeUnpriced(t *testing.T) {
-	priced := prices.Price(retail(t), prices.Shipped(), "") // no cloud, no machine.type: nothing priced
+	priced := prices.Price(blueprint.MustLoadTemplate("retail"), prices.Shipped(), "") // no cloud, no machine.type: nothing priced
 	priced[1] = prices.PoolPrice{Pool: "cpu", OnDemand: v1alpha1.MustParseDollars("0.768"), CPU: 16, From: "test"}
 	r, err := Compute(priced, []Usage{
 		{Pool: "cpu", OnDemandHours: 1, Teams: map[string]Resources{"team-a": {CPUHours: 8}}},
@@ -209,13 +209,4 @@ func TestMoney(t *testing.T) {
 			t.Errorf("%d: %s, %s; want %s, %s", int64(tc.m), tc.m, data, tc.str, tc.jsonV)
 		}
 	}
-}
-
-func retail(t *testing.T) *v1alpha1.Blueprint {
-	t.Helper()
-	bp, err := blueprint.LoadTemplate("retail")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return bp
 }
