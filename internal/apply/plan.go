@@ -113,8 +113,10 @@ type Options struct {
 	// SkipPools leaves pools out of the plan (berth up makes them).
 	SkipPools bool
 	// Owned are objects that packages above this one make from the
-	// blueprint (Karpenter's NodePools): planned, diffed against the live
-	// objects, applied and pruned as the blueprint's own are.
+	// blueprint (Karpenter's NodePools): on a berth local cluster, planned,
+	// diffed against the live objects, applied and pruned as the
+	// blueprint's own are; elsewhere the cloud owns them, as it owns the
+	// pools, and they are left out.
 	Owned []Owned
 }
 
@@ -151,6 +153,28 @@ func (p *Plan) Problems() problem.List {
 // Compute plans the changes that make the cluster match the blueprint.
 func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) (*Plan, error) {
 	plan := &Plan{Blueprint: bp.Metadata.Name}
+	// Whether this is a berth local cluster, asked once, and only when
+	// something needs it (berth up, which skips pools, plans no Owned).
+	var local *bool
+	isLocal := func() (bool, error) {
+		if local == nil {
+			l, err := pools.IsLocal(ctx, cl.Kube)
+			if err != nil {
+				return false, err
+			}
+			local = &l
+		}
+		return *local, nil
+	}
+	if len(o.Owned) > 0 {
+		l, err := isLocal()
+		if err != nil {
+			return nil, err
+		}
+		if !l {
+			o.Owned = nil
+		}
+	}
 	kinds := slices.Clone(compile.Kinds)
 	means := maps.Clone(unsupportedMeans)
 	for _, ow := range o.Owned {
@@ -227,11 +251,11 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	if o.SkipPools {
 		return plan, nil
 	}
-	local, err := pools.IsLocal(ctx, cl.Kube)
+	l, err := isLocal()
 	if err != nil {
 		return nil, err
 	}
-	if local {
+	if l {
 		plan.PoolsManaged = true
 		plan.blueprint = bp
 		if plan.Record, err = recordChanges(ctx, cl.Kube, bp); err != nil {

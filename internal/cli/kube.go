@@ -16,7 +16,6 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/karpenter"
-	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/recorded"
 )
@@ -156,20 +155,15 @@ func protobufClient(c *rest.Config) (kubernetes.Interface, error) {
 }
 
 // computePlan is apply.Compute with what the plan carries beyond the
-// blueprint's own objects: on a local cluster whose blueprint provisions
-// with Karpenter, Karpenter's node classes and NodePools, so that plan,
-// apply and audit see a NodePool changed by hand, and apply prunes one
-// that left the blueprint.
+// blueprint's own objects: for a blueprint that provisions with
+// Karpenter, Karpenter's node classes and NodePools (planned on a local
+// cluster only), so that plan, apply and audit see a NodePool changed by
+// hand, and apply prunes one that left the blueprint.
 func computePlan(ctx context.Context, t *target, bp *v1alpha1.Blueprint, o apply.Options) (*apply.Plan, error) {
 	if bp.Spec.UsesKarpenter() {
-		local, err := pools.IsLocal(ctx, t.client.Kube)
-		if err != nil {
+		var err error
+		if o.Owned, err = karpenter.Owned(bp); err != nil {
 			return nil, err
-		}
-		if local {
-			if o.Owned, err = karpenter.Owned(bp); err != nil {
-				return nil, err
-			}
 		}
 	}
 	return apply.Compute(ctx, t.client, bp, o)
