@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	appsv1 "k8s.io/api/apps/v1"
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	apiresource "k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -28,7 +30,9 @@ import (
 //
 //   - the mutating policies: a pod of a class, made as the class's
 //     policies would place it (classProbePods) in a namespace of a team
-//     that may use it, comes back with the class's placement (or, in a
+//     that may use it, comes back with the class's placement, and so
+//     does a Deployment, StatefulSet, Job and CronJob around it, one
+//     policy each (or, in a
 //     blueprint with no such pod, a pod asking a GPU in requests only
 //     comes back with the limit, or is refused by berth/gpu-limit, which
 //     reads the mark only the mutation sets);
@@ -86,24 +90,30 @@ func guardrailProbes(c kubernetes.Interface, bp *v1alpha1.Blueprint) []probe {
 	}
 	switch pods, gpu := classProbePods(bp), firstGPUResource(bp); {
 	case len(pods) > 0:
-		// Any one will do: the policy is one object for every class.
-		out = append(out, probe{"MutatingAdmissionPolicy", "berth-class-pods", func(ctx context.Context) error {
-			var errs []string
-			for _, pod := range pods {
-				got, err := c.CoreV1().Pods(pod.Namespace).Create(ctx, pod, dry)
-				switch {
-				case err != nil:
-					errs = append(errs, err.Error())
-				// Not the tolerations or the priority class: the API
-				// server's own admission plugins add those too.
-				case got.Spec.Affinity != nil || len(got.Spec.TopologySpreadConstraints) > 0:
-					return nil
-				default:
-					errs = append(errs, fmt.Sprintf("a pod of class %s in %s came back without the class's placement", pod.Labels[v1alpha1.LabelClass], pod.Namespace))
+		// Each kind has a policy of its own (compile's mutation targets),
+		// and the API server compiles each when its informers hold it and
+		// its binding: the pods' policy in force says nothing of the
+		// Jobs'. Within a kind, any class will do: one policy serves
+		// every class.
+		for _, k := range workloadProbes(c) {
+			out = append(out, probe{"MutatingAdmissionPolicy", k.policy, func(ctx context.Context) error {
+				var errs []string
+				for _, pod := range pods {
+					got, err := k.create(ctx, pod, dry)
+					switch {
+					case err != nil:
+						errs = append(errs, err.Error())
+					// Not the tolerations or the priority class: the API
+					// server's own admission plugins add those too.
+					case got.Affinity != nil || len(got.TopologySpreadConstraints) > 0:
+						return nil
+					default:
+						errs = append(errs, fmt.Sprintf("a %s of class %s in %s came back without the class's placement", k.kind, pod.Labels[v1alpha1.LabelClass], pod.Namespace))
+					}
 				}
-			}
-			return fmt.Errorf("%s", strings.Join(errs, "; "))
-		}})
+				return fmt.Errorf("%s", strings.Join(errs, "; "))
+			}})
+		}
 	case gpu != "":
 		out = append(out, probe{"MutatingAdmissionPolicy", "berth-class-pods", func(ctx context.Context) error {
 			pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-"}, Spec: probeSpec()}
@@ -192,6 +202,70 @@ func classGPU(bp *v1alpha1.Blueprint, c *v1alpha1.Class) string {
 		gpu = cmp.Or(gpu, r)
 	}
 	return gpu
+}
+
+// workloadProbe creates, as a dry run, an object of one kind the class
+// policies mutate around a probe pod's spec, and returns the pod spec
+// the API server gave back.
+type workloadProbe struct {
+	kind, policy string
+	create       func(context.Context, *corev1.Pod, metav1.CreateOptions) (*corev1.PodSpec, error)
+}
+
+// workloadProbes are the kinds compile's class policies mutate, each with
+// its policy's name: pods, and the workloads whose pod templates they
+// place (and whose Jobs get the spot disruption rule).
+func workloadProbes(c kubernetes.Interface) []workloadProbe {
+	template := func(pod *corev1.Pod, restart corev1.RestartPolicy) (metav1.ObjectMeta, corev1.PodTemplateSpec) {
+		spec := *pod.Spec.DeepCopy()
+		spec.RestartPolicy = restart
+		return metav1.ObjectMeta{GenerateName: pod.GenerateName, Namespace: pod.Namespace, Labels: pod.Labels},
+			corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: pod.Labels}, Spec: spec}
+	}
+	return []workloadProbe{
+		{"pod", "berth-class-pods", func(ctx context.Context, pod *corev1.Pod, dry metav1.CreateOptions) (*corev1.PodSpec, error) {
+			got, err := c.CoreV1().Pods(pod.Namespace).Create(ctx, pod, dry)
+			if err != nil {
+				return nil, err
+			}
+			return &got.Spec, nil
+		}},
+		{"Deployment", "berth-class-deployments", func(ctx context.Context, pod *corev1.Pod, dry metav1.CreateOptions) (*corev1.PodSpec, error) {
+			meta, tmpl := template(pod, corev1.RestartPolicyAlways)
+			d := &appsv1.Deployment{ObjectMeta: meta, Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: pod.Labels}, Template: tmpl}}
+			got, err := c.AppsV1().Deployments(pod.Namespace).Create(ctx, d, dry)
+			if err != nil {
+				return nil, err
+			}
+			return &got.Spec.Template.Spec, nil
+		}},
+		{"StatefulSet", "berth-class-statefulsets", func(ctx context.Context, pod *corev1.Pod, dry metav1.CreateOptions) (*corev1.PodSpec, error) {
+			meta, tmpl := template(pod, corev1.RestartPolicyAlways)
+			s := &appsv1.StatefulSet{ObjectMeta: meta, Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: pod.Labels}, Template: tmpl}}
+			got, err := c.AppsV1().StatefulSets(pod.Namespace).Create(ctx, s, dry)
+			if err != nil {
+				return nil, err
+			}
+			return &got.Spec.Template.Spec, nil
+		}},
+		{"Job", "berth-class-jobs", func(ctx context.Context, pod *corev1.Pod, dry metav1.CreateOptions) (*corev1.PodSpec, error) {
+			meta, tmpl := template(pod, corev1.RestartPolicyNever)
+			got, err := c.BatchV1().Jobs(pod.Namespace).Create(ctx, &batchv1.Job{ObjectMeta: meta, Spec: batchv1.JobSpec{Template: tmpl}}, dry)
+			if err != nil {
+				return nil, err
+			}
+			return &got.Spec.Template.Spec, nil
+		}},
+		{"CronJob", "berth-class-cronjobs", func(ctx context.Context, pod *corev1.Pod, dry metav1.CreateOptions) (*corev1.PodSpec, error) {
+			meta, tmpl := template(pod, corev1.RestartPolicyNever)
+			cj := &batchv1.CronJob{ObjectMeta: meta, Spec: batchv1.CronJobSpec{Schedule: "0 0 * * *", JobTemplate: batchv1.JobTemplateSpec{Spec: batchv1.JobSpec{Template: tmpl}}}}
+			got, err := c.BatchV1().CronJobs(pod.Namespace).Create(ctx, cj, dry)
+			if err != nil {
+				return nil, err
+			}
+			return &got.Spec.JobTemplate.Spec.Template.Spec, nil
+		}},
+	}
 }
 
 func probeSpec() corev1.PodSpec {

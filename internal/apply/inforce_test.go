@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"path"
 	"strings"
 	"testing"
 	"time"
@@ -90,5 +91,44 @@ func TestWaitForGuardrailsGivesTheServersLastAnswer(t *testing.T) {
 	err = WaitForGuardrails(context.Background(), c, bp, time.Second)
 	if err == nil || !strings.Contains(err.Error(), refusal) || strings.Contains(err.Error(), "rate limiter") {
 		t.Errorf("error %v; want the server's last answer %q", err, refusal)
+	}
+}
+
+// Each kind the class policies mutate is probed on its own: the API
+// server compiles each policy when its informers hold it, so pods placed
+// say nothing of Jobs. Here a server places every kind but Jobs, and the
+// wait names the Jobs' policy.
+func TestWaitForGuardrailsProbesEveryKind(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		var obj map[string]any
+		if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		// The pod spec, where each kind keeps it (the typed client
+		// sends no kind: the path's last part is the resource).
+		resource := path.Base(r.URL.Path)
+		spec := obj["spec"].(map[string]any)
+		if resource == "cronjobs" {
+			spec = spec["jobTemplate"].(map[string]any)["spec"].(map[string]any)
+		}
+		if resource != "pods" {
+			spec = spec["template"].(map[string]any)["spec"].(map[string]any)
+		}
+		if resource != "jobs" {
+			spec["affinity"] = map[string]any{"nodeAffinity": map[string]any{}}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusCreated)
+		json.NewEncoder(w).Encode(obj)
+	}))
+	defer srv.Close()
+	c, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = WaitForGuardrails(context.Background(), c, gpuOnly(t, "[gpu]"), 300*time.Millisecond)
+	if err == nil || !strings.Contains(err.Error(), "berth-class-jobs") || !strings.Contains(err.Error(), "a Job of class inference in team-a came back without the class's placement") {
+		t.Errorf("error %v; want the Jobs' policy berth-class-jobs not in force", err)
 	}
 }
