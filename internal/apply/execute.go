@@ -14,6 +14,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
@@ -114,6 +115,16 @@ func Execute(ctx context.Context, cl Client, plan *Plan, o ExecOptions) error {
 		fmt.Fprintf(out, "  pool %s: %s\n", ch.Pool, describePool(ch))
 		if err := pools.Execute(ctx, cl.Kube, ch, pools.Options{Progress: out, DrainTimeout: o.DrainTimeout, DryRun: o.DryRun}); err != nil {
 			return err
+		}
+	}
+	// Budgets once the namespaces carry their classes' budgets, before
+	// anything is deleted.
+	if len(plan.Budgets) > 0 {
+		if err := budgets.Execute(ctx, cl.Kube, plan.Budgets, o.DryRun); err != nil {
+			return err
+		}
+		for _, ch := range plan.Budgets {
+			fmt.Fprintf(out, "  %s %s\n", verb[Action(ch.Action)], ch.Ref())
 		}
 	}
 	for i := range plan.Objects {

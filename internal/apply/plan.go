@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"golang.org/x/sync/errgroup"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
@@ -25,6 +26,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
@@ -79,6 +81,10 @@ type Plan struct {
 	// cloud owns them (PoolsManaged false).
 	Pools        []pools.Change
 	PoolsManaged bool
+	// Budgets are the per-workload disruption budgets of the team
+	// namespaces (internal/budgets), planned from the workloads there now
+	// and the classes' budgets the blueprint gives each namespace.
+	Budgets []budgets.Change
 	// Record lists what changes in the blueprint a local cluster records
 	// for its controllers (recorded.Write): autoscaler settings and
 	// pool bounds, which reach the cluster as no object.
@@ -130,7 +136,9 @@ type Owned struct {
 }
 
 // Empty reports whether applying the plan would change nothing.
-func (p *Plan) Empty() bool { return len(p.Objects) == 0 && len(p.Pools) == 0 && len(p.Record) == 0 }
+func (p *Plan) Empty() bool {
+	return len(p.Objects) == 0 && len(p.Pools) == 0 && len(p.Record) == 0 && len(p.Budgets) == 0
+}
 
 // Problems are what would stop apply: conflicts and pool blockers, each
 // with the object or pool it concerns.
@@ -203,7 +211,11 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 		kindOf[u] = kind
 		byStage[stageOf(kind)] = append(byStage[stageOf(kind)], u)
 	}
+	var namespaces []*corev1.Namespace
 	for _, obj := range compile.Objects(bp) {
+		if ns, ok := obj.(*corev1.Namespace); ok {
+			namespaces = append(namespaces, ns)
+		}
 		kind, _ := compile.KindOf(obj)
 		u, err := toUnstructured(obj)
 		if err != nil {
@@ -247,6 +259,19 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	}
 	if err := planPrune(ctx, cl, bp.Metadata.Name, kinds, want, o.Prune, served, plan); err != nil {
 		return nil, err
+	}
+	// The budgets of the namespaces as the blueprint writes them (a class
+	// may gain or lose its budget); a namespace being created holds no
+	// workload yet.
+	for _, ns := range namespaces {
+		if creating[ns.Name] {
+			continue
+		}
+		changes, err := budgets.PlanFor(ctx, budgets.FromAPI(cl.Kube), ns)
+		if err != nil {
+			return nil, err
+		}
+		plan.Budgets = append(plan.Budgets, changes...)
 	}
 	if o.SkipPools {
 		return plan, nil

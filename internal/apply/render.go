@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/recorded"
@@ -49,6 +50,14 @@ func (p *Plan) Render(w io.Writer) {
 		ch := &p.Pools[i]
 		poolCounts[ch.Action]++
 		renderPool(w, ch)
+	}
+	if len(p.Budgets) > 0 {
+		fmt.Fprintln(w, "Disruption budgets (one per workload of a class with a budget):")
+	}
+	budgetCounts := map[budgets.Action]int{}
+	for _, ch := range p.Budgets {
+		budgetCounts[ch.Action]++
+		fmt.Fprintf(w, "  %s %s %s\n      (%s)\n", symbols[Action(ch.Action)], ch.Action, ch.Ref(), ch.Detail)
 	}
 	if len(p.Record) > 0 {
 		fmt.Fprintf(w, "Autoscaler (kube-system/%s, read by the local cluster's autoscaler at its next scan):\n", recorded.ConfigMapName(p.Blueprint))
@@ -97,8 +106,20 @@ func (p *Plan) Render(w io.Writer) {
 		}
 		fmt.Fprintf(w, " pools: %s", strings.Join(parts, ", "))
 	}
-	if len(p.Record) > 0 {
+	if len(p.Budgets) > 0 {
 		if len(p.Objects) > 0 || len(p.Pools) > 0 {
+			fmt.Fprint(w, ";")
+		}
+		var parts []string
+		for _, a := range []budgets.Action{budgets.Create, budgets.Update, budgets.Delete} {
+			if n := budgetCounts[a]; n > 0 {
+				parts = append(parts, fmt.Sprintf("%d to %s", n, a))
+			}
+		}
+		fmt.Fprintf(w, " budgets: %s", strings.Join(parts, ", "))
+	}
+	if len(p.Record) > 0 {
+		if len(p.Objects) > 0 || len(p.Pools) > 0 || len(p.Budgets) > 0 {
 			fmt.Fprint(w, ";")
 		}
 		fmt.Fprintf(w, " autoscaler: %d setting(s) to change", len(p.Record))

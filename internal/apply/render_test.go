@@ -10,6 +10,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
+	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/compile"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
@@ -65,6 +66,14 @@ func TestRenderGolden(t *testing.T) {
 				// Adds and removes are the planner's; a version change
 				// alone shows the control plane's step.
 				{Pool: "web", Action: pools.Replace, From: 2, To: 2, Fields: []string{"kubernetes version: v1.35.0 → v1.36.3"}, FromVersion: "v1.35.0", ToVersion: "v1.36.3"}},
+		}},
+		{"budgets", &Plan{
+			Blueprint:    "retail-analytics",
+			PoolsManaged: true,
+			Budgets: []budgets.Change{
+				{Action: budgets.Create, Namespace: "team-a", Name: "deployment-search-budget", Detail: "Deployment search, class inference: minAvailable 2"},
+				{Action: budgets.Delete, Namespace: "team-a", Name: "deployment-gone-budget", Detail: "its workload is gone or needs no budget"},
+			},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

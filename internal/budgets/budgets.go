@@ -12,10 +12,11 @@
 // is owned by the workload (garbage-collected with it), and is written by
 // the field manager berth-budgets, so berth apply --prune leaves it alone.
 //
-// Reconcile does one namespace once, reading through a Reader: berth
-// apply runs it on any cluster, reading the API (FromAPI); Controller
-// keeps every namespace reconciled on the local cluster, reading its
-// informers' caches.
+// Plan says what one namespace needs, reading through a Reader, and
+// Execute writes it: berth apply plans every team namespace as a stage of
+// its plan, on any cluster, reading the API (FromAPI); Controller keeps
+// every namespace reconciled on the local cluster (Reconcile), reading
+// its informers' caches.
 package budgets
 
 import (
@@ -28,7 +29,6 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	metaac "k8s.io/client-go/applyconfigurations/meta/v1"
@@ -107,59 +107,14 @@ func selector(s *metav1.LabelSelector) *metaac.LabelSelectorApplyConfiguration {
 }
 
 // Reconcile makes the budgets of one namespace what its workloads and
-// classes ask for: it applies each workload's budget, deletes the budgets
-// it made for workloads that no longer need one, and deletes a budget
-// berth apply made over a whole class, which the per-workload ones
-// replace (a pod under two budgets cannot be evicted at all). It reads
-// the namespace from r and writes through c.
+// classes ask for (Plan, then Execute): it reads the namespace from r and
+// writes through c.
 func Reconcile(ctx context.Context, c kubernetes.Interface, r Reader, namespace string) error {
-	ns, err := r.Namespace(ctx, namespace)
-	if apierrors.IsNotFound(err) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("reading namespace %s: %w", namespace, err)
-	}
-	var workloads []Workload
-	deps, err := r.Deployments(ctx, namespace)
+	changes, err := Plan(ctx, r, namespace)
 	if err != nil {
 		return err
 	}
-	for _, d := range deps {
-		workloads = append(workloads, Workload{"Deployment", d.Name, string(d.UID), d.Spec.Selector, d.Spec.Template.Labels[v1alpha1.LabelClass]})
-	}
-	sets, err := r.StatefulSets(ctx, namespace)
-	if err != nil {
-		return err
-	}
-	for _, s := range sets {
-		workloads = append(workloads, Workload{"StatefulSet", s.Name, string(s.UID), s.Spec.Selector, s.Spec.Template.Labels[v1alpha1.LabelClass]})
-	}
-	want, err := Desired(ns, workloads)
-	if err != nil {
-		return err
-	}
-	keep := map[string]bool{}
-	for _, b := range want {
-		keep[*b.Name] = true
-		if _, err := c.PolicyV1().PodDisruptionBudgets(namespace).Apply(ctx, b, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManagerBudgets, Force: true}); err != nil {
-			return fmt.Errorf("applying budget %s/%s: %w", namespace, *b.Name, err)
-		}
-	}
-	have, err := r.Budgets(ctx, namespace)
-	if err != nil {
-		return err
-	}
-	for _, b := range have {
-		_, mine := b.Labels[v1alpha1.LabelBudgetFor]
-		if (mine && !keep[b.Name]) || (len(want) > 0 && classWide(b)) {
-			err := c.PolicyV1().PodDisruptionBudgets(namespace).Delete(ctx, b.Name, metav1.DeleteOptions{})
-			if err != nil && !apierrors.IsNotFound(err) {
-				return fmt.Errorf("deleting budget %s/%s: %w", namespace, b.Name, err)
-			}
-		}
-	}
-	return nil
+	return Execute(ctx, c, changes, false)
 }
 
 // classWide reports whether b is a budget earlier versions of berth apply

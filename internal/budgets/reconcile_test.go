@@ -3,6 +3,7 @@ package budgets
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -97,5 +98,48 @@ func TestReconcileReadsTheAPIOrCaches(t *testing.T) {
 	}
 	if err := Reconcile(ctx, cached, read, "gone"); err != nil {
 		t.Errorf("a namespace that is gone, from caches: %v", err)
+	}
+}
+
+// The plan names each change and why; once carried out, planning again
+// finds nothing to do, and a class whose budget changes updates the
+// workload's budget in place.
+func TestPlanSaysWhatChangesAndThenNothing(t *testing.T) {
+	ctx := context.Background()
+	c := fake.NewClientset(cluster()...)
+	changes, err := Plan(ctx, FromAPI(c), "team-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, ch := range changes {
+		got = append(got, string(ch.Action)+" "+ch.Ref()+" ("+ch.Detail+")")
+	}
+	want := []string{
+		"create PodDisruptionBudget team-a/deployment-search-budget (Deployment search, class inference: minAvailable 1)",
+		"delete PodDisruptionBudget team-a/deployment-gone-budget (its workload is gone or needs no budget)",
+		"delete PodDisruptionBudget team-a/inference-budget (a whole class's budget, replaced by one per workload)",
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("plan:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if err := Execute(ctx, c, changes, false); err != nil {
+		t.Fatal(err)
+	}
+	if again, err := Plan(ctx, FromAPI(c), "team-a"); err != nil || len(again) != 0 {
+		t.Errorf("the plan after carrying it out: %v, %v; want nothing to do", again, err)
+	}
+
+	ns, err := c.CoreV1().Namespaces().Get(ctx, "team-a", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ns.Annotations[v1alpha1.AnnotationBudgets] = `{"inference":{"minAvailable":2}}`
+	changes, err = PlanFor(ctx, FromAPI(c), ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(changes) != 1 || changes[0].Action != Update || !strings.HasSuffix(changes[0].Detail, "minAvailable 2") {
+		t.Errorf("with the class's budget at 2: %+v; want one update to minAvailable 2", changes)
 	}
 }

@@ -10,11 +10,9 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/budgets"
 	"berth.io/berth/internal/problem"
 )
 
@@ -80,7 +78,7 @@ func (o *applyOptions) Run(ctx context.Context) error {
 	plan.Render(o.Out)
 	guardrailNote(o.Out, bp.Blueprint)
 	if plan.Empty() {
-		return o.budgets(ctx, t.client.Kube, bp.Blueprint)
+		return nil
 	}
 	fmt.Fprintln(o.Out)
 	err = apply.Execute(ctx, t.client, plan, apply.ExecOptions{
@@ -104,28 +102,7 @@ func (o *applyOptions) Run(ctx context.Context) error {
 			fmt.Fprintf(o.Out, "Guardrails in force (%.1fs).\n", time.Since(start).Seconds())
 		}
 	}
-	if err := o.budgets(ctx, t.client.Kube, bp.Blueprint); err != nil {
-		return err
-	}
 	fmt.Fprintf(o.Out, "\nDone in %.1fs.\n", time.Since(start).Seconds())
-	return nil
-}
-
-// budgets gives the workloads already in the team namespaces their
-// per-workload disruption budgets. On the local cluster a controller
-// keeps them so; on any other cluster this is when they are made, so a
-// workload created later gets its budget at the next apply.
-func (o *applyOptions) budgets(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint) error {
-	if o.dryRun {
-		return nil
-	}
-	for _, t := range bp.Spec.Teams {
-		for _, ns := range t.Namespaces {
-			if err := budgets.Reconcile(ctx, c, budgets.FromAPI(c), ns); err != nil {
-				return err
-			}
-		}
-	}
 	return nil
 }
 
