@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -66,41 +67,39 @@ func (o *applyOptions) Run(ctx context.Context) error {
 		return err
 	}
 	start := time.Now()
-	plan, err := computePlan(ctx, t, bp.Blueprint, apply.Options{Prune: o.prune, ForceConflicts: o.forceConflicts})
-	if err != nil {
-		return err
-	}
 	mode := ""
 	if o.dryRun {
 		mode = " (server-side dry run: nothing is stored)"
 	}
-	fmt.Fprintf(o.Out, "Applying blueprint %s (%s) to %s%s\n\n", bp.Blueprint.Metadata.Name, bp.source, t, mode)
-	plan.Render(o.Out)
-	guardrailNote(o.Out, bp.Blueprint)
-	if plan.Empty() {
-		return nil
+	opts := apply.RunOptions{
+		Plan: apply.Options{Prune: o.prune, ForceConflicts: o.forceConflicts},
+		Exec: apply.ExecOptions{DryRun: o.dryRun, Progress: o.Out, DrainTimeout: o.drainTimeout},
+		Show: func(plan *apply.Plan) {
+			fmt.Fprintf(o.Out, "Applying blueprint %s (%s) to %s%s\n\n", bp.Blueprint.Metadata.Name, bp.source, t, mode)
+			plan.Render(o.Out)
+			guardrailNote(o.Out, bp.Blueprint)
+			if !plan.Empty() {
+				fmt.Fprintln(o.Out)
+			}
+		},
 	}
-	fmt.Fprintln(o.Out)
-	err = apply.Execute(ctx, t.client, plan, apply.ExecOptions{
-		DryRun:         o.dryRun,
-		ForceConflicts: o.forceConflicts,
-		Progress:       o.Out,
-		DrainTimeout:   o.drainTimeout,
-	})
-	if err != nil {
-		if ctx.Err() != nil {
-			return problem.Errorf("run `berth apply` again; it carries on from what the cluster holds now", "apply interrupted: %w", err)
-		}
+	if opts.Plan.Owned, err = ownedObjects(bp.Blueprint); err != nil {
 		return err
 	}
-	if !o.dryRun && plan.ChangesGuardrails() {
+	plan, err := apply.Run(ctx, t.client, bp.Blueprint, opts)
+	switch {
+	case errors.Is(err, apply.ErrGuardrailsPending):
 		// A policy is enforced a moment after it is written; what is
 		// created before then is admitted without it.
-		if err := apply.WaitForGuardrails(ctx, t.client.Kube, bp.Blueprint, 30*time.Second); err != nil {
-			fmt.Fprintf(o.ErrOut, "warning: %v\nThe policies are stored; objects created until the API server enforces them are admitted without them.\n", err)
-		} else {
-			fmt.Fprintf(o.Out, "Guardrails in force (%.1fs).\n", time.Since(start).Seconds())
-		}
+		fmt.Fprintf(o.ErrOut, "warning: %v\nThe policies are stored; objects created until the API server enforces them are admitted without them.\n", err)
+	case err != nil && ctx.Err() != nil && plan != nil:
+		return problem.Errorf("run `berth apply` again; it carries on from what the cluster holds now", "apply interrupted: %w", err)
+	case err != nil:
+		return err
+	case plan.Empty():
+		return nil
+	case !o.dryRun && plan.ChangesGuardrails():
+		fmt.Fprintf(o.Out, "Guardrails in force (%.1fs).\n", time.Since(start).Seconds())
 	}
 	fmt.Fprintf(o.Out, "\nDone in %.1fs.\n", time.Since(start).Seconds())
 	return nil

@@ -155,16 +155,23 @@ func protobufClient(c *rest.Config) (kubernetes.Interface, error) {
 }
 
 // computePlan is apply.Compute with what the plan carries beyond the
-// blueprint's own objects: for a blueprint that provisions with
-// Karpenter, Karpenter's node classes and NodePools (planned on a local
-// cluster only), so that plan, apply and audit see a NodePool changed by
-// hand, and apply prunes one that left the blueprint.
+// blueprint's own objects (ownedObjects).
 func computePlan(ctx context.Context, t *target, bp *v1alpha1.Blueprint, o apply.Options) (*apply.Plan, error) {
-	if bp.Spec.UsesKarpenter() {
-		var err error
-		if o.Owned, err = karpenter.Owned(bp); err != nil {
-			return nil, err
-		}
+	var err error
+	if o.Owned, err = ownedObjects(bp); err != nil {
+		return nil, err
 	}
 	return apply.Compute(ctx, t.client, bp, o)
+}
+
+// ownedObjects are the objects a plan carries beyond the blueprint's own:
+// for a blueprint that provisions with Karpenter, Karpenter's node
+// classes and NodePools (planned on a local cluster only), so that plan,
+// apply and audit see a NodePool changed by hand, and apply prunes one
+// that left the blueprint.
+func ownedObjects(bp *v1alpha1.Blueprint) ([]apply.Owned, error) {
+	if !bp.Spec.UsesKarpenter() {
+		return nil, nil
+	}
+	return karpenter.Owned(bp)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -324,11 +325,16 @@ func applyOnUp(ctx context.Context, step func(string, ...any), c *cluster.Cluste
 	if cl.Dynamic, err = dynamic.NewForConfig(c.Config); err != nil {
 		return err
 	}
-	plan, err := apply.Compute(ctx, cl, bp.Blueprint, apply.Options{SkipPools: true})
-	if err != nil {
+	// Ready means a workload created now is admitted as the design says:
+	// a class's pod admitted before its policy is in force would wait for
+	// ever without its tolerations.
+	plan, err := apply.Run(ctx, cl, bp.Blueprint, apply.RunOptions{Plan: apply.Options{SkipPools: true}, ColdStart: true, GuardrailTimeout: time.Minute})
+	switch {
+	case errors.Is(err, apply.ErrGuardrailsPending):
+		return problem.Errorf(fmt.Sprintf("see the control plane's log, %s", c.State.LogFile()), "%w", err)
+	case err != nil && plan == nil:
 		return fmt.Errorf("applying the blueprint: %w", err)
-	}
-	if err := apply.Execute(ctx, cl, plan, apply.ExecOptions{}); err != nil {
+	case err != nil:
 		return problem.Errorf(fmt.Sprintf("see `berth plan --context %s`", cluster.ContextName(c.Name)), "applying the blueprint: %w", err)
 	}
 	var namespaces []string
@@ -347,13 +353,7 @@ func applyOnUp(ctx context.Context, step func(string, ...any), c *cluster.Cluste
 		return fmt.Errorf("waiting for the team namespaces' default ServiceAccounts: %w", err)
 	}
 	step("blueprint applied (%d changes)", len(plan.Objects))
-	// Ready means a workload created now is admitted as the design says:
-	// a class's pod admitted before its policy is in force would wait for
-	// ever without its tolerations.
 	if bp.Blueprint.Spec.Guardrails != v1alpha1.GuardrailsOff {
-		if err := apply.WaitForGuardrails(ctx, cl.Kube, bp.Blueprint, time.Minute); err != nil {
-			return problem.Errorf(fmt.Sprintf("see the control plane's log, %s", c.State.LogFile()), "%w", err)
-		}
 		step("guardrails in force")
 	}
 	return nil

@@ -42,11 +42,8 @@ var (
 
 // applyBlueprint plans and applies b as `berth apply` does.
 func applyBlueprint(ctx context.Context, b *v1alpha1.Blueprint, o apply.Options) error {
-	plan, err := apply.Compute(ctx, clients, b, o)
-	if err != nil {
-		return err
-	}
-	return apply.Execute(ctx, clients, plan, apply.ExecOptions{ForceConflicts: o.ForceConflicts, DrainTimeout: time.Minute})
+	_, err := apply.Run(ctx, clients, b, apply.RunOptions{Plan: o, Exec: apply.ExecOptions{DrainTimeout: time.Minute}})
+	return err
 }
 
 // TestMain starts the suite's cluster, unless the test binary was
