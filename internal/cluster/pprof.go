@@ -16,6 +16,13 @@ import (
 // http://127.0.0.1:6060/debug/pprof/profile?seconds=60`). The API server's
 // own profiling stays off (--profiling=false): this one covers every
 // component in the process, berth's included.
+//
+// Not for a rehearsal's CPU: while Go's CPU profiler runs, its reader
+// waits in a system call, and the rehearsal's clock waits for goroutines
+// in system calls to settle, so the replay crawls and the profile shows
+// an idle process. Profile a rehearsal from outside instead, with Linux
+// perf (Go's frame pointers give it whole stacks): `perf record -F 199
+// -g -p PID -- sleep 60`, then `perf report --children --sort symbol`.
 const PprofEnv = "BERTH_PPROF"
 
 // servePprof serves the profiler when PprofEnv asks for it.
