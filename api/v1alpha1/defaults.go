@@ -31,6 +31,7 @@ func SetDefaults(bp *Blueprint) {
 		s.Guardrails = GuardrailsEnforce
 	}
 	setModelDefaults(s.Models)
+	setStorageDefaults(s)
 	setAutoscalerDefaults(s)
 	for i := range s.Pools {
 		p := &s.Pools[i]

@@ -1,6 +1,7 @@
 package v1alpha1
 
 import (
+	corev1 "k8s.io/api/core/v1"
 	"testing"
 	"time"
 
@@ -56,6 +57,11 @@ func TestSetDefaultsFillsDocumentedDefaults(t *testing.T) {
 			SkipNodesWithSystemPods:          ptr(true),
 		},
 		DevicePlugin: &DevicePlugin{Namespace: "kube-system", Name: "nvidia-device-plugin-daemonset", Image: DefaultDevicePluginImage, Install: ptr(true)},
+		// One zonal ReadWriteOnce class, the default.
+		Storage: &Storage{Classes: []StorageClass{{
+			Name: DefaultStorageClass, Default: true, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Zonal: ptr(true), MinSize: quantity("1Gi"), ReclaimPolicy: corev1.PersistentVolumeReclaimDelete,
+		}}},
 	}}
 	if diff := cmp.Diff(want, bp); diff != "" {
 		t.Errorf("SetDefaults (-want +got):\n%s", diff)
@@ -94,6 +100,10 @@ func TestSetDefaultsKeepsWhatIsSet(t *testing.T) {
 				SkipNodesWithLocalStorage: ptr(false), SkipNodesWithSystemPods: ptr(false),
 			},
 			DevicePlugin: &DevicePlugin{Namespace: "monitoring", Name: "gpu-plugin", Image: "example/plugin:1", Install: ptr(false)},
+			Storage: &Storage{Classes: []StorageClass{{
+				Name: "files", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteMany}, Zonal: ptr(true),
+				MinSize: quantity("100Gi"), MaxSize: quantity("1Ti"), MaxVolumesPerNode: 3, ReclaimPolicy: corev1.PersistentVolumeReclaimRetain,
+			}}},
 		}}
 	}
 	bp := set()

@@ -54,6 +54,9 @@ type Spec struct {
 	Guardrails GuardrailMode `json:"guardrails,omitempty"`
 	// Models, when set, wires model artifacts into workloads (models.go).
 	Models *Models `json:"models,omitempty"`
+	// Storage declares the storage classes claims name (storage.go). Nil
+	// means the default classes.
+	Storage *Storage `json:"storage,omitempty"`
 	// Autoscaler is the node autoscaler's profile (autoscaler.go). Nil
 	// means cluster-autoscaler's defaults.
 	Autoscaler *AutoscalerProfile `json:"autoscaler,omitempty"`

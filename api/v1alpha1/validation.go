@@ -64,6 +64,7 @@ func Validate(bp *Blueprint) (errs, warnings problem.List) {
 	errs = append(errs, validateClasses(spec.Child("classes"), s.Classes, pools)...)
 	errs = append(errs, oneOf(spec.Child("guardrails"), string(s.Guardrails), GuardrailsEnforce, GuardrailsWarn, GuardrailsAudit, GuardrailsOff)...)
 	errs = append(errs, validateModels(spec.Child("models"), s.Models)...)
+	errs = append(errs, validateStorage(spec.Child("storage"), s)...)
 	errs = append(errs, validateAutoscaler(spec.Child("autoscaler"), s)...)
 	errs = append(errs, validateDevicePlugin(spec.Child("devicePlugin"), s)...)
 	if s.Provisioner != "" {
