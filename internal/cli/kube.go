@@ -18,6 +18,7 @@ import (
 	"berth.io/berth/internal/karpenter"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/recorded"
+	"berth.io/berth/internal/storage"
 )
 
 // target is the cluster a command talks to.
@@ -164,14 +165,17 @@ func computePlan(ctx context.Context, t *target, bp *v1alpha1.Blueprint, o apply
 	return apply.Compute(ctx, t.client, bp, o)
 }
 
-// ownedObjects are the objects a plan carries beyond the blueprint's own:
-// for a blueprint that provisions with Karpenter, Karpenter's node
-// classes and NodePools (planned on a local cluster only), so that plan,
-// apply and audit see a NodePool changed by hand, and apply prunes one
-// that left the blueprint.
+// ownedObjects are the objects a plan carries beyond the blueprint's own,
+// planned on a local cluster only: the storage classes and their CSI
+// drivers, which berth provisions there (internal/storage); and, for a
+// blueprint that provisions with Karpenter, Karpenter's node classes and
+// NodePools, so that plan, apply and audit see a NodePool changed by
+// hand, and apply prunes one that left the blueprint.
 func ownedObjects(bp *v1alpha1.Blueprint) ([]apply.Owned, error) {
-	if !bp.Spec.UsesKarpenter() {
-		return nil, nil
+	owned, err := storage.Owned(bp)
+	if err != nil || !bp.Spec.UsesKarpenter() {
+		return owned, err
 	}
-	return karpenter.Owned(bp)
+	nodePools, err := karpenter.Owned(bp)
+	return append(owned, nodePools...), err
 }

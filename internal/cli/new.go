@@ -62,6 +62,7 @@ with -o, else to standard output. No cluster is needed.`,
 	f.StringVar(&o.o.Queue, "queue", "", "batch: the queue URL the worker reads (QUEUE_URL) and scales on: amqp://HOST/QUEUE, kafka://BROKERS/TOPIC[?group=G], https://sqs.REGION.amazonaws.com/ACCOUNT/QUEUE or sqs://REGION/QUEUE")
 	f.StringVar((*string)(&o.o.Scaler), "scaler", string(scaffold.ScalerHPA), "batch with a queue: what scales it, hpa (an HPA on the queue's depth metric) or keda (a KEDA ScaledObject)")
 	f.StringVar(&o.o.Image, "image", "", "container image (default a placeholder to replace)")
+	f.StringVar(&o.o.StorageClass, "storage-class", "", "training: the storage class of the checkpoint claim (default the blueprint's default class)")
 	_ = cmd.MarkFlagRequired("team")
 	return cmd
 }

@@ -28,6 +28,7 @@ import (
 	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/storage"
 	"berth.io/berth/internal/version"
 )
 
@@ -328,7 +329,13 @@ func applyOnUp(ctx context.Context, step func(string, ...any), c *cluster.Cluste
 	// Ready means a workload created now is admitted as the design says:
 	// a class's pod admitted before its policy is in force would wait for
 	// ever without its tolerations.
-	plan, err := apply.Run(ctx, cl, bp.Blueprint, apply.RunOptions{Plan: apply.Options{SkipPools: true}, ColdStart: true, GuardrailTimeout: time.Minute})
+	// The storage classes are the local cluster's own (Karpenter's
+	// NodePools, when it provisions, are startKarpenter's).
+	owned, err := storage.Owned(bp.Blueprint)
+	if err != nil {
+		return err
+	}
+	plan, err := apply.Run(ctx, cl, bp.Blueprint, apply.RunOptions{Plan: apply.Options{SkipPools: true, Owned: owned}, ColdStart: true, GuardrailTimeout: time.Minute})
 	switch {
 	case errors.Is(err, apply.ErrGuardrailsPending):
 		return problem.Errorf(fmt.Sprintf("see the control plane's log, %s", c.State.LogFile()), "%w", err)

@@ -15,10 +15,13 @@ import (
 )
 
 // disabledControllers need things a simulated cluster has none of: a
-// cloud, a pod network, volume plugins; and the policy status controller,
-// which berth runs itself once the cluster is ready (policystatus.go).
+// cloud, a pod network, volume plugins that attach and expand (the PV
+// controller, persistentvolume-binder, runs: it binds claims to the
+// volumes berth's storage drivers make, internal/storage); and the
+// policy status controller, which berth runs itself once the cluster is
+// ready (policystatus.go).
 var disabledControllers = []string{
-	"nodeipam", "persistentvolume-binder", "persistentvolume-expander", "attachdetach",
+	"nodeipam", "persistentvolume-expander", "attachdetach",
 	"cloud-node-lifecycle", "service", "route", "ttl", policyStatusController,
 }
 

@@ -19,6 +19,7 @@ import (
 	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/slim"
 	"berth.io/berth/internal/spot"
+	"berth.io/berth/internal/storage"
 )
 
 // berthControllers lists berth's own controllers, the parts of a cloud and
@@ -52,6 +53,9 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 		// The simulated queues with an item time, drained as their
 		// workers run (internal/metricsapi).
 		metricsapi.NewQueueController(client, shared),
+		// The storage classes' CSI drivers: a volume for each claim
+		// (internal/storage).
+		storage.NewController(client, shared),
 	}
 	if scaler != nil {
 		// The node autoscaler, with cluster-autoscaler's semantics (made

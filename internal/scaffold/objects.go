@@ -212,6 +212,16 @@ func (b builder) training() []Object {
 			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("50Gi")}},
 		},
 	}
+	// The class asked for, else the blueprint's default, named: the
+	// claim binds where the design says, not on whatever the cluster's
+	// default is.
+	class := b.o.StorageClass
+	if class == "" {
+		class = b.bp.Spec.DefaultStorageClassName()
+	}
+	if class != "" {
+		pvc.Spec.StorageClassName = &class
+	}
 	spec := b.podSpec(corev1.Container{
 		Env: []corev1.EnvVar{
 			{Name: "CHECKPOINT_DIR", Value: CheckpointDir},

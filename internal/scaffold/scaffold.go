@@ -74,6 +74,9 @@ type Options struct {
 	Scaler Scaler
 	// Image is the container image. Empty means a placeholder to replace.
 	Image string
+	// StorageClass is the class of a training Job's checkpoint claim.
+	// Empty means the blueprint's default class.
+	StorageClass string
 }
 
 // Object is one manifest with the comment written above it.
@@ -117,6 +120,12 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	}
 	if o.Queue != "" && o.Kind != Batch {
 		return nil, problem.New("--queue is for batch workers", "drop --queue, or scaffold batch")
+	}
+	if o.StorageClass != "" && o.Kind != Training {
+		return nil, problem.New("--storage-class is for training's checkpoint claim", "drop --storage-class, or scaffold training")
+	}
+	if o.StorageClass != "" && !hasStorageClass(bp, o.StorageClass) {
+		return nil, problem.Errorf(fmt.Sprintf("use one of %s, or add the class to spec.storage.classes", strings.Join(storageClassNames(bp), ", ")), "--storage-class %s: the blueprint has no such storage class", o.StorageClass)
 	}
 	switch o.Scaler {
 	case "":
@@ -369,4 +378,23 @@ func grace(pools []*v1alpha1.Pool) int64 {
 		}
 	}
 	return int64(d / time.Second)
+}
+
+func hasStorageClass(bp *v1alpha1.Blueprint, name string) bool {
+	for _, n := range storageClassNames(bp) {
+		if n == name {
+			return true
+		}
+	}
+	return false
+}
+
+func storageClassNames(bp *v1alpha1.Blueprint) []string {
+	var out []string
+	if bp.Spec.Storage != nil {
+		for _, c := range bp.Spec.Storage.Classes {
+			out = append(out, c.Name)
+		}
+	}
+	return out
 }

@@ -200,6 +200,8 @@ func TestRefusals(t *testing.T) {
 		{"keda without a queue", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Class: "batch", Scaler: ScalerKEDA}, []string{"class batch has none and no --queue was given", "fix: pass --queue URL"}},
 		{"queue beside the class's", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Class: "batch-inference", Queue: "amqp://h/q"}, []string{"class batch-inference drains its own rabbitmq queue (batch-inference)", "fix: drop --queue"}},
 		{"queue URL unread", bp, Options{Kind: Batch, Name: "x", Team: "team-a", Queue: "redis://h/q"}, []string{`berth does not know the scheme "redis"`, "fix: pass amqp://HOST/QUEUE"}},
+		{"unknown storage class", bp, Options{Kind: Training, Name: "ft", Team: "team-a", StorageClass: "gp3"}, []string{"--storage-class gp3: the blueprint has no such storage class", "fix: use one of standard"}},
+		{"storage class on inference", bp, Options{Kind: Inference, Name: "reco", Team: "team-a", StorageClass: "standard"}, []string{"--storage-class is for training's checkpoint claim"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := New(c.bp, c.o)
@@ -336,4 +338,26 @@ func gpusOf(s *Scaffold) int {
 		return n
 	}
 	return -1
+}
+
+// The checkpoint claim names the class asked for, else the blueprint's
+// default.
+func TestCheckpointClaimClass(t *testing.T) {
+	bp := blueprint.MustLoadTemplate("retail")
+	bp.Spec.Storage.Classes = append(bp.Spec.Storage.Classes, v1alpha1.StorageClass{Name: "fast", AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}})
+	for _, c := range []struct{ asked, want string }{{"", "standard"}, {"fast", "fast"}} {
+		s, err := New(bp, Options{Kind: Training, Name: "ft", Team: "team-a", StorageClass: c.asked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got string
+		for _, o := range s.Objects {
+			if pvc, ok := o.Object.(*corev1.PersistentVolumeClaim); ok && pvc.Spec.StorageClassName != nil {
+				got = *pvc.Spec.StorageClassName
+			}
+		}
+		if got != c.want {
+			t.Errorf("--storage-class %q: the claim's class is %q; want %q", c.asked, got, c.want)
+		}
+	}
 }

@@ -20,6 +20,7 @@ import (
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/cluster"
+	"berth.io/berth/internal/storage"
 	"berth.io/berth/test/harness"
 )
 
@@ -42,7 +43,12 @@ var (
 
 // applyBlueprint plans and applies b as `berth apply` does.
 func applyBlueprint(ctx context.Context, b *v1alpha1.Blueprint, o apply.Options) error {
-	_, err := apply.Run(ctx, clients, b, apply.RunOptions{Plan: o, Exec: apply.ExecOptions{DrainTimeout: time.Minute}})
+	owned, err := storage.Owned(b)
+	if err != nil {
+		return err
+	}
+	o.Owned = append(o.Owned, owned...)
+	_, err = apply.Run(ctx, clients, b, apply.RunOptions{Plan: o, Exec: apply.ExecOptions{DrainTimeout: time.Minute}})
 	return err
 }
 

@@ -12,7 +12,8 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/api/resource"
+	storagev1 "k8s.io/api/storage/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
@@ -84,40 +85,6 @@ func createScaffoldOn(t *testing.T, dyn dynamic.Interface, bpFile string, args .
 	return objs
 }
 
-// bindClaim binds a claim to a volume as the binder would: the local
-// cluster runs no persistentvolume-binder (it has no volume plugins).
-func bindClaim(t *testing.T, ns, claim, volume string) {
-	t.Helper()
-	ctx := context.Background()
-	pvc, err := client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, claim, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pvc.Spec.VolumeName = volume
-	metav1.SetMetaDataAnnotation(&pvc.ObjectMeta, "pv.kubernetes.io/bind-completed", "yes")
-	if pvc, err = client.CoreV1().PersistentVolumeClaims(ns).Update(ctx, pvc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	pvc.Status.Phase = corev1.ClaimBound
-	pvc.Status.AccessModes = pvc.Spec.AccessModes
-	pvc.Status.Capacity = pvc.Spec.Resources.Requests
-	if _, err := client.CoreV1().PersistentVolumeClaims(ns).UpdateStatus(ctx, pvc, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	pv, err := client.CoreV1().PersistentVolumes().Get(ctx, volume, metav1.GetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	pv.Spec.ClaimRef.UID = pvc.UID
-	if pv, err = client.CoreV1().PersistentVolumes().Update(ctx, pv, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	pv.Status.Phase = corev1.VolumeBound
-	if _, err := client.CoreV1().PersistentVolumes().UpdateStatus(ctx, pv, metav1.UpdateOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
 // scheduledPods waits until the selected pods number want and each has
 // a node, and returns them.
 func scheduledPods(t *testing.T, ns, selector string, want int) []corev1.Pod {
@@ -179,25 +146,9 @@ func TestScaffolds(t *testing.T) {
 
 	t.Run("training", func(t *testing.T) {
 		name := "finetune-" + suffix
-		// No provisioner on the local cluster: a volume for the claim,
-		// bound by hand.
-		pv := &corev1.PersistentVolume{
-			ObjectMeta: metav1.ObjectMeta{Name: ns + "-" + name + "-checkpoints"},
-			Spec: corev1.PersistentVolumeSpec{
-				Capacity:               corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("50Gi")},
-				AccessModes:            []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
-				PersistentVolumeSource: corev1.PersistentVolumeSource{HostPath: &corev1.HostPathVolumeSource{Path: "/var/lib/checkpoints/" + name}},
-				ClaimRef:               &corev1.ObjectReference{Namespace: ns, Name: name + "-checkpoints"},
-			},
-		}
-		if _, err := client.CoreV1().PersistentVolumes().Create(ctx, pv, metav1.CreateOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() {
-			client.CoreV1().PersistentVolumes().Delete(context.Background(), pv.Name, metav1.DeleteOptions{})
-		})
+		// The claim names the blueprint's default class, whose driver
+		// makes its volume once the scheduler has chosen the node.
 		createScaffold(t, "training", name, "--team", "team-a", "--gpus", "1")
-		bindClaim(t, ns, name+"-checkpoints", pv.Name)
 		t.Cleanup(func() {
 			if !t.Failed() {
 				return
@@ -223,6 +174,39 @@ func TestScaffolds(t *testing.T) {
 		if pc := pods[0].Spec.PriorityClassName; pc != "training-low" {
 			t.Errorf("training pod has priority class %q; want training-low", pc)
 		}
+		var pv *corev1.PersistentVolume
+		eventually(t, time.Minute, "the checkpoint claim bound", func() (bool, error) {
+			pvc, err := client.CoreV1().PersistentVolumeClaims(ns).Get(ctx, name+"-checkpoints", metav1.GetOptions{})
+			if err != nil || pvc.Status.Phase != corev1.ClaimBound {
+				return false, err
+			}
+			pv, err = client.CoreV1().PersistentVolumes().Get(ctx, pvc.Spec.VolumeName, metav1.GetOptions{})
+			return err == nil, err
+		})
+		node, err := client.CoreV1().Nodes().Get(ctx, pods[0].Spec.NodeName, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		zone := node.Labels[corev1.LabelTopologyZone]
+		if pv.Spec.CSI == nil || pv.Spec.CSI.Driver != "standard.storage.berth.io" || pv.Spec.StorageClassName != "standard" {
+			t.Errorf("the claim's volume %s: %+v; want the standard class's, from driver standard.storage.berth.io", pv.Name, pv.Spec)
+		}
+		if got := pv.Labels[corev1.LabelTopologyZone]; got != zone || pv.Spec.NodeAffinity == nil {
+			t.Errorf("the zonal volume is in zone %q (node affinity %v); want the zone of node %s, %q", got, pv.Spec.NodeAffinity, node.Name, zone)
+		}
+		// The node's kubelet registered the class's driver, as the
+		// scheduler's NodeVolumeLimits plugin reads it.
+		eventually(t, time.Minute, "node "+node.Name+"'s CSINode to list the standard class's driver", func() (bool, error) {
+			n, err := client.StorageV1().CSINodes().Get(ctx, node.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				return false, nil
+			}
+			return err == nil && slices.ContainsFunc(n.Spec.Drivers, func(d storagev1.CSINodeDriver) bool { return d.Name == "standard.storage.berth.io" }), err
+		})
+		eventually(t, 2*time.Minute, "the training Job to complete", func() (bool, error) {
+			job, err := client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
+			return err == nil && job.Status.Succeeded > 0, err
+		})
 		job, err := client.BatchV1().Jobs(ns).Get(ctx, name, metav1.GetOptions{})
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,177 @@
+package storage
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/informers"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/cache"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+
+	berthcontroller "berth.io/berth/internal/controller"
+)
+
+// Provisioner makes the volumes of one of berth's drivers: a
+// PersistentVolume per claim, after the class's provisioning time, of
+// the claim's size raised to the class's least, in the zone of the node
+// the scheduler chose when the class is zonal. It is the library's
+// Provisioner: the library's controller calls it for each claim of a
+// class whose provisioner is the driver.
+type Provisioner struct {
+	driver string
+	nodes  cache.Indexer
+}
+
+// Provision makes the claim's volume, or says why the class cannot.
+func (p *Provisioner) Provision(ctx context.Context, o controller.ProvisionOptions) (*corev1.PersistentVolume, controller.ProvisioningState, error) {
+	params := o.StorageClass.Parameters
+	offered := strings.Split(params[paramAccessModes], ",")
+	for _, m := range o.PVC.Spec.AccessModes {
+		if !slices.Contains(offered, string(m)) {
+			return nil, controller.ProvisioningFinished, fmt.Errorf("storage class %s offers %s, not %s: ask for one of them, or use a class that offers %s", o.StorageClass.Name, params[paramAccessModes], m, m)
+		}
+	}
+	size := o.PVC.Spec.Resources.Requests[corev1.ResourceStorage]
+	if v, ok := params[paramMinSize]; ok {
+		if least, err := resource.ParseQuantity(v); err == nil && size.Cmp(least) < 0 {
+			size = least
+		}
+	}
+	if v, ok := params[paramMaxSize]; ok {
+		if most, err := resource.ParseQuantity(v); err == nil && size.Cmp(most) > 0 {
+			return nil, controller.ProvisioningFinished, fmt.Errorf("storage class %s makes volumes of at most %s; the claim asks %s: ask less, or use a class with a larger maxSize", o.StorageClass.Name, most.String(), size.String())
+		}
+	}
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: o.PVName},
+		Spec: corev1.PersistentVolumeSpec{
+			Capacity:                      corev1.ResourceList{corev1.ResourceStorage: size},
+			AccessModes:                   o.PVC.Spec.AccessModes,
+			PersistentVolumeReclaimPolicy: reclaimPolicy(o.StorageClass),
+			StorageClassName:              o.StorageClass.Name,
+			VolumeMode:                    o.PVC.Spec.VolumeMode,
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{
+				Driver: p.driver, VolumeHandle: o.PVName,
+			}},
+		},
+	}
+	if params[paramZonal] == "true" {
+		zone, err := p.zoneOf(o.SelectedNodeName)
+		if err != nil {
+			return nil, controller.ProvisioningFinished, err
+		}
+		pv.Labels = map[string]string{corev1.LabelTopologyZone: zone}
+		pv.Spec.NodeAffinity = &corev1.VolumeNodeAffinity{Required: &corev1.NodeSelector{NodeSelectorTerms: []corev1.NodeSelectorTerm{{
+			MatchExpressions: []corev1.NodeSelectorRequirement{{Key: corev1.LabelTopologyZone, Operator: corev1.NodeSelectorOpIn, Values: []string{zone}}},
+		}}}}
+	}
+	if d, err := time.ParseDuration(params[paramProvisioningTime]); err == nil && d > 0 {
+		select {
+		case <-time.After(d):
+		case <-ctx.Done():
+			return nil, controller.ProvisioningInBackground, ctx.Err()
+		}
+	}
+	return pv, controller.ProvisioningFinished, nil
+}
+
+// Delete removes nothing: a local volume is its PersistentVolume alone.
+func (p *Provisioner) Delete(context.Context, *corev1.PersistentVolume) error { return nil }
+
+// zoneOf is the zone of the node the scheduler chose for a zonal claim.
+func (p *Provisioner) zoneOf(node string) (string, error) {
+	if node == "" {
+		return "", fmt.Errorf("a zonal class's claim was not given a node: its class must bind WaitForFirstConsumer")
+	}
+	obj, ok, err := p.nodes.GetByKey(node)
+	if err != nil || !ok {
+		return "", fmt.Errorf("node %s, chosen for the claim, is not known (yet): %v", node, err)
+	}
+	zone := obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]
+	if zone == "" {
+		return "", fmt.Errorf("node %s has no %s label to make the volume in", node, corev1.LabelTopologyZone)
+	}
+	return zone, nil
+}
+
+func reclaimPolicy(c *storagev1.StorageClass) corev1.PersistentVolumeReclaimPolicy {
+	if c.ReclaimPolicy != nil {
+		return *c.ReclaimPolicy
+	}
+	return corev1.PersistentVolumeReclaimDelete
+}
+
+// Controller runs the library's provision controller for each of berth's
+// drivers a StorageClass names (classes come and go with the blueprints
+// applied, and each driver gets its controller when its first class
+// appears), and publishes the drivers on each node's CSINode.
+type Controller struct {
+	client  kubernetes.Interface
+	classes cache.SharedIndexInformer
+	nodes   cache.SharedIndexInformer
+
+	mu      sync.Mutex
+	running map[string]bool
+}
+
+// NewController returns a controller that provisions through client,
+// taking StorageClasses and nodes from factory (shared with berth's other
+// controllers and started by its owner).
+func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory) *Controller {
+	return &Controller{
+		client:  client,
+		classes: factory.Storage().V1().StorageClasses().Informer(),
+		nodes:   factory.Core().V1().Nodes().Informer(),
+		running: map[string]bool{},
+	}
+}
+
+// Register runs the provisioners as one loop of the manager, and
+// publishes each node's drivers (csinode.go).
+func (c *Controller) Register(m *berthcontroller.Manager) error {
+	m.Add("storage", c.run)
+	return m.Controller("storage-csinodes").Watches(c.nodes, nodeKey).Watches(c.classes, c.allNodes).Complete(c)
+}
+
+func (c *Controller) run(ctx context.Context) error {
+	start := func(obj any) {
+		sc, ok := obj.(*storagev1.StorageClass)
+		if !ok || !strings.HasSuffix(sc.Provisioner, DriverSuffix) {
+			return
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		if c.running[sc.Provisioner] {
+			return
+		}
+		c.running[sc.Provisioner] = true
+		pc := controller.NewProvisionController(klog.NewContext(ctx, klog.Background().WithName(sc.Provisioner)), c.client, sc.Provisioner,
+			&Provisioner{driver: sc.Provisioner, nodes: c.nodes.GetIndexer()},
+			controller.LeaderElection(false),
+			// Claims are few: the default 4 workers each block on a
+			// class's provisioning time.
+			controller.Threadiness(8),
+		)
+		go pc.Run(ctx)
+	}
+	reg, err := c.classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
+		AddFunc:    start,
+		UpdateFunc: func(_, obj any) { start(obj) },
+	})
+	if err != nil {
+		return err
+	}
+	defer c.classes.RemoveEventHandler(reg)
+	<-ctx.Done()
+	return nil
+}

@@ -1,0 +1,131 @@
+package storage
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/blueprint"
+)
+
+func load(t *testing.T, storage string) *v1alpha1.Blueprint {
+	t.Helper()
+	bp, _, err := blueprint.Parse("b.yaml", []byte(`apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: shop}
+spec:
+  zones: [zone-1, zone-2]
+  pools:
+  - {name: system, mode: System, machine: {cpu: 4, memory: 16Gi}, count: 1, taints: ["CriticalAddonsOnly=true:NoSchedule"]}
+  - {name: cpu, machine: {cpu: 8, memory: 32Gi}, count: 1}
+`+storage))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bp
+}
+
+// A zonal class binds when its first pod is scheduled, a shared one at
+// once; the default class is marked so; each class has a driver that
+// attaches nothing.
+func TestObjects(t *testing.T) {
+	bp := load(t, `  storage:
+    classes:
+    - {name: fast, default: true, provisioningTime: 5s, minSize: 10Gi, maxSize: 1Ti}
+    - {name: files, accessModes: [ReadWriteMany], reclaimPolicy: Retain}
+`)
+	classes, drivers := Objects(bp)
+	if len(classes) != 2 || len(drivers) != 2 {
+		t.Fatalf("%d classes, %d drivers; want 2 of each", len(classes), len(drivers))
+	}
+	fast, files := classes[0].(*storagev1.StorageClass), classes[1].(*storagev1.StorageClass)
+	if fast.Provisioner != "fast.storage.berth.io" || *fast.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer ||
+		fast.Annotations[defaultClassAnnotation] != "true" || fast.Parameters[paramMinSize] != "10Gi" || fast.Parameters[paramProvisioningTime] != "5s" {
+		t.Errorf("class fast: %+v", fast)
+	}
+	if *files.VolumeBindingMode != storagev1.VolumeBindingImmediate || *files.ReclaimPolicy != corev1.PersistentVolumeReclaimRetain ||
+		files.Parameters[paramAccessModes] != "ReadWriteMany" || files.Annotations[defaultClassAnnotation] != "" {
+		t.Errorf("class files: %+v", files)
+	}
+	if d := drivers[0].(*storagev1.CSIDriver); d.Name != "fast.storage.berth.io" || *d.Spec.AttachRequired {
+		t.Errorf("driver %+v; want fast.storage.berth.io, attaching nothing", d)
+	}
+	owned, err := Owned(bp)
+	if err != nil || len(owned) != 2 || len(owned[1].Objects) != 2 || owned[1].Objects[0].GetKind() != "StorageClass" {
+		t.Errorf("Owned: %+v, %v", owned, err)
+	}
+}
+
+// A volume is the claim's size raised to the class's least, in the zone
+// of the node chosen; a claim the class cannot serve is refused with the
+// reason and the fix, for good (ProvisioningFinished).
+func TestProvision(t *testing.T) {
+	bp := load(t, `  storage:
+    classes:
+    - {name: fast, default: true, minSize: 10Gi, maxSize: 100Gi}
+`)
+	classes, _ := Objects(bp)
+	class := classes[0].(*storagev1.StorageClass)
+	nodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
+	nodes.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cpu-1", Labels: map[string]string{corev1.LabelTopologyZone: "zone-2"}}})
+	p := &Provisioner{driver: Driver("fast"), nodes: nodes}
+	claim := func(size string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
+		return &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{
+			AccessModes: []corev1.PersistentVolumeAccessMode{mode},
+			Resources:   corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(size)}},
+		}}
+	}
+	pv, state, err := p.Provision(context.Background(), controller.ProvisionOptions{StorageClass: class, PVName: "pvc-1", PVC: claim("1Gi", corev1.ReadWriteOnce), SelectedNodeName: "cpu-1"})
+	if err != nil || state != controller.ProvisioningFinished {
+		t.Fatalf("Provision: %v, %v", state, err)
+	}
+	size := pv.Spec.Capacity[corev1.ResourceStorage]
+	if size.String() != "10Gi" || pv.Labels[corev1.LabelTopologyZone] != "zone-2" || pv.Spec.CSI.Driver != "fast.storage.berth.io" ||
+		pv.Spec.NodeAffinity.Required.NodeSelectorTerms[0].MatchExpressions[0].Values[0] != "zone-2" {
+		t.Errorf("volume %+v; want 10Gi in zone-2 from fast.storage.berth.io", pv)
+	}
+	for _, c := range []struct {
+		claim *corev1.PersistentVolumeClaim
+		node  string
+		want  string
+	}{
+		{claim("1Gi", corev1.ReadWriteMany), "cpu-1", "offers ReadWriteOnce, not ReadWriteMany"},
+		{claim("1Ti", corev1.ReadWriteOnce), "cpu-1", "at most 100Gi"},
+		{claim("1Gi", corev1.ReadWriteOnce), "", "WaitForFirstConsumer"},
+		{claim("1Gi", corev1.ReadWriteOnce), "gone", "node gone"},
+	} {
+		_, state, err := p.Provision(context.Background(), controller.ProvisionOptions{StorageClass: class, PVName: "pvc-2", PVC: c.claim, SelectedNodeName: c.node})
+		if err == nil || !strings.Contains(err.Error(), c.want) || state != controller.ProvisioningFinished {
+			t.Errorf("claim %v on node %q: %v, %v; want a final error saying %q", c.claim.Spec, c.node, state, err, c.want)
+		}
+	}
+}
+
+// Each node registers every class's driver once, its count the class's
+// limit, and nothing for classes not berth's.
+func TestDrivers(t *testing.T) {
+	bp := load(t, `  storage:
+    classes:
+    - {name: fast, default: true, maxVolumesPerNode: 25}
+    - {name: files, accessModes: [ReadWriteMany]}
+`)
+	classes, _ := Objects(bp)
+	var scs []*storagev1.StorageClass
+	for _, c := range classes {
+		scs = append(scs, c.(*storagev1.StorageClass))
+	}
+	scs = append(scs, &storagev1.StorageClass{ObjectMeta: metav1.ObjectMeta{Name: "gp3"}, Provisioner: "ebs.csi.aws.com"})
+	got := drivers(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cpu-1"}}, scs)
+	if len(got) != 2 || got[0].Name != "fast.storage.berth.io" || *got[0].Allocatable.Count != 25 ||
+		got[1].Name != "files.storage.berth.io" || got[1].Allocatable != nil || got[0].NodeID != "cpu-1" {
+		t.Errorf("drivers %+v; want fast's with a count of 25 and files' without one", got)
+	}
+}
