@@ -71,7 +71,10 @@ func writeAKS(w io.Writer, bp *v1alpha1.Blueprint) error {
 	for _, p := range out {
 		s.command(p.comments, "az aks nodepool add", p.flags)
 	}
-	return writeAKSProfile(s, bp)
+	if err := writeAKSProfile(s, bp); err != nil {
+		return err
+	}
+	return writeStorageClasses(s.w, bp, AKS)
 }
 
 // aksPool is one pool's comments and flags; what AKS cannot express goes

@@ -19,6 +19,14 @@ type eksConfig struct {
 	Metadata          eksMetadata    `yaml:"metadata"`
 	AvailabilityZones []string       `yaml:"availabilityZones,omitempty"`
 	ManagedNodeGroups []eksNodeGroup `yaml:"managedNodeGroups"`
+	// Addons are EKS add-ons: the CSI drivers of the blueprint's storage
+	// classes.
+	Addons []eksAddon `yaml:"addons,omitempty"`
+}
+
+// eksAddon is an EKS add-on, by name.
+type eksAddon struct {
+	Name string `yaml:"name"`
 }
 
 type eksMetadata struct {
@@ -111,6 +119,16 @@ func writeEKS(w io.Writer, bp *v1alpha1.Blueprint) error {
 	if err := ps.err(); err != nil {
 		return err
 	}
+	storage, _, err := storageClasses(bp, EKS)
+	if err != nil {
+		return err
+	}
+	if storage != "" {
+		cfg.Addons = append(cfg.Addons, eksAddon{Name: "aws-ebs-csi-driver"})
+		if strings.Contains(storage, storageDrivers[EKS].file) {
+			cfg.Addons = append(cfg.Addons, eksAddon{Name: "aws-efs-csi-driver"})
+		}
+	}
 
 	root, err := toNode(cfg)
 	if err != nil {
@@ -135,7 +153,10 @@ func writeEKS(w io.Writer, bp *v1alpha1.Blueprint) error {
 	if err := writeEKSAutoscaler(w, bp); err != nil {
 		return err
 	}
-	return writeNode(w, root)
+	if err := writeNode(w, root); err != nil {
+		return err
+	}
+	return writeStorageClasses(w, bp, EKS)
 }
 
 func eksNodeGroupFor(bp *v1alpha1.Blueprint, i int, realZones bool, ps *problems) (eksNodeGroup, []string) {

@@ -35,4 +35,5 @@ func ExampleExport() {
 	// instanceType: m6i.large
 	// - name: workers
 	// instanceType: m6i.2xlarge
+	// - name: aws-ebs-csi-driver
 }

@@ -68,7 +68,7 @@ func writeGKE(w io.Writer, bp *v1alpha1.Blueprint) error {
 		s.command(p.comments, "gcloud container node-pools create "+p.name, p.flags)
 	}
 	writeGKEProfile(s, bp)
-	return nil
+	return writeStorageClasses(s.w, bp, GKE)
 }
 
 func gkePool(bp *v1alpha1.Blueprint, i int, p *v1alpha1.Pool, realZones bool, ps *problems) ([]string, []option) {

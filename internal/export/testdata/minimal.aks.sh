@@ -44,3 +44,26 @@ az aks nodepool add \
   --node-count 2 \
   --max-pods 110 \
   --labels berth.io/blueprint=minimal berth.io/capacity=on-demand berth.io/mode=user berth.io/pool=workers karpenter.sh/capacity-type=on-demand
+
+# The blueprint's storage classes (spec.storage.classes) for AKS's Azure Disk
+# and Azure Files CSI drivers, on by default.
+#
+# Once the cluster is up, apply them (as `#| ` lines, with any other object
+# this file holds so): sed -n 's/^#| //p' FILE | kubectl apply -f -
+#
+#| ---
+#| allowVolumeExpansion: true
+#| apiVersion: storage.k8s.io/v1
+#| kind: StorageClass
+#| metadata:
+#|   annotations:
+#|     storageclass.kubernetes.io/is-default-class: "true"
+#|   labels:
+#|     app.kubernetes.io/managed-by: berth
+#|     berth.io/blueprint: minimal
+#|   name: standard
+#| parameters:
+#|   skuName: StandardSSD_LRS
+#| provisioner: disk.csi.azure.com
+#| reclaimPolicy: Delete
+#| volumeBindingMode: WaitForFirstConsumer

@@ -41,3 +41,26 @@ gcloud container node-pools create workers \
   --num-nodes 2 \
   --max-pods-per-node 110 \
   --node-labels agentpool=workers,berth.io/blueprint=minimal,berth.io/capacity=on-demand,berth.io/mode=user,berth.io/pool=workers,karpenter.sh/capacity-type=on-demand
+
+# The blueprint's storage classes (spec.storage.classes) for GKE's Compute
+# Engine persistent disk CSI driver, on by default.
+#
+# Once the cluster is up, apply them (as `#| ` lines, with any other object
+# this file holds so): sed -n 's/^#| //p' FILE | kubectl apply -f -
+#
+#| ---
+#| allowVolumeExpansion: true
+#| apiVersion: storage.k8s.io/v1
+#| kind: StorageClass
+#| metadata:
+#|   annotations:
+#|     storageclass.kubernetes.io/is-default-class: "true"
+#|   labels:
+#|     app.kubernetes.io/managed-by: berth
+#|     berth.io/blueprint: minimal
+#|   name: standard
+#| parameters:
+#|   type: pd-balanced
+#| provisioner: pd.csi.storage.gke.io
+#| reclaimPolicy: Delete
+#| volumeBindingMode: WaitForFirstConsumer

@@ -139,3 +139,26 @@ az aks update \
   --resource-group "$RESOURCE_GROUP" \
   --name "$CLUSTER_NAME" \
   --cluster-autoscaler-profile scan-interval=10s expander=random scale-down-utilization-threshold=0.5 scale-down-unneeded-time=10m scale-down-delay-after-add=10m scale-down-delay-after-failure=3m max-empty-bulk-delete=10 max-graceful-termination-sec=600 max-node-provision-time=15m new-pod-scale-up-delay=0s skip-nodes-with-local-storage=true skip-nodes-with-system-pods=true
+
+# The blueprint's storage classes (spec.storage.classes) for AKS's Azure Disk
+# and Azure Files CSI drivers, on by default.
+#
+# Once the cluster is up, apply them (as `#| ` lines, with any other object
+# this file holds so): sed -n 's/^#| //p' FILE | kubectl apply -f -
+#
+#| ---
+#| allowVolumeExpansion: true
+#| apiVersion: storage.k8s.io/v1
+#| kind: StorageClass
+#| metadata:
+#|   annotations:
+#|     storageclass.kubernetes.io/is-default-class: "true"
+#|   labels:
+#|     app.kubernetes.io/managed-by: berth
+#|     berth.io/blueprint: retail-analytics
+#|   name: standard
+#| parameters:
+#|   skuName: StandardSSD_LRS
+#| provisioner: disk.csi.azure.com
+#| reclaimPolicy: Delete
+#| volumeBindingMode: WaitForFirstConsumer

@@ -132,3 +132,26 @@ gcloud container node-pools create spot-gpu \
 gcloud container clusters update "$CLUSTER_NAME" \
   --location "$LOCATION" \
   --autoscaling-profile balanced
+
+# The blueprint's storage classes (spec.storage.classes) for GKE's Compute
+# Engine persistent disk CSI driver, on by default.
+#
+# Once the cluster is up, apply them (as `#| ` lines, with any other object
+# this file holds so): sed -n 's/^#| //p' FILE | kubectl apply -f -
+#
+#| ---
+#| allowVolumeExpansion: true
+#| apiVersion: storage.k8s.io/v1
+#| kind: StorageClass
+#| metadata:
+#|   annotations:
+#|     storageclass.kubernetes.io/is-default-class: "true"
+#|   labels:
+#|     app.kubernetes.io/managed-by: berth
+#|     berth.io/blueprint: retail-analytics
+#|   name: standard
+#| parameters:
+#|   type: pd-balanced
+#| provisioner: pd.csi.storage.gke.io
+#| reclaimPolicy: Delete
+#| volumeBindingMode: WaitForFirstConsumer
