@@ -222,6 +222,8 @@ const (
 	RuleSpotCheckpoint        = "berth/spot-checkpoint"
 	RuleSpotDisruption        = "berth/spot-disruption-policy"
 	RuleDrift                 = "berth/drift"
+	RuleClaimClass            = "berth/claim-class"
+	RuleClaimAccessMode       = "berth/claim-access-mode"
 )
 
 // Metric names the local cluster's metrics APIs serve, named as they are

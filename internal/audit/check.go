@@ -36,6 +36,10 @@ type Options struct {
 	// the workloads labelled berth.io/class to. Nil means none: those
 	// rules have nothing to check.
 	Classes []v1alpha1.Class
+	// StorageClasses are the blueprint's storage classes, which the
+	// claim rules hold claims to. Nil means no blueprint says: those
+	// rules have nothing to check.
+	StorageClasses []v1alpha1.StorageClass
 	// Present are objects that exist beside those audited, which the
 	// rules count but do not check and the report does not list: a
 	// blueprint's own (BlueprintObjects) when files that will join its
@@ -58,6 +62,7 @@ func Check(inv *Inventory, o Options) *Report {
 	v.checkNamespaces()
 	v.checkQuotas()
 	v.checkLimitRanges()
+	v.checkClaims()
 	v.checkPDBs()
 	v.checkPriorityClasses()
 	v.checkGuardrailMode()
@@ -226,6 +231,9 @@ func sortFindings(fs []Finding) {
 func (o *Options) UseBlueprint(bp *v1alpha1.Blueprint) {
 	o.SystemNamespaces = append(o.SystemNamespaces, bp.Spec.SystemNamespaces...)
 	o.Classes = append(o.Classes, bp.Spec.Classes...)
+	if bp.Spec.Storage != nil {
+		o.StorageClasses = append(o.StorageClasses, bp.Spec.Storage.Classes...)
+	}
 	if d := bp.Spec.DevicePlugin; d != nil {
 		o.DevicePlugin = Object{Kind: "DaemonSet", Namespace: cmp.Or(d.Namespace, v1alpha1.DefaultDevicePluginNamespace), Name: cmp.Or(d.Name, v1alpha1.DefaultDevicePluginName)}
 	}

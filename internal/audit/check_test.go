@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	corev1 "k8s.io/api/core/v1"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/audit/corpus"
@@ -31,7 +32,7 @@ func loadAndCheck(t *testing.T, o Options, paths ...string) *Report {
 // cluster), and each output format reports each rule.
 func TestBrokenManifests(t *testing.T) {
 	stampVersion(t)
-	r := loadAndCheck(t, Options{Source: "testdata/broken", Classes: brokenClasses}, "testdata/broken")
+	r := loadAndCheck(t, Options{Source: "testdata/broken", Classes: brokenClasses, StorageClasses: brokenStorage}, "testdata/broken")
 	seen := map[string]bool{}
 	for _, f := range r.Findings {
 		seen[f.Rule] = true
@@ -57,6 +58,11 @@ func TestBrokenManifests(t *testing.T) {
 		t.Error("no errors in the broken set")
 	}
 }
+
+// brokenStorage are the blueprint storage classes the broken set is
+// audited with (a blueprint's defaults): testdata/broken/storage.yaml's
+// claims break them.
+var brokenStorage = []v1alpha1.StorageClass{{Name: "standard", Default: true, AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce}}}
 
 // brokenClasses are the blueprint classes the broken set is audited
 // with: testdata/broken/scaling.yaml breaks their scaling.

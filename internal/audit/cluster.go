@@ -88,6 +88,9 @@ func LoadCluster(ctx context.Context, kube kubernetes.Interface, dyn dynamic.Int
 		{"limitranges", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return kube.CoreV1().LimitRanges(ns).List(ctx, o)
 		}},
+		{"persistentvolumeclaims", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
+			return kube.CoreV1().PersistentVolumeClaims(ns).List(ctx, o)
+		}},
 		{"poddisruptionbudgets", true, func(ctx context.Context, ns string, o metav1.ListOptions) (runtime.Object, error) {
 			return kube.PolicyV1().PodDisruptionBudgets(ns).List(ctx, o)
 		}},

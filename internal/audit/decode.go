@@ -113,6 +113,10 @@ func decodeObject(js []byte, src source, inv *Inventory) error {
 		inv.LimitRanges = append(inv.LimitRanges, corev1.LimitRange{})
 		o := &inv.LimitRanges[len(inv.LimitRanges)-1]
 		err = into(o, &o.ObjectMeta)
+	case group == "" && kind == "PersistentVolumeClaim":
+		inv.Claims = append(inv.Claims, corev1.PersistentVolumeClaim{})
+		o := &inv.Claims[len(inv.Claims)-1]
+		err = into(o, &o.ObjectMeta)
 	case group == "apps" && kind == "Deployment":
 		inv.Deployments = append(inv.Deployments, appsv1.Deployment{})
 		o := &inv.Deployments[len(inv.Deployments)-1]

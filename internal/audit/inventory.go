@@ -31,6 +31,7 @@ type Inventory struct {
 	CronJobs        []batchv1.CronJob
 	ResourceQuotas  []corev1.ResourceQuota
 	LimitRanges     []corev1.LimitRange
+	Claims          []corev1.PersistentVolumeClaim
 	PDBs            []policyv1.PodDisruptionBudget
 	PriorityClasses []schedulingv1.PriorityClass
 	HPAs            []autoscalingv2.HorizontalPodAutoscaler
@@ -95,6 +96,7 @@ func (inv *Inventory) counts() map[string]int {
 	add("CronJob", len(inv.CronJobs))
 	add("ResourceQuota", len(inv.ResourceQuotas))
 	add("LimitRange", len(inv.LimitRanges))
+	add("PersistentVolumeClaim", len(inv.Claims))
 	add("PodDisruptionBudget", len(inv.PDBs))
 	add("PriorityClass", len(inv.PriorityClasses))
 	add("HorizontalPodAutoscaler", len(inv.HPAs))
@@ -118,6 +120,7 @@ func (inv *Inventory) merge(other *Inventory) {
 	inv.CronJobs = append(inv.CronJobs, other.CronJobs...)
 	inv.ResourceQuotas = append(inv.ResourceQuotas, other.ResourceQuotas...)
 	inv.LimitRanges = append(inv.LimitRanges, other.LimitRanges...)
+	inv.Claims = append(inv.Claims, other.Claims...)
 	inv.PDBs = append(inv.PDBs, other.PDBs...)
 	inv.PriorityClasses = append(inv.PriorityClasses, other.PriorityClasses...)
 	inv.HPAs = append(inv.HPAs, other.HPAs...)
@@ -172,6 +175,8 @@ func (inv *Inventory) add(obj any) {
 		inv.ResourceQuotas = append(inv.ResourceQuotas, *o)
 	case *corev1.LimitRange:
 		inv.LimitRanges = append(inv.LimitRanges, *o)
+	case *corev1.PersistentVolumeClaim:
+		inv.Claims = append(inv.Claims, *o)
 	case *policyv1.PodDisruptionBudget:
 		inv.PDBs = append(inv.PDBs, *o)
 	case *schedulingv1.PriorityClass:
@@ -242,6 +247,9 @@ func (inv *Inventory) exemptions() map[Object]map[string]bool {
 	}
 	for i := range inv.LimitRanges {
 		note("LimitRange", &inv.LimitRanges[i].ObjectMeta)
+	}
+	for i := range inv.Claims {
+		note("PersistentVolumeClaim", &inv.Claims[i].ObjectMeta)
 	}
 	for i := range inv.PDBs {
 		note("PodDisruptionBudget", &inv.PDBs[i].ObjectMeta)
