@@ -62,6 +62,12 @@ func (e *explainer) explain() Verdict {
 		top = Cause{Layer: LayerScheduler, Code: CauseSimulation, Problem: problem.Problem{Message: "berth could not simulate the scheduler: " + e.c.err.Error(),
 			Fix: "the scheduler's own account above is what there is; report the error"}}
 	}
+	if vol := e.volumes(); vol != nil && e.c.err == nil {
+		// The pools were simulated without the volume plugins: while a
+		// claim blocks, what they say comes after it.
+		v.Causes = append(v.Causes, top)
+		top = *vol
+	}
 	if g, all := e.invisibleGPUs(); g != nil {
 		// With no GPU advertised anywhere, no pool is merely full, and a
 		// new node would be as blind.

@@ -13,6 +13,7 @@ var layerTitles = map[string]string{
 	LayerWorkload:   "Workload",
 	LayerHPA:        "HorizontalPodAutoscaler",
 	LayerScheduler:  "Scheduler",
+	LayerVolumes:    "Volumes",
 	LayerPools:      "Pools",
 	LayerLimitRange: "LimitRange",
 	LayerQuota:      "Quota",

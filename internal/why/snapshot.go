@@ -13,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	resourcehelper "k8s.io/component-helpers/resource"
@@ -68,6 +69,14 @@ type Snapshot struct {
 	// namespaces explained) read.
 	Namespaces []corev1.Namespace
 	Claims     []corev1.PersistentVolumeClaim
+	// Volumes and StorageClasses are what the Volumes layer reads of a
+	// claim's binding (volumes.go); none when this user may not list
+	// them.
+	Volumes        []corev1.PersistentVolume
+	StorageClasses []storagev1.StorageClass
+	// StorageKnown says Volumes and StorageClasses were read: a claim's
+	// class is judged only then.
+	StorageKnown bool
 	// HPAs are the HorizontalPodAutoscalers of the namespaces explained;
 	// nil when they were not read (explaining one pod) or may not be.
 	HPAs []autoscalingv2.HorizontalPodAutoscaler

@@ -67,6 +67,11 @@ const (
 	CauseHPAAtZero      = "hpa-at-zero"
 	CauseHPAAtMax       = "hpa-at-max"
 	CauseOtherScheduler = "other-scheduler"
+	// The Volumes layer: a claim that keeps the pod from being scheduled.
+	CauseClaimMissing = "claim-missing"
+	CauseClaimClass   = "claim-storage-class"
+	CauseClaimUnbound = "claim-unbound"
+	CauseVolumeZone   = "volume-zone"
 )
 
 // Layers, in the order the text output shows them.
@@ -75,6 +80,7 @@ const (
 	LayerWorkload   = "workload"
 	LayerHPA        = "hpa"
 	LayerScheduler  = "scheduler"
+	LayerVolumes    = "volumes"
 	LayerPools      = "pools"
 	LayerLimitRange = "limitrange"
 	LayerQuota      = "quota"
@@ -82,7 +88,7 @@ const (
 	LayerAutoscale  = "autoscale"
 )
 
-var layerOrder = []string{LayerPod, LayerWorkload, LayerHPA, LayerScheduler, LayerPools, LayerLimitRange, LayerQuota, LayerPriority, LayerAutoscale}
+var layerOrder = []string{LayerPod, LayerWorkload, LayerHPA, LayerScheduler, LayerVolumes, LayerPools, LayerLimitRange, LayerQuota, LayerPriority, LayerAutoscale}
 
 // Verdict is the explanation of one pod, or of one workload's pods: the
 // top cause with its fix, then what each layer says.
