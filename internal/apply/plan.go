@@ -100,6 +100,9 @@ type Plan struct {
 	// Unsupported says what the cluster cannot hold (its API lacks the
 	// kind), and so what is not enforced there.
 	Unsupported []string
+	// Shared are objects of a shared kind (Owned.Shared) that another
+	// blueprint on the cluster holds: left as they are.
+	Shared []string
 }
 
 // Client is what apply needs of a cluster.
@@ -133,6 +136,11 @@ type Owned struct {
 	Objects []*unstructured.Unstructured
 	// Means is what is lost on a cluster that does not serve Kind.
 	Means string
+	// Shared says an object of Kind that another blueprint on the
+	// cluster holds already is left to it, and the plan says so, rather
+	// than refused as a clash: cluster-wide infrastructure, such as a
+	// storage class, that blueprints sharing a cluster share.
+	Shared bool
 }
 
 // Empty reports whether applying the plan would change nothing.
@@ -202,6 +210,10 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	// admission policy's dry run compiles all its CEL.
 	byStage := make([][]*unstructured.Unstructured, 3)
 	kindOf := map[*unstructured.Unstructured]compile.Kind{}
+	shared := map[string]bool{}
+	for _, ow := range o.Owned {
+		shared[ow.Kind.Kind] = ow.Shared
+	}
 	add := func(kind compile.Kind, u *unstructured.Unstructured) {
 		if !served[kind.Kind] {
 			missing[kind.Kind]++
@@ -230,17 +242,28 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	}
 	for _, stage := range byStage {
 		changes := make([]*ObjectChange, len(stage))
+		heldBy := make([]string, len(stage))
 		g, gctx := errgroup.WithContext(ctx)
 		g.SetLimit(4)
 		for i, u := range stage {
 			g.Go(func() error {
 				ch, err := planObject(gctx, cl.Dynamic, kindOf[u], u, bp.Metadata.Name, o, creating[u.GetNamespace()])
+				var other *heldElsewhere
+				if errors.As(err, &other) && shared[kindOf[u].Kind] {
+					heldBy[i] = fmt.Sprintf("%s %s: blueprint %s's, which this cluster shares", kindOf[u].Kind, u.GetName(), other.blueprint)
+					return nil
+				}
 				changes[i] = ch
 				return err
 			})
 		}
 		if err := g.Wait(); err != nil {
 			return nil, err
+		}
+		for _, h := range heldBy {
+			if h != "" {
+				plan.Shared = append(plan.Shared, h)
+			}
 		}
 		for _, ch := range changes {
 			if ch == nil {
@@ -320,7 +343,7 @@ func planObject(ctx context.Context, dyn dynamic.Interface, kind compile.Kind, u
 		return nil, &problem.Problem{Object: ch.object(), Message: "is being deleted, so it cannot be applied yet", Fix: "wait until it is gone (a namespace empties itself first), then apply again"}
 	}
 	if other := live.GetLabels()[v1alpha1.LabelBlueprint]; other != "" && other != blueprint && isBerths(live) {
-		return nil, &problem.Problem{Object: ch.object(), Message: fmt.Sprintf("belongs to blueprint %q, not %q", other, blueprint), Fix: "give one of the blueprints other team, namespace or class names; two blueprints cannot share an object"}
+		return nil, &heldElsewhere{blueprint: other, Problem: problem.Problem{Object: ch.object(), Message: fmt.Sprintf("belongs to blueprint %q, not %q", other, blueprint), Fix: "give one of the blueprints other team, namespace or class names; two blueprints cannot share an object"}}
 	}
 	if unchanged(live, u) {
 		return nil, nil
@@ -526,3 +549,11 @@ func toUnstructured(obj compile.Object) (*unstructured.Unstructured, error) {
 	unstructured.RemoveNestedField(u.Object, "metadata", "creationTimestamp")
 	return u, nil
 }
+
+// heldElsewhere is the clash of an object another blueprint holds.
+type heldElsewhere struct {
+	blueprint string
+	problem.Problem
+}
+
+func (h *heldElsewhere) Unwrap() error { return &h.Problem }

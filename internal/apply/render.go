@@ -77,6 +77,12 @@ func (p *Plan) Render(w io.Writer) {
 			fmt.Fprintf(w, "  %s\n", u)
 		}
 	}
+	if len(p.Shared) > 0 {
+		fmt.Fprintln(w, "Held by another blueprint on this cluster, left as they are (cluster-wide, shared):")
+		for _, k := range p.Shared {
+			fmt.Fprintf(w, "  %s\n", k)
+		}
+	}
 	if len(p.Ignored) > 0 {
 		fmt.Fprintln(w, "Not berth's, never touched:")
 		for _, k := range p.Ignored {

@@ -74,6 +74,7 @@ func TestRenderGolden(t *testing.T) {
 				{Action: budgets.Create, Namespace: "team-a", Name: "deployment-search-budget", Detail: "Deployment search, class inference: minAvailable 2"},
 				{Action: budgets.Delete, Namespace: "team-a", Name: "deployment-gone-budget", Detail: "its workload is gone or needs no budget"},
 			},
+			Shared: []string{"StorageClass standard: blueprint shop's, which this cluster shares"},
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

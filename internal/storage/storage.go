@@ -127,10 +127,13 @@ func Owned(bp *v1alpha1.Blueprint) ([]apply.Owned, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Blueprints sharing a cluster share its storage classes: a class
+	// another blueprint made (every blueprint has standard by default)
+	// stays that blueprint's.
 	const means = "claims of the blueprint's classes are not provisioned"
 	return []apply.Owned{
-		{Kind: compile.Kind{Resource: storagev1.SchemeGroupVersion.WithResource("csidrivers"), Kind: "CSIDriver"}, Objects: ds, Means: means},
-		{Kind: compile.Kind{Resource: storagev1.SchemeGroupVersion.WithResource("storageclasses"), Kind: "StorageClass"}, Objects: cs, Means: means},
+		{Kind: compile.Kind{Resource: storagev1.SchemeGroupVersion.WithResource("csidrivers"), Kind: "CSIDriver"}, Objects: ds, Means: means, Shared: true},
+		{Kind: compile.Kind{Resource: storagev1.SchemeGroupVersion.WithResource("storageclasses"), Kind: "StorageClass"}, Objects: cs, Means: means, Shared: true},
 	}, nil
 }
 
