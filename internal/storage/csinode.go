@@ -87,6 +87,15 @@ func (c *Controller) allNodes(any) []string {
 	return c.nodes.GetIndexer().ListKeys()
 }
 
+// zoneChanged is true of a node update that changes what its CSINode
+// says: its zone. Nodes update their status often (heartbeats,
+// allocatable), and each reconcile reads the CSINode from the API.
+func zoneChanged(old, cur any) bool {
+	o, ok1 := old.(*corev1.Node)
+	n, ok2 := cur.(*corev1.Node)
+	return !ok1 || !ok2 || o.Labels[corev1.LabelTopologyZone] != n.Labels[corev1.LabelTopologyZone]
+}
+
 // nodeKey is a node's own key.
 func nodeKey(obj any) []string {
 	if n, ok := obj.(*corev1.Node); ok {

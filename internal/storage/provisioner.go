@@ -140,7 +140,7 @@ func NewController(client kubernetes.Interface, factory informers.SharedInformer
 // publishes each node's drivers (csinode.go).
 func (c *Controller) Register(m *berthcontroller.Manager) error {
 	m.Add("storage", c.run)
-	return m.Controller("storage-csinodes").Watches(c.nodes, nodeKey).Watches(c.classes, c.allNodes).Complete(c)
+	return m.Controller("storage-csinodes").WatchesChanges(c.nodes, zoneChanged, nodeKey).Watches(c.classes, c.allNodes).Complete(c)
 }
 
 func (c *Controller) run(ctx context.Context) error {
