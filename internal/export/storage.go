@@ -3,11 +3,14 @@ package export
 import (
 	"fmt"
 	"io"
+	"maps"
 	"strings"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	storageutil "k8s.io/kubernetes/pkg/apis/storage/util"
+	"k8s.io/utils/ptr"
 
 	"berth.io/berth/api/v1alpha1"
 )
@@ -63,14 +66,14 @@ func storageClasses(bp *v1alpha1.Blueprint, target Target) (manifests string, no
 			TypeMeta:             metav1.TypeMeta{APIVersion: "storage.k8s.io/v1", Kind: "StorageClass"},
 			ObjectMeta:           metav1.ObjectMeta{Name: c.Name, Labels: map[string]string{v1alpha1.LabelManagedBy: v1alpha1.ManagedBy, v1alpha1.LabelBlueprint: bp.Metadata.Name}},
 			ReclaimPolicy:        &c.ReclaimPolicy,
-			AllowVolumeExpansion: ptrTo(true),
+			AllowVolumeExpansion: ptr.To(true),
 		}
 		if c.Default {
-			sc.Annotations = map[string]string{"storageclass.kubernetes.io/is-default-class": "true"}
+			sc.Annotations = map[string]string{storageutil.IsDefaultStorageClassAnnotation: "true"}
 		}
 		binding := storagev1.VolumeBindingImmediate
 		if c.Offers(corev1.ReadWriteMany) {
-			sc.Provisioner, sc.Parameters = d.file, clone(d.fileParams)
+			sc.Provisioner, sc.Parameters = d.file, maps.Clone(d.fileParams)
 			if d.fileNote != "" {
 				notes = append(notes, fmt.Sprintf("Class %s (%s) is a file share: it needs %s.", c.Name, path, d.fileNote))
 			}
@@ -79,7 +82,7 @@ func storageClasses(bp *v1alpha1.Blueprint, target Target) (manifests string, no
 				binding = storagev1.VolumeBindingWaitForFirstConsumer
 			}
 		} else {
-			sc.Provisioner, sc.Parameters = d.block, clone(d.blockParams)
+			sc.Provisioner, sc.Parameters = d.block, maps.Clone(d.blockParams)
 			// A block disk lives in one zone whatever the class says:
 			// binding at first use puts it where its pod runs.
 			binding = storagev1.VolumeBindingWaitForFirstConsumer
@@ -114,16 +117,6 @@ func storageClasses(bp *v1alpha1.Blueprint, target Target) (manifests string, no
 		docs = append(docs, string(out))
 	}
 	return strings.Join(docs, "---\n"), notes, nil
-}
-
-func ptrTo[T any](v T) *T { return &v }
-
-func clone(m map[string]string) map[string]string {
-	out := make(map[string]string, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
-	return out
 }
 
 // writeStorageClasses ends target's output with the StorageClasses as a

@@ -12,6 +12,7 @@ import (
 	apiequality "k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	berthcontroller "berth.io/berth/internal/controller"
 )
@@ -74,7 +75,7 @@ func drivers(node *corev1.Node, classes []*storagev1.StorageClass) []storagev1.C
 		seen[sc.Provisioner] = true
 		d := storagev1.CSINodeDriver{Name: sc.Provisioner, NodeID: node.Name, TopologyKeys: []string{corev1.LabelTopologyZone}}
 		if n, err := strconv.Atoi(sc.Parameters[paramMaxVolumesPerNode]); err == nil && n > 0 {
-			d.Allocatable = &storagev1.VolumeNodeResources{Count: ptrTo(int32(n))}
+			d.Allocatable = &storagev1.VolumeNodeResources{Count: ptr.To(int32(n))}
 		}
 		out = append(out, d)
 	}

@@ -23,6 +23,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime"
+	storageutil "k8s.io/kubernetes/pkg/apis/storage/util"
+	"k8s.io/utils/ptr"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
@@ -47,9 +49,6 @@ const (
 	paramMaxVolumesPerNode = "maxVolumesPerNode"
 )
 
-// defaultClassAnnotation marks the cluster's default StorageClass.
-const defaultClassAnnotation = "storageclass.kubernetes.io/is-default-class"
-
 // Objects are the blueprint's classes as the local cluster holds them: a
 // StorageClass and a CSIDriver each. bp must be defaulted.
 func Objects(bp *v1alpha1.Blueprint) (classes, drivers []runtime.Object) {
@@ -60,7 +59,7 @@ func Objects(bp *v1alpha1.Blueprint) (classes, drivers []runtime.Object) {
 		c := &bp.Spec.Storage.Classes[i]
 		meta := metav1.ObjectMeta{Name: c.Name, Labels: compile.Labels(bp)}
 		if c.Default {
-			meta.Annotations = map[string]string{defaultClassAnnotation: "true"}
+			meta.Annotations = map[string]string{storageutil.IsDefaultStorageClassAnnotation: "true"}
 		}
 		binding := storagev1.VolumeBindingImmediate
 		if c.IsZonal() {
@@ -96,8 +95,8 @@ func Objects(bp *v1alpha1.Blueprint) (classes, drivers []runtime.Object) {
 				// Nothing to attach: without this the attach/detach
 				// controller would wait on a VolumeAttachment no
 				// attacher ever answers.
-				AttachRequired: ptrTo(false),
-				PodInfoOnMount: ptrTo(false),
+				AttachRequired: ptr.To(false),
+				PodInfoOnMount: ptr.To(false),
 			},
 		})
 	}
@@ -147,5 +146,3 @@ func modes(ms []corev1.PersistentVolumeAccessMode) string {
 	}
 	return out
 }
-
-func ptrTo[T any](v T) *T { return &v }

@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/cache"
+	storageutil "k8s.io/kubernetes/pkg/apis/storage/util"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"berth.io/berth/api/v1alpha1"
@@ -48,11 +49,11 @@ func TestObjects(t *testing.T) {
 	}
 	fast, files := classes[0].(*storagev1.StorageClass), classes[1].(*storagev1.StorageClass)
 	if fast.Provisioner != "fast.storage.berth.io" || *fast.VolumeBindingMode != storagev1.VolumeBindingWaitForFirstConsumer ||
-		fast.Annotations[defaultClassAnnotation] != "true" || fast.Parameters[paramMinSize] != "10Gi" || fast.Parameters[paramProvisioningTime] != "5s" {
+		fast.Annotations[storageutil.IsDefaultStorageClassAnnotation] != "true" || fast.Parameters[paramMinSize] != "10Gi" || fast.Parameters[paramProvisioningTime] != "5s" {
 		t.Errorf("class fast: %+v", fast)
 	}
 	if *files.VolumeBindingMode != storagev1.VolumeBindingImmediate || *files.ReclaimPolicy != corev1.PersistentVolumeReclaimRetain ||
-		files.Parameters[paramAccessModes] != "ReadWriteMany" || files.Annotations[defaultClassAnnotation] != "" {
+		files.Parameters[paramAccessModes] != "ReadWriteMany" || files.Annotations[storageutil.IsDefaultStorageClassAnnotation] != "" {
 		t.Errorf("class files: %+v", files)
 	}
 	if d := drivers[0].(*storagev1.CSIDriver); d.Name != "fast.storage.berth.io" || *d.Spec.AttachRequired {

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/component-helpers/scheduling/corev1/nodeaffinity"
+	storageutil "k8s.io/kubernetes/pkg/apis/storage/util"
 
 	"berth.io/berth/internal/problem"
 )
@@ -32,7 +33,7 @@ func (e *explainer) volumes() *Cause {
 	for i := range e.s.StorageClasses {
 		sc := &e.s.StorageClasses[i]
 		classes[sc.Name] = sc
-		if sc.Annotations["storageclass.kubernetes.io/is-default-class"] == "true" {
+		if storageutil.IsDefaultAnnotation(sc.ObjectMeta) {
 			defaultClass = sc
 		}
 	}
