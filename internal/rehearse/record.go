@@ -235,7 +235,25 @@ func handlers[T any](on func(obj T, deleted bool)) cache.ResourceEventHandler {
 	}
 }
 
-// submitted notes a row's objects created (or refused) at now.
+// submitting registers a row's Job or service before it is created: the
+// Job controller may make its pods, and the pod informer deliver them,
+// before the create returns, and a pod is counted for its Job only if
+// the Job is known when the pod is first seen.
+func (r *recorder) submitting(w *workload, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	key := w.namespace + "/" + w.job.Name
+	if w.job.Kind == scaffold.Inference {
+		s := &serviceRun{w: w, submitted: now, minAvailable: w.minAvailable, ready: level{keep: true}}
+		s.ready.set(now, 0)
+		r.services[key] = s
+	} else {
+		r.jobs[key] = &jobRun{w: w, submitted: now}
+	}
+}
+
+// submitted notes how a row's submission (registered by submitting)
+// ended: refused, with the API server's error, or created.
 func (r *recorder) submitted(w *workload, now time.Time, refused error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -245,14 +263,13 @@ func (r *recorder) submitted(w *workload, now time.Time, refused error) {
 		msg = refused.Error()
 	}
 	if w.job.Kind == scaffold.Inference {
-		s := &serviceRun{w: w, submitted: now, refused: msg, minAvailable: w.minAvailable, ready: level{keep: true}}
-		s.ready.set(now, 0)
+		s := r.services[key]
+		s.refused = msg
 		if refused == nil {
 			s.update(now)
 		}
-		r.services[key] = s
 	} else {
-		r.jobs[key] = &jobRun{w: w, submitted: now, refused: msg}
+		r.jobs[key].refused = msg
 		if refused == nil {
 			r.waiting.add(now, 1)
 		}

@@ -38,8 +38,33 @@ func checkpointedJob(t *testing.T, start time.Time) (*recorder, *jobRun, *fake.C
 	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Teams: []v1alpha1.Team{{Name: "team-a", Namespaces: []string{"team-a"}}}}}
 	r := newRecorder(client, timelineAt(start, start.Add(time.Hour)), bp)
 	w := &workload{job: trace.Job{Team: "team-a", Kind: scaffold.Training, Name: "ft", Pods: 1, GPUs: 2, Duration: time.Hour, Checkpoint: 15 * time.Minute}, namespace: "team-a", class: "training"}
+	r.submitting(w, start)
 	r.submitted(w, start, nil)
 	return r, r.jobs["team-a/ft"], client
+}
+
+// The Job controller can make a Job's pod, and the pod informer deliver
+// it running, before the submitter's create returns: the pod still
+// counts for its Job, which starts and waits no time.
+func TestPodSeenBeforeItsJobsCreateReturnedCountsForIt(t *testing.T) {
+	start := epoch
+	client := fake.NewClientset()
+	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Teams: []v1alpha1.Team{{Name: "team-a", Namespaces: []string{"team-a"}}}}}
+	r := newRecorder(client, timelineAt(start, start), bp)
+	w := &workload{job: trace.Job{Team: "team-a", Kind: scaffold.Training, Name: "ft", Pods: 1, GPUs: 1, Duration: time.Hour}, namespace: "team-a", class: "training"}
+
+	r.submitting(w, start)
+	r.onPod(jobPod("1", "ft-a", corev1.PodRunning), false) // while the create is in flight
+	r.submitted(w, start, nil)
+
+	j := r.jobs["team-a/ft"]
+	if j.started != 1 || !j.allStarted.Equal(start) {
+		t.Fatalf("the Job counts %d pods started, all at %v; want 1, at the submission", j.started, j.allStarted)
+	}
+	rep := r.report(start.Add(time.Minute), Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}})
+	if got := rep.Jobs[0]; got.Wait == nil || *got.Wait != 0 {
+		t.Errorf("the report gives the Job a wait of %v; want 0", got.Wait)
+	}
 }
 
 func jobPod(uid, name string, phase corev1.PodPhase) *corev1.Pod {

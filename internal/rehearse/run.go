@@ -289,8 +289,10 @@ func (r *recorder) step(ctx context.Context, o Options, s step, draining context
 		_ = s.w.remove(ctx, o.Client)
 		r.removed(s.w, r.tl.now())
 	default:
+		now := r.tl.now()
+		r.submitting(s.w, now)
 		err := s.w.create(ctx, o.Client)
-		r.submitted(s.w, r.tl.now(), err)
+		r.submitted(s.w, now, err)
 	}
 }
 
