@@ -33,7 +33,10 @@ import (
 //   - the Job controller (its backoffs before retrying a Job the quota
 //     refused and before replacing a failed pod, its conditions and
 //     deadlines), upstream's, built through the constructor that takes a
-//     clock (internal/upstream/job);
+//     clock (internal/upstream/job); its timers fire in a later phase
+//     of their moment (simtime.PhaseJobs), so that a retry sees the
+//     quota the moment's ended pods gave back, whichever way the
+//     machine ordered them;
 //   - the disruption controller (PodDisruptionBudget status), upstream's,
 //     built through its exported constructor that takes a clock;
 //   - the HPA controller (its sync period, stabilization windows and
@@ -64,7 +67,7 @@ func runClockedControllers(ctx context.Context, cfg *rest.Config, cc *kcmconfig.
 		return fmt.Errorf("the scale client: %w", err)
 	}
 
-	jobs, err := job.NewController(ctx, client, clk, factory.Core().V1().Pods(), factory.Batch().V1().Jobs())
+	jobs, err := job.NewController(ctx, client, clk.Phase(simtime.PhaseJobs), factory.Core().V1().Pods(), factory.Batch().V1().Jobs())
 	if err != nil {
 		return fmt.Errorf("the Job controller: %w", err)
 	}

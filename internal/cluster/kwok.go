@@ -114,8 +114,8 @@ func runKWOK(ctx context.Context, kubeconfig string, clk clock.Clock, sent *simt
 		CIDR:                              "10.244.0.0/16",
 		NodeIP:                            "10.240.0.1",
 		LocalStages:                       stages,
-		NodePlayStageParallelism:          8,
-		PodPlayStageParallelism:           16,
+		NodePlayStageParallelism:          playParallelism(sent, 8),
+		PodPlayStageParallelism:           playParallelism(sent, 16),
 		// berth renews the leases itself (internal/kubelets), so that a stopped
 		// kubelet's lease expires.
 		NodeLeaseDurationSeconds:  0,
@@ -130,4 +130,15 @@ func runKWOK(ctx context.Context, kubeconfig string, clk clock.Clock, sent *simt
 	}
 	<-ctx.Done()
 	return nil
+}
+
+// playParallelism is how many stages KWOK plays at once: n on the wall
+// clock, one on a rehearsal's (sent non-nil), where a stage takes no
+// trace time and the pods a moment changes reach the API server, and
+// the controllers watching them, in the order their timers fired.
+func playParallelism(sent *simtime.Counter, n uint) uint {
+	if sent != nil {
+		return 1
+	}
+	return n
 }

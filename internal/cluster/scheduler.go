@@ -77,6 +77,14 @@ func setupScheduler(ctx context.Context, opts *options.Options, clk *simtime.Clo
 	if err != nil {
 		return nil, nil, err
 	}
+	if clk != nil {
+		// Filter runs over the nodes on Parallelism goroutines, which
+		// append the feasible ones in the order they finish, and Score
+		// (without extenders) breaks a tie by that order; preemption's
+		// dry run likewise. On one goroutine the order is the node
+		// tree's, so the same state places a pod on the same node.
+		cfg.Parallelism = 1
+	}
 	opts.ComponentConfig = cfg
 	if errs := opts.Validate(); len(errs) > 0 {
 		return nil, nil, utilerrors.NewAggregate(errs)

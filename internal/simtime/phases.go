@@ -3,13 +3,16 @@ package simtime
 // The phases of the components that look at the cluster and then act,
 // in the order their timers fire when due at the same moment: after the
 // trace's rows, the simulated kubelets' stages and the workload
-// controllers (phase 0), the HPA controller syncs, and what it scales
-// settles; then a drain looks whether its evicted pods have gone and
-// run again elsewhere; then the node autoscaler scans (and the
-// scheduler's queue flushes the pods left unschedulable), seeing the pods
-// the moment made.
+// controllers' other timers (phase 0), the Job controller retries the
+// Jobs it backed off (a pod the quota refused, a failed pod to replace),
+// seeing the quota that moment's ended pods gave back; the HPA controller
+// syncs, and what it scales settles; then a drain looks whether its
+// evicted pods have gone and run again elsewhere; then the node
+// autoscaler scans (and the scheduler's queue flushes the pods left
+// unschedulable), seeing the pods the moment made.
 const (
-	PhaseHPA        = 1
-	PhaseDrain      = 2
-	PhaseAutoscaler = 3
+	PhaseJobs       = 1
+	PhaseHPA        = 2
+	PhaseDrain      = 3
+	PhaseAutoscaler = 4
 )
