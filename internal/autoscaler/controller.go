@@ -12,6 +12,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
+	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -25,6 +26,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/controller"
 	"berth.io/berth/internal/recorded"
+	"berth.io/berth/internal/simulate"
 	"berth.io/berth/internal/slim"
 )
 
@@ -76,6 +78,10 @@ type Controller struct {
 	daemonSets cache.SharedIndexInformer
 	claims     cache.SharedIndexInformer
 	namespaces cache.SharedIndexInformer
+	// The storage the scheduler's VolumeZone and NodeVolumeLimits
+	// plugins read: volumes, their classes, each node's CSINode and the
+	// drivers.
+	volumes, classes, csiNodes, drivers cache.SharedIndexInformer
 
 	// mu guards everything below: a scan and the timers that register
 	// provisioned nodes.
@@ -144,6 +150,10 @@ func NewController(client kubernetes.Interface, opts Options) *Controller {
 	c.daemonSets = c.factory.Apps().V1().DaemonSets().Informer()
 	c.claims = c.factory.Core().V1().PersistentVolumeClaims().Informer()
 	c.namespaces = c.factory.Core().V1().Namespaces().Informer()
+	c.volumes = c.factory.Core().V1().PersistentVolumes().Informer()
+	c.classes = c.factory.Storage().V1().StorageClasses().Informer()
+	c.csiNodes = c.factory.Storage().V1().CSINodes().Informer()
+	c.drivers = c.factory.Storage().V1().CSIDrivers().Informer()
 	c.reh = c.newRehearsal()
 	return c
 }
@@ -200,7 +210,8 @@ func (c *Controller) Run(ctx context.Context) error {
 
 // synced are whether each cache a scan reads has synced.
 func (c *Controller) synced() []cache.InformerSynced {
-	return []cache.InformerSynced{c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.store.HasSynced, c.claims.HasSynced, c.namespaces.HasSynced}
+	return []cache.InformerSynced{c.nodes.HasSynced, c.pods.HasSynced, c.budgets.HasSynced, c.daemonSets.HasSynced, c.store.HasSynced, c.claims.HasSynced, c.namespaces.HasSynced,
+		c.volumes.HasSynced, c.classes.HasSynced, c.csiNodes.HasSynced, c.drivers.HasSynced}
 }
 
 // Sees reports whether the autoscaler's caches have synced and hold
@@ -295,6 +306,19 @@ func (c *Controller) view() (*view, error) {
 	}
 	for _, obj := range c.namespaces.GetStore().List() {
 		v.namespaces = append(v.namespaces, obj.(*corev1.Namespace))
+	}
+	v.storage = &simulate.Storage{}
+	for _, obj := range c.volumes.GetStore().List() {
+		v.storage.Volumes = append(v.storage.Volumes, obj.(*corev1.PersistentVolume))
+	}
+	for _, obj := range c.classes.GetStore().List() {
+		v.storage.Classes = append(v.storage.Classes, obj.(*storagev1.StorageClass))
+	}
+	for _, obj := range c.csiNodes.GetStore().List() {
+		v.storage.CSINodes = append(v.storage.CSINodes, obj.(*storagev1.CSINode))
+	}
+	for _, obj := range c.drivers.GetStore().List() {
+		v.storage.Drivers = append(v.storage.Drivers, obj.(*storagev1.CSIDriver))
 	}
 	live := map[string]bool{}
 	for _, bp := range bps {

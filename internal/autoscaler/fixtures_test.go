@@ -24,6 +24,7 @@ import (
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/simulate"
 )
 
 // t0 is when every test's clock starts; nodes and pods are an hour
@@ -45,6 +46,8 @@ type world struct {
 	pods       []*corev1.Pod
 	budgets    []*policyv1.PodDisruptionBudget
 	daemonSets []*appsv1.DaemonSet
+	claims     []*corev1.PersistentVolumeClaim
+	storage    *simulate.Storage
 	// groups persist across views, as the Controller's do.
 	groups map[string]*group
 }
@@ -155,7 +158,8 @@ func (w *world) node(name string) *corev1.Node {
 // view is the scan's picture of the world, built as Controller.view
 // builds it from its informers.
 func (w *world) view() *view {
-	v := &view{now: w.clock.Now(), profile: w.profile(), nodes: w.nodes(), pods: w.pods, budgets: w.budgets, daemonSets: w.daemonSets}
+	v := &view{now: w.clock.Now(), profile: w.profile(), nodes: w.nodes(), pods: w.pods, budgets: w.budgets, daemonSets: w.daemonSets,
+		claims: w.claims, storage: w.storage}
 	for i := range w.bp.Spec.Pools {
 		p := &w.bp.Spec.Pools[i]
 		g := w.groups[p.Name]

@@ -65,7 +65,7 @@ func (c *Controller) newRehearsal() *rehearsal {
 	for _, w := range []struct {
 		inf cache.SharedIndexInformer
 		h   cache.ResourceEventHandler
-	}{{c.nodes, nodeHandler}, {c.pods, handler}, {c.budgets, handler}, {c.daemonSets, handler}, {c.claims, handler}, {c.namespaces, handler}, {c.store.Informer(), handler}} {
+	}{{c.nodes, nodeHandler}, {c.pods, handler}, {c.budgets, handler}, {c.daemonSets, handler}, {c.claims, handler}, {c.namespaces, handler}, {c.volumes, handler}, {c.classes, handler}, {c.csiNodes, handler}, {c.drivers, handler}, {c.store.Informer(), handler}} {
 		// An informer that cannot take a handler (stopped) makes every
 		// scan run: nothing is skipped that should not be.
 		if _, err := w.inf.AddEventHandler(w.h); err != nil {

@@ -251,5 +251,5 @@ func (v *view) simulation(ctx context.Context, withUpcoming bool) (*simulate.Sim
 			}
 		}
 	}
-	return simulate.New(ctx, simulate.Cluster{Nodes: nodes, Pods: v.pods, Claims: v.claims, Namespaces: v.namespaces})
+	return simulate.New(ctx, simulate.Cluster{Nodes: nodes, Pods: v.pods, Claims: v.claims, Namespaces: v.namespaces, Storage: v.storage})
 }

@@ -2,6 +2,7 @@ package autoscaler
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -11,11 +12,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/simulate"
 )
 
 // cpuAndGPU is the retail template's shape, smaller: a CPU pool at its
@@ -302,5 +305,55 @@ func TestScaleUpFromZero(t *testing.T) {
 	}
 	if n.Labels[v1alpha1.LabelGPUCount] != "1" {
 		t.Errorf("gpu-0 labels %v; want %s=1", n.Labels, v1alpha1.LabelGPUCount)
+	}
+}
+
+// A pod whose claim is bound to a volume in zone-2 grows the pool in
+// zone-2 only: the scheduler's VolumeZone plugin, in the simulation,
+// turns down the zone-1 pool's new node. (A pool over both zones would
+// add its zone-1 node first, as a node group over several zones does in
+// cluster-autoscaler, which is why its docs advise a node group per zone
+// for zonal volumes.)
+func TestScaleUpFollowsTheVolumesZone(t *testing.T) {
+	w := newWorld(t, `  zones: [zone-1, zone-2]
+  pools:
+  - {name: system, mode: System, machine: {cpu: 4, memory: 16Gi}, count: 1, zones: [zone-1], taints: ["CriticalAddonsOnly=true:NoSchedule"]}
+  - name: gpu-a
+    zones: [zone-1]
+    machine: {cpu: 24, memory: 96Gi, gpu: {count: 1, product: NVIDIA-L4}}
+    autoscale: {min: 0, max: 2}
+    taints: ["gpu=true:NoSchedule"]
+  - name: gpu-b
+    zones: [zone-2]
+    machine: {cpu: 24, memory: 96Gi, gpu: {count: 1, product: NVIDIA-L4}}
+    autoscale: {min: 0, max: 2}
+    taints: ["gpu=true:NoSchedule"]
+`, 1)
+	pv := &corev1.PersistentVolume{
+		ObjectMeta: metav1.ObjectMeta{Name: "pv-ckpt", Labels: map[string]string{corev1.LabelTopologyZone: "zone-2"}},
+		Spec: corev1.PersistentVolumeSpec{
+			StorageClassName:       "standard",
+			PersistentVolumeSource: corev1.PersistentVolumeSource{CSI: &corev1.CSIPersistentVolumeSource{Driver: "standard.storage.berth.io", VolumeHandle: "ckpt"}},
+		},
+	}
+	pod := replica("train-0", "train").GPU("1").Tolerate("gpu").Unschedulable("").Obj()
+	w.claims = []*corev1.PersistentVolumeClaim{{
+		ObjectMeta: metav1.ObjectMeta{Namespace: pod.Namespace, Name: "ckpt"},
+		Spec:       corev1.PersistentVolumeClaimSpec{StorageClassName: ptr.To("standard"), VolumeName: pv.Name},
+		Status:     corev1.PersistentVolumeClaimStatus{Phase: corev1.ClaimBound},
+	}}
+	w.storage = &simulate.Storage{Volumes: []*corev1.PersistentVolume{pv}}
+	pod.Spec.Volumes = []corev1.Volume{{Name: "ckpt", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "ckpt"}}}}
+	w.add(pod)
+
+	if _, up := scaleUp(t, w); !up {
+		t.Fatalf("no scale-up: %v", reasons(t, w, []*corev1.Pod{pod}))
+	}
+	if a, b := w.nodeNames("gpu-a"), w.nodeNames("gpu-b"); len(a) != 0 || len(b) != 1 {
+		t.Errorf("pool gpu-a (zone-1) has nodes %v, gpu-b (zone-2) %v; want none and one", a, b)
+	}
+	if r := reasons(t, w, []*corev1.Pod{pod}); !strings.Contains(fmt.Sprint(r["train-0"]), "volume zone") {
+		t.Errorf("why gpu-a would not take the pod: %v; want the VolumeZone plugin's reason", r["train-0"])
 	}
 }

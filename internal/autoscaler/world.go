@@ -30,6 +30,9 @@ type view struct {
 	// (VolumeRestrictions, InterPodAffinity's namespace selectors).
 	claims     []*corev1.PersistentVolumeClaim
 	namespaces []*corev1.Namespace
+	// storage is what VolumeZone and NodeVolumeLimits look up: a pod
+	// whose volume lives in one zone grows a pool's nodes there only.
+	storage *simulate.Storage
 	// onNode indexes pods by the node they are bound to, in pods'
 	// order; built by podsOn when scale-down first asks.
 	onNode map[string][]*corev1.Pod

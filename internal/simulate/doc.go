@@ -6,7 +6,8 @@
 // It does not restate any scheduling rule. The verdict for each node
 // comes from the in-tree plugins of k8s.io/kubernetes (NodeUnschedulable,
 // NodeName, TaintToleration, NodeAffinity, NodePorts, NodeResourcesFit,
-// VolumeRestrictions, PodTopologySpread, InterPodAffinity), configured
+// VolumeRestrictions, PodTopologySpread, InterPodAffinity, and, given
+// the cluster's storage, VolumeZone and NodeVolumeLimits), configured
 // with the default profile and plugin arguments of the kube-scheduler
 // that berth runs, and driven through the scheduler framework's
 // RunPreFilterPlugins and RunFilterPlugins exactly as a scheduling cycle
@@ -14,10 +15,12 @@
 // cannot, because it is the scheduler's code. Cluster-autoscaler decides
 // fit the same way.
 //
-// The plugins that look volumes or devices up through the API
-// (VolumeBinding, VolumeZone, NodeVolumeLimits, DynamicResources) are
-// left out: berth's simulated nodes have no CSI drivers or devices, and
-// a simulation must not answer from an empty lister.
+// VolumeZone and NodeVolumeLimits run only when the caller gives the
+// cluster's volumes, storage classes and CSINodes (Cluster.Storage): a
+// simulation must not answer from an empty lister. VolumeBinding is left
+// out (its volume cache is filled only by a running informer's events:
+// `berth why`'s Volumes layer explains an unbound claim instead), and so
+// is DynamicResources (berth's simulated nodes have no devices).
 //
 // Three callers share it: the autoscaler (which pending pods already
 // fit, and how many new nodes of a pool would hold the rest: Place and

@@ -8,13 +8,17 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes/fake"
+	"k8s.io/client-go/tools/cache"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins"
 	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/names"
+	"k8s.io/kubernetes/pkg/scheduler/framework/plugins/nodevolumelimits"
 	frameworkruntime "k8s.io/kubernetes/pkg/scheduler/framework/runtime"
 	"k8s.io/kubernetes/pkg/scheduler/metrics"
 )
@@ -36,6 +40,23 @@ type Cluster struct {
 	// volumes. Nil: a pod that mounts a claim is unschedulable, as it is
 	// on a cluster where the claim does not exist.
 	Claims []*corev1.PersistentVolumeClaim
+	// Storage is what the VolumeZone and NodeVolumeLimits plugins look
+	// up. Nil leaves those two plugins out: a simulation must not
+	// answer from empty listers.
+	Storage *Storage
+}
+
+// Storage are the cluster's volumes, storage classes and CSI objects, as
+// the scheduler's VolumeZone plugin (a bound volume's zone against the
+// node's) and NodeVolumeLimits plugin (the volumes a node's CSINode says
+// each driver can attach) read them. A node without a CSINode, such as a
+// node the autoscaler has yet to make, has no attach limit, as on a real
+// cluster.
+type Storage struct {
+	Volumes  []*corev1.PersistentVolume
+	Classes  []*storagev1.StorageClass
+	CSINodes []*storagev1.CSINode
+	Drivers  []*storagev1.CSIDriver
 }
 
 // Simulator runs the scheduler's PreFilter and Filter plugins for pods
@@ -57,17 +78,20 @@ type Simulator struct {
 	lookups Cluster
 }
 
-// disabled are the default plugins a simulation leaves out: they look
-// volumes, CSI drivers and devices up through the API, which berth's
-// simulated nodes do not have, and DefaultPreemption runs after Filter
-// (preemption is a separate question from fit).
+// disabled are the default plugins a simulation leaves out.
+// VolumeBinding keeps its volumes in an assume cache that only a running
+// informer's events fill; DynamicResources looks devices up through the
+// API, which berth's simulated nodes do not have; DefaultPreemption runs
+// after Filter (preemption is a separate question from fit).
 var disabled = []string{
 	names.VolumeBinding,
-	names.VolumeZone,
-	names.NodeVolumeLimits,
 	names.DynamicResources,
 	names.DefaultPreemption,
 }
+
+// needStorage are the plugins a simulation runs only with a Cluster's
+// Storage.
+var needStorage = []string{names.VolumeZone, names.NodeVolumeLimits}
 
 // New builds a Simulator over c.
 func New(ctx context.Context, c Cluster) (*Simulator, error) {
@@ -89,7 +113,7 @@ func New(ctx context.Context, c Cluster) (*Simulator, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Simulator{fw: fw, snap: snap, lookups: Cluster{Namespaces: c.Namespaces, Claims: c.Claims}}, nil
+	return &Simulator{fw: fw, snap: snap, lookups: Cluster{Namespaces: c.Namespaces, Claims: c.Claims, Storage: c.Storage}}, nil
 }
 
 // newFramework builds the scheduler framework with the default profile
@@ -99,7 +123,11 @@ func New(ctx context.Context, c Cluster) (*Simulator, error) {
 // their listers from, filled with c's namespaces and claims and never
 // started: nothing reaches an API server.
 func newFramework(ctx context.Context, snap *snapshot, c Cluster) (framework.Framework, error) {
-	profile, err := defaultProfile()
+	leave := disabled
+	if c.Storage == nil {
+		leave = slices.Concat(disabled, needStorage)
+	}
+	profile, err := defaultProfile(leave)
 	if err != nil {
 		return nil, err
 	}
@@ -116,6 +144,9 @@ func newFramework(ctx context.Context, snap *snapshot, c Cluster) (framework.Fra
 			return nil, fmt.Errorf("claim %s/%s: %w", pvc.Namespace, pvc.Name, err)
 		}
 	}
+	if err := fillStorage(factory, c.Storage); err != nil {
+		return nil, err
+	}
 	// NewFramework starts a metrics recorder of its own (its default,
 	// which WithMetricsRecorder replaces without stopping) whose goroutine
 	// and two 1,000-entry channels live until ctx ends: one per Simulator
@@ -129,6 +160,7 @@ func newFramework(ctx context.Context, snap *snapshot, c Cluster) (framework.Fra
 	fw, err := frameworkruntime.NewFramework(ctx, plugins.NewInTreeRegistry(), profile,
 		frameworkruntime.WithInformerFactory(factory),
 		frameworkruntime.WithSnapshotSharedLister(snap),
+		frameworkruntime.WithSharedCSIManager(nodevolumelimits.NewCSIManager(factory.Storage().V1().CSINodes().Lister())),
 		frameworkruntime.WithMetricsRecorder(metricsRecorder()),
 	)
 	if err != nil {
@@ -137,9 +169,44 @@ func newFramework(ctx context.Context, snap *snapshot, c Cluster) (framework.Fra
 	return fw, nil
 }
 
+// fillStorage puts st's objects where the volume plugins' listers read
+// them.
+func fillStorage(factory informers.SharedInformerFactory, st *Storage) error {
+	if st == nil {
+		return nil
+	}
+	add := func(inf cache.SharedIndexInformer, kind string, obj metav1.Object) error {
+		if err := inf.GetIndexer().Add(obj); err != nil {
+			return fmt.Errorf("%s %s: %w", kind, obj.GetName(), err)
+		}
+		return nil
+	}
+	for _, o := range st.Volumes {
+		if err := add(factory.Core().V1().PersistentVolumes().Informer(), "PersistentVolume", o); err != nil {
+			return err
+		}
+	}
+	for _, o := range st.Classes {
+		if err := add(factory.Storage().V1().StorageClasses().Informer(), "StorageClass", o); err != nil {
+			return err
+		}
+	}
+	for _, o := range st.CSINodes {
+		if err := add(factory.Storage().V1().CSINodes().Informer(), "CSINode", o); err != nil {
+			return err
+		}
+	}
+	for _, o := range st.Drivers {
+		if err := add(factory.Storage().V1().CSIDrivers().Informer(), "CSIDriver", o); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // defaultProfile is the kube-scheduler's default profile (scheduler
-// name, plugins, plugin arguments) less the disabled plugins.
-func defaultProfile() (*config.KubeSchedulerProfile, error) {
+// name, plugins, plugin arguments) less the plugins leave names.
+func defaultProfile(leave []string) (*config.KubeSchedulerProfile, error) {
 	cfg, err := latest.Default()
 	if err != nil {
 		return nil, fmt.Errorf("the kube-scheduler's default configuration: %w", err)
@@ -147,10 +214,10 @@ func defaultProfile() (*config.KubeSchedulerProfile, error) {
 	profile := cfg.Profiles[0]
 	mp := &profile.Plugins.MultiPoint
 	mp.Enabled = slices.DeleteFunc(mp.Enabled, func(p config.Plugin) bool {
-		return slices.Contains(disabled, p.Name)
+		return slices.Contains(leave, p.Name)
 	})
 	profile.PluginConfig = slices.DeleteFunc(profile.PluginConfig, func(p config.PluginConfig) bool {
-		return slices.Contains(disabled, p.Name)
+		return slices.Contains(leave, p.Name)
 	})
 	return &profile, nil
 }
