@@ -136,8 +136,9 @@ func (r *reader) cluster(namespace string) {
 		return nil
 	})
 	r.g.Go(func() error {
-		// Not allowed to look at either: the Volumes layer judges no
-		// class and sees no volume's zone.
+		// Not allowed to look at any of them: the Volumes layer judges
+		// no class and sees no volume's zone, and the simulation leaves
+		// the volume plugins out.
 		pvs, err := r.c.CoreV1().PersistentVolumes().List(r.ctx, metav1.ListOptions{})
 		if err != nil {
 			return nil
@@ -146,7 +147,20 @@ func (r *reader) cluster(namespace string) {
 		if err != nil {
 			return nil
 		}
-		r.s.Volumes, r.s.StorageClasses, r.s.StorageKnown = pvs.Items, classes.Items, true
+		csiNodes, err := r.c.StorageV1().CSINodes().List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil
+		}
+		drivers, err := r.c.StorageV1().CSIDrivers().List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil
+		}
+		claims, err := r.c.CoreV1().PersistentVolumeClaims(metav1.NamespaceAll).List(r.ctx, metav1.ListOptions{})
+		if err != nil {
+			return nil
+		}
+		r.s.Volumes, r.s.StorageClasses, r.s.CSINodes, r.s.CSIDrivers, r.s.AllClaims = pvs.Items, classes.Items, csiNodes.Items, drivers.Items, claims.Items
+		r.s.StorageKnown = true
 		return nil
 	})
 	r.g.Go(func() error {

@@ -74,8 +74,16 @@ type Snapshot struct {
 	// them.
 	Volumes        []corev1.PersistentVolume
 	StorageClasses []storagev1.StorageClass
-	// StorageKnown says Volumes and StorageClasses were read: a claim's
-	// class is judged only then.
+	// CSINodes and CSIDrivers are what the scheduler's NodeVolumeLimits
+	// plugin reads: how many volumes of each driver a node can attach.
+	CSINodes   []storagev1.CSINode
+	CSIDrivers []storagev1.CSIDriver
+	// AllClaims are the claims of every namespace, which the volume
+	// plugins read for the pods already on a node.
+	AllClaims []corev1.PersistentVolumeClaim
+	// StorageKnown says all of the storage above was read: a claim's
+	// class is judged, and the simulation runs the scheduler's
+	// VolumeZone and NodeVolumeLimits plugins, only then.
 	StorageKnown bool
 	// HPAs are the HorizontalPodAutoscalers of the namespaces explained;
 	// nil when they were not read (explaining one pod) or may not be.
@@ -199,8 +207,27 @@ func simulation(s *Snapshot, ix *index) (*simulate.Simulator, error) {
 	for i := range s.Namespaces {
 		c.Namespaces = append(c.Namespaces, &s.Namespaces[i])
 	}
-	for i := range s.Claims {
-		c.Claims = append(c.Claims, &s.Claims[i])
+	claims := s.Claims
+	if s.StorageKnown {
+		if s.AllClaims != nil {
+			claims = s.AllClaims
+		}
+		c.Storage = &simulate.Storage{}
+		for i := range s.Volumes {
+			c.Storage.Volumes = append(c.Storage.Volumes, &s.Volumes[i])
+		}
+		for i := range s.StorageClasses {
+			c.Storage.Classes = append(c.Storage.Classes, &s.StorageClasses[i])
+		}
+		for i := range s.CSINodes {
+			c.Storage.CSINodes = append(c.Storage.CSINodes, &s.CSINodes[i])
+		}
+		for i := range s.CSIDrivers {
+			c.Storage.Drivers = append(c.Storage.Drivers, &s.CSIDrivers[i])
+		}
+	}
+	for i := range claims {
+		c.Claims = append(c.Claims, &claims[i])
 	}
 	sim, err := simulate.New(context.Background(), c)
 	if err != nil {

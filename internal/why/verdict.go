@@ -211,6 +211,8 @@ var pluginFixes = map[string]string{
 	names.NodePorts:          "free the host port on a node, or drop hostPort from the pod's containers",
 	names.NodeName:           "drop spec.nodeName, or name a node that exists and fits",
 	names.VolumeRestrictions: "check the pod's volumes: the claim must exist, and a ReadWriteOncePod claim may be used by one pod only",
+	names.NodeVolumeLimits:   "the nodes have attached as many volumes of the claim's driver as their CSINode allows: let the pool grow (a new node attaches its own), raise the class's maxVolumesPerNode in the blueprint's spec.storage.classes if the machine allows, or end pods that hold volumes there",
+	names.VolumeZone:         "the pod can only run in its volume's zone: give a pool of the pod's class nodes in that zone (one pool per zone lets the autoscaler grow just that zone), or restore the volume's data to a new claim elsewhere",
 }
 
 // pluginVerdict quotes a Filter plugin berth has no numbers for.
@@ -219,8 +221,13 @@ func (e *explainer) pluginVerdict(p *poolResult) Cause {
 	c := Cause{Layer: LayerPools, Code: CauseFilter, Problem: problem.Problem{
 		Message: fmt.Sprintf("pool %s: the scheduler's %s filter rejects the pod: %s", p.name, o.Plugin, strings.Join(o.Reasons, "; ")),
 		Fix:     pluginFixes[o.Plugin]}}
-	if o.Plugin == names.InterPodAffinity {
+	switch o.Plugin {
+	case names.InterPodAffinity:
 		c.Code = CausePodAffinity
+	case names.NodeVolumeLimits:
+		c.Code = CauseAttachLimit
+	case names.VolumeZone:
+		c.Code = CauseVolumeZone
 	}
 	if c.Fix == "" {
 		c.Fix = "see the scheduler's reason above"

@@ -14,14 +14,18 @@ import (
 )
 
 // volumes is the Volumes layer: each claim the pod mounts, as the
-// scheduler's VolumeBinding and VolumeZone plugins see it. It returns
-// the first claim that keeps the pod from being scheduled, nil when
-// none does: a claim that does not exist, an unbound claim whose class
-// is unknown or binds at once but has no volume yet, or a volume bound
-// in a zone where no node could take the pod. A claim of a
-// WaitForFirstConsumer class waits for the pod, not the other way round.
-// berth's simulation of the scheduler leaves these plugins out, so what
-// it says of the pools cannot be the verdict while a claim blocks.
+// scheduler's VolumeBinding plugin sees it. It returns the first claim
+// that keeps the pod from being scheduled, nil when none does: a claim
+// that does not exist or is being deleted, an unbound claim whose class
+// is unknown or binds at once but has no volume yet, a claim bound to a
+// volume that does not exist, or a volume bound in a zone where no node
+// exists. A claim of a WaitForFirstConsumer class waits for the pod, not
+// the other way round. berth's simulation leaves VolumeBinding out, so
+// what it says of the pools cannot be the verdict while a claim blocks.
+// The rest of the scheduler's volume reasons come from the simulation,
+// which runs VolumeZone and NodeVolumeLimits when the storage could be
+// read: a node outside the volume's zone, or at its attach limit for
+// the claim's driver, is a pool verdict with its fix (verdict.go).
 func (e *explainer) volumes() *Cause {
 	claims := map[string]*corev1.PersistentVolumeClaim{}
 	for i := range e.s.Claims {
@@ -51,11 +55,20 @@ func (e *explainer) volumes() *Cause {
 			return volumeCause(CauseClaimMissing, fmt.Sprintf("the pod mounts claim %s, which does not exist in namespace %s: the scheduler waits for it", name, e.pod.Namespace),
 				fmt.Sprintf("create PersistentVolumeClaim %s in %s (`berth new training` writes a checkpoint claim with its Job), or mount another", name, e.pod.Namespace))
 		}
+		if claim.DeletionTimestamp != nil {
+			return volumeCause(CauseClaimDeleted, fmt.Sprintf("the pod mounts claim %s, which is being deleted: the scheduler places no pod that mounts it", name),
+				fmt.Sprintf("create claim %s again once it is gone (its volume goes with it unless the class retains volumes), or mount another; a pod still using it keeps it until that pod ends", name))
+		}
 		if !e.s.StorageKnown {
 			continue
 		}
 		if claim.Spec.VolumeName != "" {
-			if c := e.volumeZone(claim, volumes[claim.Spec.VolumeName]); c != nil {
+			pv := volumes[claim.Spec.VolumeName]
+			if pv == nil {
+				return volumeCause(CauseVolumeGone, fmt.Sprintf("claim %s is bound to volume %s, which does not exist: the scheduler finds no node for a claim bound to a missing volume", name, claim.Spec.VolumeName),
+					fmt.Sprintf("delete claim %s and create it again so that its class provisions a new volume (the data of the missing one is gone unless it was backed up)", name))
+			}
+			if c := e.volumeZone(claim, pv); c != nil {
 				return c
 			}
 			continue

@@ -72,6 +72,9 @@ const (
 	CauseClaimClass   = "claim-storage-class"
 	CauseClaimUnbound = "claim-unbound"
 	CauseVolumeZone   = "volume-zone"
+	CauseAttachLimit  = "volume-attach-limit"
+	CauseClaimDeleted = "claim-deleting"
+	CauseVolumeGone   = "volume-missing"
 )
 
 // Layers, in the order the text output shows them.
