@@ -20,7 +20,8 @@ import (
 // is unknown or binds at once but has no volume yet, a claim bound to a
 // volume that does not exist, or a volume bound in a zone where no node
 // exists. A claim of a WaitForFirstConsumer class waits for the pod, not
-// the other way round. berth's simulation leaves VolumeBinding out, so
+// the other way round, unless its class makes no volumes and none is
+// left to bind. berth's simulation leaves VolumeBinding out, so
 // what it says of the pools cannot be the verdict while a claim blocks.
 // The rest of the scheduler's volume reasons come from the simulation,
 // which runs VolumeZone and NodeVolumeLimits when the storage could be
@@ -86,6 +87,10 @@ func (e *explainer) volumes() *Cause {
 				"name a storage class in the claim, or give the cluster a default class (spec.storage.classes[].default in the blueprint)")
 		}
 		if class.VolumeBindingMode != nil && *class.VolumeBindingMode == storagev1.VolumeBindingWaitForFirstConsumer {
+			if class.Provisioner == noProvisioner && !availableVolume(e.s.Volumes, class.Name) {
+				return volumeCause(CauseClaimNoVolume, fmt.Sprintf("claim %s is unbound and its storage class %s makes no volumes (provisioner %s): no available volume of the class is left to bind, so no node will do", name, class.Name, noProvisioner),
+					fmt.Sprintf("create a PersistentVolume of class %s for the claim (its size and access modes, on a node the pod can use), or name a class with a provisioner (%s)", class.Name, strings.Join(classNames(e.s.StorageClasses), ", ")))
+			}
 			continue // bound once the scheduler picks the pod's node
 		}
 		msg := fmt.Sprintf("claim %s (storage class %s, which binds at once) has no volume yet: its provisioner %s has not made one", name, class.Name, class.Provisioner)
@@ -122,6 +127,21 @@ func (e *explainer) volumeZone(claim *corev1.PersistentVolumeClaim, pv *corev1.P
 	}
 	return volumeCause(CauseVolumeZone, fmt.Sprintf("claim %s is bound to volume %s, which lives in %s, and no node is there: the pod can only run where its volume is", claim.Name, pv.Name, where),
 		fmt.Sprintf("give a pool of the pod's class nodes in %s (its zones, or autoscale: the autoscaler grows a pool there for the pod), or restore the volume's data to a new claim elsewhere", where))
+}
+
+// noProvisioner is the provisioner of a class whose volumes are made by
+// hand (local volumes): the scheduler binds its claims only to volumes
+// that exist.
+const noProvisioner = "kubernetes.io/no-provisioner"
+
+// availableVolume reports whether a volume of class waits for a claim.
+func availableVolume(volumes []corev1.PersistentVolume, class string) bool {
+	for _, pv := range volumes {
+		if pv.Spec.StorageClassName == class && pv.Spec.ClaimRef == nil && pv.Status.Phase == corev1.VolumeAvailable {
+			return true
+		}
+	}
+	return false
 }
 
 func volumeCause(code, msg, fix string) *Cause {

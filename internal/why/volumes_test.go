@@ -23,6 +23,7 @@ func TestVolumes(t *testing.T) {
 			Provisioner: "standard.storage.berth.io", VolumeBindingMode: &wffc},
 		{ObjectMeta: metav1.ObjectMeta{Name: "files"}, Provisioner: "files.storage.berth.io", VolumeBindingMode: &immediate,
 			Parameters: map[string]string{"provisioningTime": "10m"}},
+		{ObjectMeta: metav1.ObjectMeta{Name: "local"}, Provisioner: "kubernetes.io/no-provisioner", VolumeBindingMode: &wffc},
 	}
 	claim := func(class, volume string) corev1.PersistentVolumeClaim {
 		c := corev1.PersistentVolumeClaim{ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "ckpt", CreationTimestamp: metav1.NewTime(now.Add(-time.Minute))},
@@ -49,6 +50,7 @@ func TestVolumes(t *testing.T) {
 		{"unknown class", []corev1.PersistentVolumeClaim{claim("gp3", "")}, true, CauseClaimClass, []string{"storage class gp3, which does not exist"}, []string{"standard, files", "spec.storage.classes"}},
 		{"volume in another zone", []corev1.PersistentVolumeClaim{claim("standard", "pv-1")}, true, CauseVolumeZone, []string{"volume pv-1, which lives in zone zone-9, and no node is there"}, []string{"nodes in zone zone-9"}},
 		{"provisioning", []corev1.PersistentVolumeClaim{claim("files", "")}, true, CauseClaimUnbound, []string{"claim ckpt (storage class files", "about 9m0s left"}, []string{"wait for the provisioner"}},
+		{"no volume to bind", []corev1.PersistentVolumeClaim{claim("local", "")}, true, CauseClaimNoVolume, []string{"class local makes no volumes"}, []string{"create a PersistentVolume of class local"}},
 		{"waits for the pod", []corev1.PersistentVolumeClaim{claim("standard", "")}, true, CauseFits, nil, nil},
 		{"storage not readable", []corev1.PersistentVolumeClaim{claim("gp3", "")}, false, CauseFits, nil, nil},
 	} {

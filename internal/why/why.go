@@ -68,13 +68,14 @@ const (
 	CauseHPAAtMax       = "hpa-at-max"
 	CauseOtherScheduler = "other-scheduler"
 	// The Volumes layer: a claim that keeps the pod from being scheduled.
-	CauseClaimMissing = "claim-missing"
-	CauseClaimClass   = "claim-storage-class"
-	CauseClaimUnbound = "claim-unbound"
-	CauseVolumeZone   = "volume-zone"
-	CauseAttachLimit  = "volume-attach-limit"
-	CauseClaimDeleted = "claim-deleting"
-	CauseVolumeGone   = "volume-missing"
+	CauseClaimMissing  = "claim-missing"
+	CauseClaimClass    = "claim-storage-class"
+	CauseClaimUnbound  = "claim-unbound"
+	CauseVolumeZone    = "volume-zone"
+	CauseAttachLimit   = "volume-attach-limit"
+	CauseClaimDeleted  = "claim-deleting"
+	CauseVolumeGone    = "volume-missing"
+	CauseClaimNoVolume = "claim-no-volume"
 )
 
 // Layers, in the order the text output shows them.
