@@ -12,10 +12,12 @@ import (
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	berthcontroller "berth.io/berth/internal/controller"
@@ -30,7 +32,19 @@ import (
 type Provisioner struct {
 	driver string
 	nodes  cache.Indexer
+	// client and clock time a class's provisioning: a claim's volume is
+	// due its provisioning time after the claim was first asked of the
+	// driver, on clock, the cluster's (a rehearsal's virtual one).
+	client kubernetes.Interface
+	clock  clock.WithDelayedExecution
+
+	mu  sync.Mutex
+	due map[types.UID]time.Time
 }
+
+// AnnotationProvisioned is set on a claim when its class's provisioning
+// time is up, so that the provision controller looks at the claim again.
+const AnnotationProvisioned = "storage.berth.io/provisioned"
 
 // Provision makes the claim's volume, or says why the class cannot.
 func (p *Provisioner) Provision(ctx context.Context, o controller.ProvisionOptions) (*corev1.PersistentVolume, controller.ProvisioningState, error) {
@@ -76,13 +90,53 @@ func (p *Provisioner) Provision(ctx context.Context, o controller.ProvisionOptio
 		}}}}
 	}
 	if d, err := time.ParseDuration(params[paramProvisioningTime]); err == nil && d > 0 {
-		select {
-		case <-time.After(d):
-		case <-ctx.Done():
-			return nil, controller.ProvisioningInBackground, ctx.Err()
+		if at, waiting := p.wait(o.PVC, d); waiting {
+			// Ignored, the library makes no retry and no warning of it:
+			// the claim is touched when the time is up (provisioned).
+			return nil, controller.ProvisioningFinished, &controller.IgnoredError{
+				Reason: fmt.Sprintf("storage class %s takes %s to make a volume: claim %s/%s gets its volume at %s", o.StorageClass.Name, d, o.PVC.Namespace, o.PVC.Name, at.Format(time.RFC3339))}
 		}
 	}
 	return pv, controller.ProvisioningFinished, nil
+}
+
+// wait starts the claim's provisioning time on the first call, and
+// reports whether it is still running, with when it ends. The library
+// calls Provision on a worker of a named workqueue, which a rehearsal's
+// clock counts as work in flight: a worker that slept out the time would
+// stop that clock, so the time runs on a timer of the clock instead.
+func (p *Provisioner) wait(claim *corev1.PersistentVolumeClaim, d time.Duration) (time.Time, bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.clock.Now()
+	at, ok := p.due[claim.UID]
+	if !ok {
+		at = now.Add(d)
+		if p.due == nil {
+			p.due = map[types.UID]time.Time{}
+		}
+		p.due[claim.UID] = at
+		ns, name := claim.Namespace, claim.Name
+		p.clock.AfterFunc(d, func() { p.provisioned(ns, name, at) })
+	}
+	if now.Before(at) {
+		return at, true
+	}
+	delete(p.due, claim.UID)
+	return at, false
+}
+
+// provisioned touches a claim whose provisioning time is up: the update
+// brings it back to the provision controller, which then makes its
+// volume.
+func (p *Provisioner) provisioned(namespace, name string, at time.Time) {
+	patch := fmt.Sprintf(`{"metadata":{"annotations":{%q:%q}}}`, AnnotationProvisioned, at.Format(time.RFC3339))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if _, err := p.client.CoreV1().PersistentVolumeClaims(namespace).Patch(ctx, name, types.MergePatchType, []byte(patch), metav1.PatchOptions{}); err != nil {
+		// A claim deleted meanwhile needs no volume.
+		klog.V(2).InfoS("touching a claim whose provisioning time is up", "claim", klog.KRef(namespace, name), "err", err)
+	}
 }
 
 // Delete removes nothing: a local volume is its PersistentVolume alone.
@@ -116,7 +170,9 @@ func reclaimPolicy(c *storagev1.StorageClass) corev1.PersistentVolumeReclaimPoli
 // applied, and each driver gets its controller when its first class
 // appears), and publishes the drivers on each node's CSINode.
 type Controller struct {
-	client  kubernetes.Interface
+	client kubernetes.Interface
+	// clock is the manager's: the cluster's, virtual in a rehearsal.
+	clock   clock.WithDelayedExecution
 	classes cache.SharedIndexInformer
 	nodes   cache.SharedIndexInformer
 
@@ -139,6 +195,7 @@ func NewController(client kubernetes.Interface, factory informers.SharedInformer
 // Register runs the provisioners as one loop of the manager, and
 // publishes each node's drivers (csinode.go).
 func (c *Controller) Register(m *berthcontroller.Manager) error {
+	c.clock = m.Clock()
 	m.Add("storage", c.run)
 	return m.Controller("storage-csinodes").WatchesChanges(c.nodes, zoneChanged, nodeKey).Watches(c.classes, c.allNodes).Complete(c)
 }
@@ -156,11 +213,8 @@ func (c *Controller) run(ctx context.Context) error {
 		}
 		c.running[sc.Provisioner] = true
 		pc := controller.NewProvisionController(klog.NewContext(ctx, klog.Background().WithName(sc.Provisioner)), c.client, sc.Provisioner,
-			&Provisioner{driver: sc.Provisioner, nodes: c.nodes.GetIndexer()},
+			&Provisioner{driver: sc.Provisioner, nodes: c.nodes.GetIndexer(), client: c.client, clock: c.clock},
 			controller.LeaderElection(false),
-			// Claims are few: the default 4 workers each block on a
-			// class's provisioning time.
-			controller.Threadiness(8),
 		)
 		go pc.Run(ctx)
 	}

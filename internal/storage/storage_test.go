@@ -2,15 +2,19 @@ package storage
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"testing"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	storagev1 "k8s.io/api/storage/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes/fake"
 	"k8s.io/client-go/tools/cache"
 	storageutil "k8s.io/kubernetes/pkg/apis/storage/util"
+	clocktesting "k8s.io/utils/clock/testing"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
 
 	"berth.io/berth/api/v1alpha1"
@@ -107,6 +111,49 @@ func TestProvision(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || state != controller.ProvisioningFinished {
 			t.Errorf("claim %v on node %q: %v, %v; want a final error saying %q", c.claim.Spec, c.node, state, err, c.want)
 		}
+	}
+}
+
+// A class's provisioning time runs on the cluster's clock without
+// holding a worker: the first call starts it and is ignored (no retry,
+// no warning), the clock's timer touches the claim when the time is up,
+// and the call that follows makes the volume.
+func TestProvisioningTimeOnTheClock(t *testing.T) {
+	bp := load(t, `  storage:
+    classes:
+    - {name: slow, default: true, zonal: false, provisioningTime: 10m}
+`)
+	classes, _ := Objects(bp)
+	class := classes[0].(*storagev1.StorageClass)
+	pvc := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "team-a", Name: "ckpt", UID: "u1"},
+		Spec: corev1.PersistentVolumeClaimSpec{AccessModes: []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources: corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}}},
+	}
+	client := fake.NewClientset(pvc)
+	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
+	p := &Provisioner{driver: Driver("slow"), nodes: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}), client: client, clock: clk}
+	provision := func() (*corev1.PersistentVolume, error) {
+		pv, state, err := p.Provision(context.Background(), controller.ProvisionOptions{StorageClass: class, PVName: "pvc-1", PVC: pvc})
+		if state != controller.ProvisioningFinished {
+			t.Fatalf("state %v; want ProvisioningFinished", state)
+		}
+		return pv, err
+	}
+	if _, err := provision(); !errors.As(err, new(*controller.IgnoredError)) || !strings.Contains(err.Error(), "takes 10m0s") {
+		t.Fatalf("first call: %v; want an IgnoredError saying the class takes 10m0s", err)
+	}
+	clk.Step(5 * time.Minute)
+	if _, err := provision(); !errors.As(err, new(*controller.IgnoredError)) {
+		t.Fatalf("5 minutes in: %v; want still ignored", err)
+	}
+	clk.Step(5 * time.Minute)
+	got, err := client.CoreV1().PersistentVolumeClaims("team-a").Get(context.Background(), "ckpt", metav1.GetOptions{})
+	if err != nil || got.Annotations[AnnotationProvisioned] != "2026-11-28T12:10:00Z" {
+		t.Fatalf("claim after 10 minutes: %v, %v; want it touched with %s", got.Annotations, err, AnnotationProvisioned)
+	}
+	if pv, err := provision(); err != nil || pv == nil {
+		t.Fatalf("after 10 minutes: %v, %v; want the volume", pv, err)
 	}
 }
 
