@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 
 	"github.com/spf13/pflag"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/types"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/dynamic/dynamicinformer"
@@ -20,6 +22,7 @@ import (
 	"k8s.io/kubernetes/cmd/kube-scheduler/app/options"
 	"k8s.io/kubernetes/pkg/scheduler"
 	"k8s.io/kubernetes/pkg/scheduler/apis/config/latest"
+	internalcache "k8s.io/kubernetes/pkg/scheduler/backend/cache"
 	internalqueue "k8s.io/kubernetes/pkg/scheduler/backend/queue"
 	"k8s.io/kubernetes/pkg/scheduler/framework"
 	"k8s.io/kubernetes/pkg/scheduler/profile"
@@ -142,13 +145,20 @@ func setupScheduler(ctx context.Context, opts *options.Options, clk *simtime.Clo
 // has settled (simtime.Gate), so that where a pod lands depends on the
 // moment's state and the queue's order, never on how far the machine had
 // got with the moment's other work. The clock waits while a pod is in
-// flight (its binding under way).
+// flight: in its scheduling cycle, or assumed onto its node and not yet
+// seen bound (its binding cycle, PreBind included).
 func gateScheduler(ctx context.Context, sched *scheduler.Scheduler, clk *simtime.Clock) {
 	q := sched.SchedulingQueue
 	gate := clk.Activity().Gate("the scheduler's queue", func() bool {
 		return len(q.PodsInActiveQ()) > 0 || len(q.PodsInBackoffQ()) > 0
 	})
 	clk.Activity().Probe("the scheduler's pods in flight", func() bool { return len(q.InFlightPods()) > 0 })
+	// The queue lets a pod go (Done) before PreBind, where VolumeBinding
+	// waits, polling each wall second, for a WaitForFirstConsumer claim
+	// to bind: the assumed pods are what is in flight from there on.
+	assumed := &assumedPods{Cache: sched.Cache, uids: map[types.UID]bool{}}
+	sched.Cache = assumed
+	clk.Activity().Probe("the scheduler's pods binding", assumed.any)
 	pop := sched.NextPod
 	sched.NextPod = func(logger klog.Logger) (*framework.QueuedPodInfo, error) {
 		if !gate.Wait(ctx) {
@@ -156,6 +166,53 @@ func gateScheduler(ctx context.Context, sched *scheduler.Scheduler, clk *simtime
 		}
 		return pop(logger)
 	}
+}
+
+// assumedPods is the scheduler's cache, counting the pods it holds
+// assumed: placed by a scheduling cycle and not yet confirmed by the pod
+// informer's bound pod (or forgotten when binding failed).
+type assumedPods struct {
+	internalcache.Cache
+	mu   sync.Mutex
+	uids map[types.UID]bool
+}
+
+func (a *assumedPods) AssumePod(logger klog.Logger, pod *corev1.Pod) error {
+	err := a.Cache.AssumePod(logger, pod)
+	if err == nil {
+		a.mu.Lock()
+		a.uids[pod.UID] = true
+		a.mu.Unlock()
+	}
+	return err
+}
+
+func (a *assumedPods) ForgetPod(logger klog.Logger, pod *corev1.Pod) error {
+	a.done(pod)
+	return a.Cache.ForgetPod(logger, pod)
+}
+
+func (a *assumedPods) AddPod(logger klog.Logger, pod *corev1.Pod) error {
+	err := a.Cache.AddPod(logger, pod)
+	a.done(pod)
+	return err
+}
+
+func (a *assumedPods) RemovePod(logger klog.Logger, pod *corev1.Pod) error {
+	a.done(pod)
+	return a.Cache.RemovePod(logger, pod)
+}
+
+func (a *assumedPods) done(pod *corev1.Pod) {
+	a.mu.Lock()
+	delete(a.uids, pod.UID)
+	a.mu.Unlock()
+}
+
+func (a *assumedPods) any() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.uids) > 0
 }
 
 // flushLeftovers does on a rehearsal's clock what the scheduler's queue
