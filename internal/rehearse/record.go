@@ -43,6 +43,9 @@ type recorder struct {
 	pods     map[types.UID]*podRun
 	nodes    map[string]*nodeRun
 	pools    map[string]*poolRun
+	// volumes are the volumes provisioned for the rehearsal's claims,
+	// by name.
+	volumes map[string]*volumeRun
 	// pending counts the rehearsal's pods made and not yet running;
 	// waiting its Jobs admitted whose pods have not all started (a Job
 	// the quota holds back has no pod to be pending); teamGPUs the GPUs
@@ -99,6 +102,11 @@ type jobRun struct {
 	// quotaRefused how long they have been in all.
 	quotaSince   time.Time
 	quotaRefused time.Duration
+	// replacementWait is how long its replacement pods waited to start,
+	// in all, and replacements how many started: a checkpointed training
+	// Job's replacements run only in its checkpoint volume's zone.
+	replacementWait time.Duration
+	replacements    int
 }
 
 // podRun is one pod of the rehearsal.
@@ -110,9 +118,21 @@ type podRun struct {
 	pool      string
 	gpus, cpu float64
 	started   time.Time
+	// seenAt is when the pod was first seen; replacement marks a pod its
+	// Job made past its parallelism, in place of one that ended early.
+	seenAt      time.Time
+	replacement bool
 	// from is the work the pod resumed from (trace time).
 	from  time.Duration
 	ended bool
+}
+
+// volumeRun is one volume: its class and size, from when it was seen
+// until it was deleted (zero: it outlived the rehearsal).
+type volumeRun struct {
+	class    string
+	gib      float64
+	from, to time.Time
 }
 
 type nodeRun struct {
@@ -154,7 +174,7 @@ func newRecorder(client kubernetes.Interface, tl timeline, bp *v1alpha1.Blueprin
 	r := &recorder{
 		tl: tl, client: client, teams: map[string]string{},
 		jobs: map[string]*jobRun{}, services: map[string]*serviceRun{}, pods: map[types.UID]*podRun{},
-		nodes: map[string]*nodeRun{}, pools: map[string]*poolRun{}, changed: make(chan struct{}, 1),
+		nodes: map[string]*nodeRun{}, pools: map[string]*poolRun{}, volumes: map[string]*volumeRun{}, changed: make(chan struct{}, 1),
 		quota: map[string]float64{},
 	}
 	for _, t := range bp.Spec.Teams {
@@ -323,7 +343,7 @@ func (r *recorder) onPod(p *corev1.Pod, deleted bool) {
 		if deleted {
 			return
 		}
-		pr = &podRun{namespace: p.Namespace, name: p.Name, team: r.teams[p.Namespace], gpus: podGPUs(p), cpu: podCPU(p)}
+		pr = &podRun{namespace: p.Namespace, name: p.Name, team: r.teams[p.Namespace], gpus: podGPUs(p), cpu: podCPU(p), seenAt: now}
 		r.pods[p.UID] = pr
 		r.pending.add(now, 1)
 		if name := p.Labels[batchv1.JobNameLabel]; name != "" {
@@ -335,6 +355,7 @@ func (r *recorder) onPod(p *corev1.Pod, deleted bool) {
 					j.closeQuota(now)
 				}
 				if j.seen > int(j.w.job.Pods) {
+					pr.replacement = true
 					r.resume(j, pr)
 				}
 			}
@@ -350,6 +371,26 @@ func (r *recorder) onPod(p *corev1.Pod, deleted bool) {
 		r.end(pr, p, now)
 	}
 	r.signal()
+}
+
+// onVolume counts a volume from when it is first seen until it is
+// deleted: the storage a class's price is paid for.
+func (r *recorder) onVolume(pv *corev1.PersistentVolume, deleted bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	now := r.tl.now()
+	v := r.volumes[pv.Name]
+	if v == nil {
+		if deleted {
+			return
+		}
+		size := pv.Spec.Capacity[corev1.ResourceStorage]
+		v = &volumeRun{class: pv.Spec.StorageClassName, gib: float64(size.Value()) / (1 << 30), from: now}
+		r.volumes[pv.Name] = v
+	}
+	if deleted && v.to.IsZero() {
+		v.to = now
+	}
 }
 
 // addNode counts a node of a pool from now. r.mu is held.
@@ -434,6 +475,10 @@ func (r *recorder) start(pr *podRun, p *corev1.Pod, now time.Time) {
 		}
 		j.running++
 		j.started++
+		if pr.replacement {
+			j.replacementWait += now.Sub(pr.seenAt)
+			j.replacements++
+		}
 		if j.started >= int(j.w.job.Pods) && j.allStarted.IsZero() {
 			j.allStarted = now
 			if j.finished.IsZero() {

@@ -3,18 +3,21 @@ package rehearse
 import (
 	"context"
 	"encoding/json"
+	"math"
 	"slices"
 	"testing"
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes/fake"
 	clocktesting "k8s.io/utils/clock/testing"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/prices"
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/rehearse/trace"
@@ -328,5 +331,75 @@ func TestJobWaitsUntilItsPodsStart(t *testing.T) {
 	want := []report.Point{{T: 0, V: 1}, {T: report.Duration(time.Hour), V: 0}, {T: report.Duration(time.Hour), V: 0}}
 	if !slices.Equal(got, want) {
 		t.Errorf("jobs waiting over the hour: %v; want %v", got, want)
+	}
+}
+
+// A class's volumes count from when each is seen until it is deleted or
+// the rehearsal ends, priced at the class's pricePerGiBMonth over a
+// 730-hour month; two volumes held at once make the peak.
+func TestStorageGiBHoursAndCost(t *testing.T) {
+	start := epoch
+	bp, _, err := blueprint.Parse("b.yaml", []byte(`apiVersion: berth.io/v1alpha1
+kind: Blueprint
+metadata: {name: shop}
+spec:
+  pools:
+  - {name: system, mode: System, machine: {cpu: 4, memory: 16Gi}, count: 1, taints: ["CriticalAddonsOnly=true:NoSchedule"]}
+  storage:
+    classes:
+    - {name: standard, default: true, pricePerGiBMonth: "0.073"}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	clk := clocktesting.NewFakePassiveClock(start)
+	r := newRecorder(fake.NewClientset(), timeline{clock: clk, start: start}, bp)
+	volume := func(name, gib string) *corev1.PersistentVolume {
+		return &corev1.PersistentVolume{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: corev1.PersistentVolumeSpec{
+			StorageClassName: "standard", Capacity: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse(gib)}}}
+	}
+	r.onVolume(volume("a", "100Gi"), false)
+	clk.SetTime(start.Add(time.Hour))
+	r.onVolume(volume("b", "50Gi"), false)
+	clk.SetTime(start.Add(2 * time.Hour))
+	r.onVolume(volume("a", "100Gi"), true)
+
+	got := r.storage(start.Add(3*time.Hour), bp)
+	if len(got) != 1 {
+		t.Fatalf("storage %+v; want one class", got)
+	}
+	s := got[0]
+	// a: 100 GiB for 2 h; b: 50 GiB for 2 h.
+	if s.Class != "standard" || s.Volumes != 2 || s.PeakGiB != 150 || s.GiBHours != 300 {
+		t.Errorf("storage %+v; want 2 volumes, peak 150 GiB, 300 GiB-hours", s)
+	}
+	if s.Cost == nil || math.Abs(*s.Cost-300*0.073/730) > 1e-9 {
+		t.Errorf("cost %v; want 300 GiB-hours at $0.073 a GiB-month, $%.4f", s.Cost, 300*0.073/730)
+	}
+}
+
+// A checkpointed Job's replacement pod counts its wait, from when it was
+// seen until it ran, as the report's replacement wait.
+func TestReplacementWaitOfCheckpointedTraining(t *testing.T) {
+	start := epoch
+	r, j, _ := checkpointedJob(t, start)
+	j.w.claimed = true
+	first := jobPod("1", "ft-a", corev1.PodRunning)
+	r.onPod(first, false) // seen, and started, at the clock's now: start + 1h
+	r.mu.Lock()
+	r.end(r.pods["1"], interrupted(first), start.Add(time.Hour))
+	r.mu.Unlock()
+	second := jobPod("2", "ft-b", corev1.PodPending)
+	r.onPod(second, false) // the replacement, seen at start + 1h
+	r.mu.Lock()
+	second.Status.Phase = corev1.PodRunning
+	r.start(r.pods["2"], second, start.Add(time.Hour+7*time.Minute))
+	r.mu.Unlock()
+	r.patches.Wait()
+
+	rep := r.report(start.Add(2*time.Hour), Options{Blueprint: &v1alpha1.Blueprint{}, Trace: &trace.Trace{}})
+	got := rep.Jobs[0]
+	if !got.Claimed || got.Replacements != 1 || got.ReplacementWait == nil || time.Duration(*got.ReplacementWait) != 7*time.Minute {
+		t.Errorf("claimed %v, replacements %d, wait %v; want a claimed Job whose one replacement waited 7m", got.Claimed, got.Replacements, got.ReplacementWait)
 	}
 }

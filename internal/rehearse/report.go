@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/simtime"
 )
@@ -79,6 +80,13 @@ func (r *recorder) report(stopped time.Time, o Options) *report.Report {
 			res.State = report.Failed
 		default:
 			res.State = report.Completed
+		}
+		if j.w.claimed {
+			res.Claimed, res.Replacements = true, j.replacements
+			if j.replacements > 0 {
+				w := report.Duration(j.replacementWait)
+				res.ReplacementWait = &w
+			}
 		}
 		if !j.allStarted.IsZero() {
 			w := report.Duration(j.allStarted.Sub(j.submitted))
@@ -169,6 +177,7 @@ func (r *recorder) report(stopped time.Time, o Options) *report.Report {
 		res.PeakRPS = peakRPS(o, s.w)
 		rep.Services = append(rep.Services, res)
 	}
+	rep.Storage = r.storage(stopped, o.Blueprint)
 	rep.Disruptions = append([]report.DisruptionResult(nil), r.disruptions...)
 	rep.Notes = append(rep.Notes, r.notes...)
 	rep.Series = r.series(stopped, o.Prices)
@@ -230,4 +239,64 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
+}
+
+// hoursPerMonth is the month the clouds bill storage by.
+const hoursPerMonth = 730
+
+// storage is each class's volumes: how many, the most GiB held at once,
+// the GiB-hours, and their cost at the class's price. r.mu is held.
+func (r *recorder) storage(stopped time.Time, bp *v1alpha1.Blueprint) []report.StorageResult {
+	type change struct {
+		at  time.Time
+		gib float64
+	}
+	byClass := map[string]*report.StorageResult{}
+	changes := map[string][]change{}
+	for _, name := range slices.Sorted(maps.Keys(r.volumes)) {
+		v := r.volumes[name]
+		res := byClass[v.class]
+		if res == nil {
+			res = &report.StorageResult{Class: v.class}
+			byClass[v.class] = res
+		}
+		to := v.to
+		if to.IsZero() || to.After(stopped) {
+			to = stopped
+		}
+		res.Volumes++
+		res.GiBHours += v.gib * to.Sub(v.from).Hours()
+		changes[v.class] = append(changes[v.class], change{v.from, v.gib}, change{to, -v.gib})
+	}
+	var out []report.StorageResult
+	for _, class := range slices.Sorted(maps.Keys(byClass)) {
+		res := byClass[class]
+		cs := changes[class]
+		// Ends before starts at the same moment: a volume replaced at
+		// once is not two at once.
+		slices.SortStableFunc(cs, func(a, b change) int {
+			if c := a.at.Compare(b.at); c != 0 {
+				return c
+			}
+			return cmp.Compare(a.gib, b.gib)
+		})
+		held := 0.0
+		for _, c := range cs {
+			held += c.gib
+			res.PeakGiB = max(res.PeakGiB, held)
+		}
+		if bp.Spec.Storage == nil {
+			out = append(out, *res)
+			continue
+		}
+		for _, c := range bp.Spec.Storage.Classes {
+			if c.Name == class && c.PricePerGiBMonth != nil {
+				price := float64(c.PricePerGiBMonth.Micros()) / 1e6
+				cost := res.GiBHours * price / hoursPerMonth
+				res.PricePerGiBMonth, res.Cost = &price, &cost
+			}
+		}
+		out = append(out, *res)
+	}
+	return out
 }

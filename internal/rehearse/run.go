@@ -105,6 +105,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		{factory.Apps().V1().Deployments().Informer(), handlers(rec.onDeployment)},
 		{factory.Policy().V1().PodDisruptionBudgets().Informer(), handlers(rec.onBudget)},
 		{factory.Core().V1().Events().Informer(), handlers(rec.onEvent)},
+		{factory.Core().V1().PersistentVolumes().Informer(), handlers(rec.onVolume)},
 	} {
 		if _, err := w.informer.AddEventHandler(w.handler); err != nil {
 			return nil, err

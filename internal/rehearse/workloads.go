@@ -30,6 +30,9 @@ type workload struct {
 	namespace string
 	class     string
 	objects   []runtime.Object
+	// claimed marks a Job with a checkpoint claim: its pods run only in
+	// its volume's zone.
+	claimed bool
 	// minAvailable is an inference service's budget: its class's
 	// disruption.minAvailable, or the 1 `berth new` writes for a class
 	// without one. The budget's status refines it once it is computed.
@@ -38,12 +41,16 @@ type workload struct {
 
 // workloadFor builds the objects of a trace row on bp, the blueprint the
 // cluster runs: a Job of j.Pods pods for training and batch, each
-// annotated to run j.Duration; for inference the Deployment, Service, HPA
-// and budget `berth new inference` writes, at least j.Pods replicas.
+// annotated to run j.Duration, and for checkpointed training of one pod
+// the checkpoint claim `berth new training` writes, of the blueprint's
+// default class (its pods then run only where its volume is); for
+// inference the Deployment, Service, HPA and budget `berth new inference`
+// writes, at least j.Pods replicas.
 func workloadFor(bp *v1alpha1.Blueprint, j trace.Job) (*workload, error) {
-	o := scaffold.Options{Kind: j.Kind, Name: j.Name, Team: j.Team, Class: j.Class, Model: j.Model, GPUs: int(j.GPUs), GPUsGiven: true}
+	o := scaffold.Options{Kind: j.Kind, Name: j.Name, Team: j.Team, Class: j.Class, Model: j.Model, GPUs: int(j.GPUs), GPUsGiven: true,
+		CheckpointClaim: keepsClaim(bp, j)}
 	if j.Kind != scaffold.Inference {
-		job, class, err := scaffold.Job(bp, o)
+		job, claim, class, err := scaffold.Job(bp, o)
 		if err != nil {
 			return nil, err
 		}
@@ -56,7 +63,14 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job) (*workload, error) {
 		}
 		job.Spec.Template.Annotations[v1alpha1.AnnotationDuration] = runTime(j.Duration)
 		size(&job.Spec.Template.Spec, j)
-		return &workload{job: j, namespace: job.Namespace, class: class.Name, objects: []runtime.Object{job}}, nil
+		w := &workload{job: j, namespace: job.Namespace, class: class.Name}
+		if claim != nil {
+			mark(&claim.ObjectMeta, j.Kind)
+			w.objects = append(w.objects, claim)
+			w.claimed = true
+		}
+		w.objects = append(w.objects, job)
+		return w, nil
 	}
 	s, err := scaffold.New(bp, o)
 	if err != nil {
@@ -87,6 +101,16 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job) (*workload, error) {
 		w.objects = append(w.objects, obj.Object)
 	}
 	return w, nil
+}
+
+// keepsClaim reports whether a row's Job keeps its checkpoint claim:
+// training with a checkpoint, of one pod, on a blueprint with a default
+// class. A Job of several pods would share one ReadWriteOnce claim,
+// which a cloud's disk attaches to one node only (the local cluster's
+// drivers attach nothing, so it would not stop them): those keep their
+// progress without a claim, as before.
+func keepsClaim(bp *v1alpha1.Blueprint, j trace.Job) bool {
+	return j.Kind == scaffold.Training && j.Checkpoint > 0 && j.Pods == 1 && bp.Spec.DefaultStorageClassName() != ""
 }
 
 // workerFor builds a queue's worker on bp, the blueprint the cluster
@@ -152,6 +176,8 @@ func (w *workload) create(ctx context.Context, c kubernetes.Interface) error {
 	for _, obj := range w.objects {
 		var err error
 		switch o := obj.(type) {
+		case *corev1.PersistentVolumeClaim:
+			_, err = c.CoreV1().PersistentVolumeClaims(o.Namespace).Create(ctx, o, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager})
 		case *batchv1.Job:
 			_, err = c.BatchV1().Jobs(o.Namespace).Create(ctx, o, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager})
 		case *appsv1.Deployment:

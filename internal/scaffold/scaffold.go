@@ -77,6 +77,9 @@ type Options struct {
 	// StorageClass is the class of a training Job's checkpoint claim.
 	// Empty means the blueprint's default class.
 	StorageClass string
+	// CheckpointClaim has Job keep a training Job's checkpoint claim and
+	// its mount, for a rehearsal of checkpointed training.
+	CheckpointClaim bool
 }
 
 // Object is one manifest with the comment written above it.

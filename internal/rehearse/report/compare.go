@@ -89,8 +89,32 @@ func compare(a, b *Report) []comparison {
 	for _, k := range order {
 		dur("service "+k+" below budget", side(services[k], func(s *ServiceResult) Duration { return s.BelowBudget }))
 	}
+	storage, order := pair(a.Storage, b.Storage, func(s *StorageResult) string { return s.Class })
+	for _, k := range order {
+		num("storage "+k+" GiB-hours", side(storage[k], func(s *StorageResult) float64 { return s.GiBHours }), "%.1f")
+	}
+	if ra, rb := replacementHours(a), replacementHours(b); ra != nil || rb != nil {
+		num("checkpointed replacements' wait hours (zone-held)", both[float64]{ra, rb}, "%.2f")
+	}
 	rows = append(rows, compareCost(a, b)...)
 	return rows
+}
+
+// replacementHours is how long the replacements of checkpointed training
+// waited to start, in all; nil when no such Job had one.
+func replacementHours(r *Report) *float64 {
+	var total float64
+	seen := false
+	for _, j := range r.Jobs {
+		if j.ReplacementWait != nil {
+			total += time.Duration(*j.ReplacementWait).Hours()
+			seen = true
+		}
+	}
+	if !seen {
+		return nil
+	}
+	return &total
 }
 
 // pair matches the entries of two reports by key, in the order the first

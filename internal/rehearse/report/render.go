@@ -50,6 +50,20 @@ func WriteTable(w io.Writer, r *Report) error {
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%g\t%.1f\t%d\t%d\t%s\n", s.Name, s.Team, s.Class, s.PeakRPS, s.MeanReplicas, s.PeakReplicas, s.MinAvailable, short(s.BelowBudget))
 		}
 	}
+	if len(r.Storage) > 0 {
+		fmt.Fprintln(tw, "\nSTORAGE CLASS\tVOLUMES\tPEAK GiB\tGiB-h\tCOST")
+		for _, st := range r.Storage {
+			cost := "- (no pricePerGiBMonth)"
+			if st.Cost != nil {
+				cost = fmt.Sprintf("$%.2f", *st.Cost)
+			}
+			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\n", st.Class, st.Volumes, st.PeakGiB, hours(st.GiBHours), cost)
+		}
+	}
+	if n, pods, wait, most := replacements(r); n > 0 {
+		fmt.Fprintf(tw, "\nCheckpointed training: %d of its Jobs had %d replacement pods, each held to its checkpoint volume's zone; they waited %s to start in all (at most %s for one Job).\n",
+			n, pods, short(Duration(wait)), short(Duration(most)))
+	}
 	if len(r.Disruptions) > 0 {
 		fmt.Fprintln(tw, "\nDISRUPTION\tAT\tPOOL\tNOTICE\tTOOK\tNODES")
 		for _, d := range r.Disruptions {
@@ -92,6 +106,23 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// replacements sums the replacement pods of checkpointed training:
+// how many Jobs had any, how many pods, their wait in all and the most
+// one Job's waited.
+func replacements(r *Report) (jobs, pods int, wait, most time.Duration) {
+	for _, j := range r.Jobs {
+		if j.ReplacementWait == nil {
+			continue
+		}
+		jobs++
+		pods += j.Replacements
+		w := time.Duration(*j.ReplacementWait)
+		wait += w
+		most = max(most, w)
+	}
+	return jobs, pods, wait, most
 }
 
 // short writes a trace duration to the minute (to the second under a

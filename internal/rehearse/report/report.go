@@ -38,6 +38,7 @@ type Report struct {
 	Groups   []GroupResult   `json:"groups"`
 	Pools    []PoolResult    `json:"pools"`
 	Services []ServiceResult `json:"services,omitempty"`
+	Storage  []StorageResult `json:"storage,omitempty"`
 	// Disruptions are the trace's interruptions as carried out.
 	Disruptions []DisruptionResult `json:"disruptions,omitempty"`
 	Cost        *cost.Report       `json:"cost,omitempty"`
@@ -121,6 +122,27 @@ type JobResult struct {
 	// RanOn is the pools its pods started on, in order: [spot-gpu, gpu]
 	// for a job interrupted on spot that resumed on demand.
 	RanOn []string `json:"ranOn,omitempty"`
+	// Claimed marks checkpointed training with its checkpoint claim: its
+	// pods run only in its volume's zone. Replacements are the pods that
+	// started in place of ones that ended early, and ReplacementWait how
+	// long they waited to start, in all (nil for a Job without a claim).
+	Claimed         bool      `json:"claimed,omitempty"`
+	Replacements    int       `json:"replacements,omitempty"`
+	ReplacementWait *Duration `json:"replacementWait,omitempty"`
+}
+
+// StorageResult is one storage class's volumes over the rehearsal, each
+// from its provisioning to its deletion or the end.
+type StorageResult struct {
+	Class    string  `json:"class"`
+	Volumes  int     `json:"volumes"`
+	PeakGiB  float64 `json:"peakGiB"`
+	GiBHours float64 `json:"gibHours"`
+	// PricePerGiBMonth is the class's spec.storage.classes[]
+	// pricePerGiBMonth, and Cost the GiB-hours at that price (a month
+	// counted as 730 hours, as the clouds bill); both nil without one.
+	PricePerGiBMonth *float64 `json:"pricePerGiBMonth,omitempty"`
+	Cost             *float64 `json:"cost,omitempty"`
 }
 
 // GroupResult sums a team's jobs of one class.

@@ -65,3 +65,55 @@ func TestRehearseInterruption(t *testing.T) {
 	exactly(t, r, "spot-gpu's time at zero", time.Duration(spot.AtZero), restart-stopped)
 	exactlyHours(t, r, "spot-gpu's node-hours", spot.NodeHours, stopped+(end-restart))
 }
+
+// TestRehearseInterruptionHoldsTheZone replays TestRehearseInterruption's
+// job with its checkpoint claim on two single-zone spot pools: spot-a
+// (zone-1, its node up from the start, where the job and its volume
+// start) and spot-b (zone-2, at zero). When spot-a is interrupted at 40m
+// the replacement can only run in zone-1, where its volume is: spot-b,
+// free to grow at once, stays at zero (the autoscaler's simulation runs
+// the scheduler's VolumeZone plugin), and the replacement waits for
+// spot-a's new node, as in TestRehearseInterruption:
+//
+//	created      40m+N+jobDone (the Job's replacement)
+//	started      nextScan(40m+N+jobDone) + P
+//	replacement wait, in the report: started − created
+//	storage      one 50 GiB volume of class standard from the first
+//	             pod's scheduling (0) to the end
+//
+// Mutations it catches: a claim left out (spot-b may grow and run the
+// replacement); a simulation without the volume plugins (the expander
+// may pick spot-b, whose node the pod cannot use).
+func TestRehearseInterruptionHoldsTheZone(t *testing.T) {
+	r := rehearseJSON(t, "-f", "testdata/rehearse-spot-zones.yaml", "--trace", "testdata/rehearse-interruption-a.yaml")
+	if len(r.Jobs) != 1 {
+		t.Fatalf("%d jobs in the report; want 1", len(r.Jobs))
+	}
+	const (
+		notice = 30 * time.Second
+		p      = 10 * time.Minute
+	)
+	j := r.Jobs[0]
+	if !j.Claimed || j.Replacements != 1 || j.ReplacementWait == nil {
+		t.Fatalf("job %s: claimed %v, %d replacements, wait %v; want its claim and one replacement", j.Name, j.Claimed, j.Replacements, j.ReplacementWait)
+	}
+	if len(j.RanOn) != 1 || j.RanOn[0] != "spot-a" {
+		t.Errorf("job %s ran on %v; want spot-a alone, its volume's zone", j.Name, j.RanOn)
+	}
+	stopped := 40*time.Minute + notice
+	created := stopped + jobDone
+	restart := nextScan(created) + p
+	exactly(t, r, "the replacement's wait", time.Duration(*j.ReplacementWait), restart-created)
+	exactly(t, r, "the job's run", ran(t, r, j), restart+30*time.Minute+jobDone)
+	if b := reportPool(t, r, "spot-b"); b.PeakNodes != 0 {
+		t.Errorf("pool spot-b (zone-2) peaked at %d nodes; want 0: the replacement can only run in zone-1", b.PeakNodes)
+	}
+	if len(r.Storage) != 1 {
+		t.Fatalf("storage %+v; want class standard's one volume", r.Storage)
+	}
+	s := r.Storage[0]
+	if s.Class != "standard" || s.Volumes != 1 || s.PeakGiB != 50 || s.Cost == nil {
+		t.Errorf("storage %+v; want one 50 GiB volume of standard, priced", s)
+	}
+	exactlyHours(t, r, "the volume's GiB-hours / 50", s.GiBHours/50, time.Duration(r.Rehearsed))
+}
