@@ -567,3 +567,35 @@ func TestWhyGatedPreemptionAndBudget(t *testing.T) {
 		return err == nil && p.Status.Phase == corev1.PodRunning && p.Spec.NodeName == victimNode, err
 	})
 }
+
+// A pod whose claim names a storage class the cluster does not have:
+// the scheduler waits on the claim, and berth why gives the Volumes
+// layer's verdict, not the pools' room, with the classes there are.
+func TestWhyClaimOfUnknownClass(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	class := "gp3"
+	claim := &corev1.PersistentVolumeClaim{
+		ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: "ckpt"},
+		Spec: corev1.PersistentVolumeClaimSpec{
+			StorageClassName: &class,
+			AccessModes:      []corev1.PersistentVolumeAccessMode{corev1.ReadWriteOnce},
+			Resources:        corev1.VolumeResourceRequirements{Requests: corev1.ResourceList{corev1.ResourceStorage: resource.MustParse("1Gi")}},
+		},
+	}
+	if _, err := client.CoreV1().PersistentVolumeClaims(ns).Create(ctx, claim, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p := plainPod(ns, "mounts-gp3")
+	p.Spec.Volumes = []corev1.Volume{{Name: "ckpt", VolumeSource: corev1.VolumeSource{
+		PersistentVolumeClaim: &corev1.PersistentVolumeClaimVolumeSource{ClaimName: "ckpt"}}}}
+	createPending(t, p)
+
+	v := whyVerdict(t, p.Name, "-n", ns)
+	wantVerdict(t, v, why.CauseClaimClass,
+		[]string{"claim ckpt names storage class gp3, which does not exist"},
+		[]string{"standard", "spec.storage.classes"})
+	if v.Top.Layer != why.LayerVolumes {
+		t.Errorf("verdict layer %s; want volumes", v.Top.Layer)
+	}
+}
