@@ -83,9 +83,29 @@ func MustBerth(t testing.TB, home string, args ...string) string {
 	t.Helper()
 	out, code := Berth(t, home, args...)
 	if code != 0 {
-		t.Fatalf("berth %s exited %d:\n%s", strings.Join(args, " "), code, out)
+		t.Fatalf("berth %s exited %d:\n%s%s", strings.Join(args, " "), code, out, controlPlaneLog(out))
 	}
 	return out
+}
+
+// controlPlaneLog is the end of the log a failed `berth up -d` names
+// ("(the control plane's log: PATH)"): the test's temporary directory,
+// where it lives, is gone once the test ends.
+func controlPlaneLog(out string) string {
+	_, rest, ok := strings.Cut(out, "(the control plane's log: ")
+	if !ok {
+		return ""
+	}
+	path, _, _ := strings.Cut(rest, ")")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "\n(the control plane's log: " + err.Error() + ")"
+	}
+	const tail = 8000
+	if len(b) > tail {
+		b = b[len(b)-tail:]
+	}
+	return "\n--- the end of " + path + ":\n" + string(b)
 }
 
 func run(t testing.TB, dir, home string, stdout, stderr io.Writer, args ...string) int {
