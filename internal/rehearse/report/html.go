@@ -120,7 +120,8 @@ func gpuChart(a, b *Report) template.HTML {
 	return chart.Bars("Idle GPU-hours per pool", bars)
 }
 
-var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{"short": short, "hours": hours, "jobHours": func(d Duration) string { return hours(time.Duration(d).Hours()) }, "charts": charts}).Parse(`<!doctype html>
+var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{"short": short, "hours": hours, "jobHours": func(d Duration) string { return hours(time.Duration(d).Hours()) }, "charts": charts,
+	"deref": func(f *float64) float64 { return *f }, "replacementLine": replacementLine}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>berth rehearse: {{.NameA}}{{if .B}} vs {{.NameB}}{{end}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -152,6 +153,10 @@ th{background:#f3f5f7}
 {{if .Services}}<table><tr><th>service</th><th>team</th><th>peak rps</th><th>replicas mean</th><th>peak</th><th>min available</th><th>below budget</th></tr>
 {{range .Services}}<tr><td>{{.Name}}</td><td>{{.Team}}</td><td>{{.PeakRPS}}</td><td>{{printf "%.1f" .MeanReplicas}}</td><td>{{.PeakReplicas}}</td><td>{{.MinAvailable}}</td><td>{{short .BelowBudget}}</td></tr>
 {{end}}</table>{{end}}
+{{if .Storage}}<table><tr><th>storage class</th><th>volumes</th><th>peak GiB</th><th>GiB-h</th><th>cost</th></tr>
+{{range .Storage}}<tr><td>{{.Class}}</td><td>{{.Volumes}}</td><td>{{printf "%.0f" .PeakGiB}}</td><td>{{hours .GiBHours}}</td><td>{{if .Cost}}{{printf "$%.2f" (deref .Cost)}}{{else}}- (no pricePerGiBMonth){{end}}</td></tr>
+{{end}}</table>{{end}}
+{{with replacementLine .}}<p>{{.}}</p>{{end}}
 {{if .Disruptions}}<table><tr><th>disruption</th><th>at</th><th>pool</th><th>notice</th><th>took</th><th>nodes</th></tr>
 {{range .Disruptions}}<tr><td>{{.Kind}}</td><td>{{short .At}}</td><td>{{.Pool}}</td><td>{{if .Notice}}{{short .Notice}}{{else}}-{{end}}</td><td>{{if .Took}}{{short .Took}}{{else}}-{{end}}</td><td>{{if .Error}}failed: {{.Error}}{{else}}{{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{else}}(none up){{end}}{{end}}</td></tr>
 {{end}}</table>{{end}}

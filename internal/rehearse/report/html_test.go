@@ -29,12 +29,16 @@ func TestWaitChartDrawsNoBarForAGroupThatNeverRan(t *testing.T) {
 // and its tolerance: a template that names a field the report lacks
 // fails here, not in a user's rehearsal.
 func TestPageRendersAReport(t *testing.T) {
+	cost, wait := 0.005, Duration(10*time.Minute)
 	rep := func(name string) *Report {
 		return &Report{
 			Blueprint: name, Trace: "week.csv", Seed: 1, Rehearsed: Duration(time.Hour), Tolerance: Duration(time.Second),
 			Clock:  ClockReport{Step: Duration(time.Second), Steps: 737, Settling: Duration(2 * time.Second)},
 			Groups: []GroupResult{{Team: "ml", Class: "training", Jobs: 1, Completed: 1, WaitP50: Duration(10 * time.Minute)}},
 			Pools:  []PoolResult{{Name: "gpu", NodeHours: 1.5}},
+			Storage: []StorageResult{{Class: "standard", Volumes: 1, PeakGiB: 50, GiBHours: 50, Cost: &cost},
+				{Class: "files", Volumes: 1, PeakGiB: 10, GiBHours: 10}},
+			Jobs:   []JobResult{{Team: "ml", Name: "bert", Claimed: true, Replacements: 1, ReplacementWait: &wait}},
 			Series: &Series{Nodes: map[string][]Point{"gpu": {{T: 0, V: 0}, {T: Duration(time.Hour), V: 1}}}},
 		}
 	}
@@ -47,7 +51,8 @@ func TestPageRendersAReport(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, want := range []string{"exact to 1s", "737 steps of 1s"} {
+		for _, want := range []string{"exact to 1s", "737 steps of 1s", "<td>standard</td><td>1</td><td>50</td><td>50.0</td><td>$0.01</td>",
+			"- (no pricePerGiBMonth)", "1 replacement pods, each held to its checkpoint volume&#39;s zone; they waited 10m"} {
 			if !strings.Contains(string(page), want) {
 				t.Errorf("the page lacks %q", want)
 			}

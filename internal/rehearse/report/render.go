@@ -60,9 +60,8 @@ func WriteTable(w io.Writer, r *Report) error {
 			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\n", st.Class, st.Volumes, st.PeakGiB, hours(st.GiBHours), cost)
 		}
 	}
-	if n, pods, wait, most := replacements(r); n > 0 {
-		fmt.Fprintf(tw, "\nCheckpointed training: %d of its Jobs had %d replacement pods, each held to its checkpoint volume's zone; they waited %s to start in all (at most %s for one Job).\n",
-			n, pods, short(Duration(wait)), short(Duration(most)))
+	if line := replacementLine(r); line != "" {
+		fmt.Fprintf(tw, "\n%s\n", line)
 	}
 	if len(r.Disruptions) > 0 {
 		fmt.Fprintln(tw, "\nDISRUPTION\tAT\tPOOL\tNOTICE\tTOOK\tNODES")
@@ -106,6 +105,17 @@ func WriteTable(w io.Writer, r *Report) error {
 		}
 	}
 	return nil
+}
+
+// replacementLine says how long checkpointed training's replacement
+// pods waited, held to their volumes' zones; "" when none had any.
+func replacementLine(r *Report) string {
+	n, pods, wait, most := replacements(r)
+	if n == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Checkpointed training: %d of its Jobs had %d replacement pods, each held to its checkpoint volume's zone; they waited %s to start in all (at most %s for one Job).",
+		n, pods, short(Duration(wait)), short(Duration(most)))
 }
 
 // replacements sums the replacement pods of checkpointed training:
