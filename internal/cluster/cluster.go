@@ -41,6 +41,7 @@ import (
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/recorded"
 	"berth.io/berth/internal/simtime"
+	"berth.io/berth/internal/storage"
 	_ "berth.io/berth/internal/version" // stamps the Kubernetes version
 )
 
@@ -117,6 +118,9 @@ type Cluster struct {
 	Nodes []string
 	// Resumed is true when the state directory already held the cluster.
 	Resumed bool
+	// storage are the blueprint's drivers' provision controllers, made
+	// before the components start.
+	storage storage.Prepared
 	// StartedIn is how long Start took, from call to ready.
 	StartedIn time.Duration
 
@@ -280,6 +284,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	step("kube-apiserver serving on %s", c.Server)
+
+	// Before any component watches the API (storage.Prepared says why).
+	c.storage = storage.Prepare(runCtx, client, storageDrivers(opts.Blueprint))
 
 	kubeconfig := state.Kubeconfig()
 	c.run(runCtx, "kube-controller-manager", func(ctx context.Context) error {
@@ -562,4 +569,16 @@ func protobuf(cfg *rest.Config) *rest.Config {
 	cfg.ContentType = "application/vnd.kubernetes.protobuf"
 	cfg.AcceptContentTypes = "application/vnd.kubernetes.protobuf,application/json"
 	return cfg
+}
+
+// storageDrivers are the CSI drivers of bp's storage classes.
+func storageDrivers(bp *v1alpha1.Blueprint) []string {
+	if bp == nil || bp.Spec.Storage == nil {
+		return nil
+	}
+	var out []string
+	for _, c := range bp.Spec.Storage.Classes {
+		out = append(out, storage.Driver(c.Name))
+	}
+	return out
 }

@@ -172,23 +172,58 @@ func reclaimPolicy(c *storagev1.StorageClass) corev1.PersistentVolumeReclaimPoli
 type Controller struct {
 	client kubernetes.Interface
 	// clock is the manager's: the cluster's, virtual in a rehearsal.
-	clock   clock.WithDelayedExecution
-	classes cache.SharedIndexInformer
-	nodes   cache.SharedIndexInformer
+	clock clock.WithDelayedExecution
+	// prepared are the drivers' controllers made before the cluster's
+	// components started (Prepare).
+	prepared Prepared
+	classes  cache.SharedIndexInformer
+	nodes    cache.SharedIndexInformer
 
 	mu      sync.Mutex
 	running map[string]bool
 }
 
+// Prepared are provision controllers made before anything in the
+// process watches the API: the library's constructor registers core/v1
+// in client-go's global scheme (controller.go, v1.AddToScheme), a map
+// write that the process's watch decoders may be reading at the same
+// moment, which Go stops with "concurrent map read and map write". A
+// cluster prepares its blueprint's drivers before it starts its
+// components; a driver first seen later is made when its class
+// appears.
+type Prepared map[string]*prepared
+
+type prepared struct {
+	pc *controller.ProvisionController
+	p  *Provisioner
+}
+
+// Prepare makes the provision controllers of drivers, through client,
+// to be run by a Controller given them.
+func Prepare(ctx context.Context, client kubernetes.Interface, drivers []string) Prepared {
+	out := Prepared{}
+	for _, d := range drivers {
+		p := &Provisioner{driver: d, client: client}
+		out[d] = &prepared{pc: newProvisionController(ctx, client, d, p), p: p}
+	}
+	return out
+}
+
+func newProvisionController(ctx context.Context, client kubernetes.Interface, driver string, p *Provisioner) *controller.ProvisionController {
+	return controller.NewProvisionController(klog.NewContext(ctx, klog.Background().WithName(driver)), client, driver, p,
+		controller.LeaderElection(false))
+}
+
 // NewController returns a controller that provisions through client,
 // taking StorageClasses and nodes from factory (shared with berth's other
 // controllers and started by its owner).
-func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory) *Controller {
+func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory, prepared Prepared) *Controller {
 	return &Controller{
-		client:  client,
-		classes: factory.Storage().V1().StorageClasses().Informer(),
-		nodes:   factory.Core().V1().Nodes().Informer(),
-		running: map[string]bool{},
+		client:   client,
+		prepared: prepared,
+		classes:  factory.Storage().V1().StorageClasses().Informer(),
+		nodes:    factory.Core().V1().Nodes().Informer(),
+		running:  map[string]bool{},
 	}
 }
 
@@ -212,11 +247,13 @@ func (c *Controller) run(ctx context.Context) error {
 			return
 		}
 		c.running[sc.Provisioner] = true
-		pc := controller.NewProvisionController(klog.NewContext(ctx, klog.Background().WithName(sc.Provisioner)), c.client, sc.Provisioner,
-			&Provisioner{driver: sc.Provisioner, nodes: c.nodes.GetIndexer(), client: c.client, clock: c.clock},
-			controller.LeaderElection(false),
-		)
-		go pc.Run(ctx)
+		if pre := c.prepared[sc.Provisioner]; pre != nil {
+			pre.p.nodes, pre.p.clock = c.nodes.GetIndexer(), c.clock
+			go pre.pc.Run(ctx)
+			return
+		}
+		p := &Provisioner{driver: sc.Provisioner, nodes: c.nodes.GetIndexer(), client: c.client, clock: c.clock}
+		go newProvisionController(ctx, c.client, sc.Provisioner, p).Run(ctx)
 	}
 	reg, err := c.classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
 		AddFunc:    start,
