@@ -175,33 +175,32 @@ func fillStorage(factory informers.SharedInformerFactory, st *Storage) error {
 	if st == nil {
 		return nil
 	}
-	add := func(inf cache.SharedIndexInformer, kind string, obj metav1.Object) error {
-		if err := inf.GetIndexer().Add(obj); err != nil {
-			return fmt.Errorf("%s %s: %w", kind, obj.GetName(), err)
-		}
-		return nil
-	}
-	for _, o := range st.Volumes {
-		if err := add(factory.Core().V1().PersistentVolumes().Informer(), "PersistentVolume", o); err != nil {
-			return err
-		}
-	}
-	for _, o := range st.Classes {
-		if err := add(factory.Storage().V1().StorageClasses().Informer(), "StorageClass", o); err != nil {
-			return err
-		}
-	}
-	for _, o := range st.CSINodes {
-		if err := add(factory.Storage().V1().CSINodes().Informer(), "CSINode", o); err != nil {
-			return err
-		}
-	}
-	for _, o := range st.Drivers {
-		if err := add(factory.Storage().V1().CSIDrivers().Informer(), "CSIDriver", o); err != nil {
-			return err
+	for _, l := range []struct {
+		inf  cache.SharedIndexInformer
+		kind string
+		objs []metav1.Object
+	}{
+		{factory.Core().V1().PersistentVolumes().Informer(), "PersistentVolume", objects(st.Volumes)},
+		{factory.Storage().V1().StorageClasses().Informer(), "StorageClass", objects(st.Classes)},
+		{factory.Storage().V1().CSINodes().Informer(), "CSINode", objects(st.CSINodes)},
+		{factory.Storage().V1().CSIDrivers().Informer(), "CSIDriver", objects(st.Drivers)},
+	} {
+		for _, o := range l.objs {
+			if err := l.inf.GetIndexer().Add(o); err != nil {
+				return fmt.Errorf("%s %s: %w", l.kind, o.GetName(), err)
+			}
 		}
 	}
 	return nil
+}
+
+// objects are os as metav1.Objects.
+func objects[T metav1.Object](os []T) []metav1.Object {
+	out := make([]metav1.Object, len(os))
+	for i, o := range os {
+		out[i] = o
+	}
+	return out
 }
 
 // defaultProfile is the kube-scheduler's default profile (scheduler
