@@ -3,8 +3,9 @@
 // on the real clock through NewController, and on any clock through
 // newControllerWithClock, which its tests use and which is unexported;
 // NewController here reaches it by name (go:linkname). The controller is
-// upstream's, unchanged: its queues, backoffs, conditions and deadlines
-// all read that clock.
+// upstream's, but for the order in which its queue hands out Jobs due at
+// the same instant (queue.go): its queues, backoffs, conditions and
+// deadlines all read that clock.
 package job
 
 import (
@@ -19,11 +20,19 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// NewController is upstream's Job controller on clk. The workload and
-// pod group informers are those of the WorkloadWithJob feature, off in
-// berth's clusters: nil.
-func NewController(ctx context.Context, client clientset.Interface, clk clock.WithTicker, pods coreinformers.PodInformer, jobs batchinformers.JobInformer) (*job.Controller, error) {
-	return newControllerWithClock(ctx, client, clk, pods, jobs, nil, nil)
+// NewController is upstream's Job controller on clk, its queue replaced
+// by one that hands out Jobs due at the same instant in the order of
+// their keys (newQueue says why). The workload and pod group informers
+// are those of the WorkloadWithJob feature, off in berth's clusters: nil.
+func NewController(ctx context.Context, client clientset.Interface, clk clock.WithTickerAndDelayedExecution, pods coreinformers.PodInformer, jobs batchinformers.JobInformer) (*job.Controller, error) {
+	c, err := newControllerWithClock(ctx, client, clk, pods, jobs, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := replaceQueue(c, newQueue(clk)); err != nil {
+		return nil, err
+	}
+	return c, nil
 }
 
 // newControllerWithClock is k8s.io/kubernetes/pkg/controller/job's, with
