@@ -1,11 +1,12 @@
 package autoscaler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
-	"sort"
+	"slices"
 	"sync"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	policyv1 "k8s.io/api/policy/v1"
 	storagev1 "k8s.io/api/storage/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
@@ -288,37 +290,21 @@ func (c *Controller) view() (*view, error) {
 		bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Autoscaler: v.profile}}
 		v1alpha1.SetDefaults(bp)
 	}
-	for _, obj := range c.nodes.GetStore().List() {
-		v.nodes = append(v.nodes, obj.(*corev1.Node))
-	}
-	sort.Slice(v.nodes, func(i, j int) bool { return v.nodes[i].Name < v.nodes[j].Name })
-	for _, obj := range c.pods.GetStore().List() {
-		v.pods = append(v.pods, obj.(*corev1.Pod))
-	}
-	for _, obj := range c.budgets.GetStore().List() {
-		v.budgets = append(v.budgets, obj.(*policyv1.PodDisruptionBudget))
-	}
-	for _, obj := range c.daemonSets.GetStore().List() {
-		v.daemonSets = append(v.daemonSets, obj.(*appsv1.DaemonSet))
-	}
-	for _, obj := range c.claims.GetStore().List() {
-		v.claims = append(v.claims, obj.(*corev1.PersistentVolumeClaim))
-	}
-	for _, obj := range c.namespaces.GetStore().List() {
-		v.namespaces = append(v.namespaces, obj.(*corev1.Namespace))
-	}
-	v.storage = &simulate.Storage{}
-	for _, obj := range c.volumes.GetStore().List() {
-		v.storage.Volumes = append(v.storage.Volumes, obj.(*corev1.PersistentVolume))
-	}
-	for _, obj := range c.classes.GetStore().List() {
-		v.storage.Classes = append(v.storage.Classes, obj.(*storagev1.StorageClass))
-	}
-	for _, obj := range c.csiNodes.GetStore().List() {
-		v.storage.CSINodes = append(v.storage.CSINodes, obj.(*storagev1.CSINode))
-	}
-	for _, obj := range c.drivers.GetStore().List() {
-		v.storage.Drivers = append(v.storage.Drivers, obj.(*storagev1.CSIDriver))
+	// A store lists in a map's order, and the simulation's choices
+	// between equals (which node a moved pod lands on, so which node can
+	// go) follow the order it is given: sorted, a scan decides the same
+	// on the same cluster, and a rehearsal on one seed repeats.
+	v.nodes = sorted[*corev1.Node](c.nodes.GetStore())
+	v.pods = sorted[*corev1.Pod](c.pods.GetStore())
+	v.budgets = sorted[*policyv1.PodDisruptionBudget](c.budgets.GetStore())
+	v.daemonSets = sorted[*appsv1.DaemonSet](c.daemonSets.GetStore())
+	v.claims = sorted[*corev1.PersistentVolumeClaim](c.claims.GetStore())
+	v.namespaces = sorted[*corev1.Namespace](c.namespaces.GetStore())
+	v.storage = &simulate.Storage{
+		Volumes:  sorted[*corev1.PersistentVolume](c.volumes.GetStore()),
+		Classes:  sorted[*storagev1.StorageClass](c.classes.GetStore()),
+		CSINodes: sorted[*storagev1.CSINode](c.csiNodes.GetStore()),
+		Drivers:  sorted[*storagev1.CSIDriver](c.drivers.GetStore()),
 	}
 	live := map[string]bool{}
 	for _, bp := range bps {
@@ -413,3 +399,16 @@ func (c *Controller) expire(ctx context.Context, v *view) {
 
 // backoffDuration is cluster-autoscaler's initial node group backoff.
 const backoffDuration = 5 * time.Minute
+
+// sorted lists a store's objects, by namespace and name.
+func sorted[T metav1.Object](s cache.Store) []T {
+	objs := s.List()
+	out := make([]T, 0, len(objs))
+	for _, obj := range objs {
+		out = append(out, obj.(T))
+	}
+	slices.SortFunc(out, func(a, b T) int {
+		return cmp.Or(cmp.Compare(a.GetNamespace(), b.GetNamespace()), cmp.Compare(a.GetName(), b.GetName()))
+	})
+	return out
+}

@@ -1,9 +1,11 @@
 package autoscaler
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -29,8 +31,30 @@ func (c *Controller) provision(ctx context.Context, g *group, u *upcoming) {
 	u.timer = c.clock.AfterFunc(wait, func() {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		c.register(ctx, u)
+		c.registerDueWith(ctx, u)
 	})
+}
+
+// registerDueWith registers u, due now, and every other upcoming node
+// due by then, in the order of their names: nodes due at one moment have
+// a timer each, whose callbacks take c.mu in the order the machine ran
+// them, and the order nodes join decides the scheduler's order of them
+// (so which of equal nodes a pod takes). Called with c.mu held, from u's
+// timer (a fake clock holds its lock while it runs the callback, so the
+// callback goes by u's deadline, not by asking the clock).
+func (c *Controller) registerDueWith(ctx context.Context, u *upcoming) {
+	due := []*upcoming{u}
+	for _, g := range c.groups {
+		for _, o := range g.upcoming {
+			if o != u && !o.created && !u.due.Before(o.due) {
+				due = append(due, o)
+			}
+		}
+	}
+	slices.SortFunc(due, func(a, b *upcoming) int { return cmp.Compare(a.node.Name, b.node.Name) })
+	for _, u := range due {
+		c.register(ctx, u)
+	}
 }
 
 // register creates the node in the API, as its kubelet would register
