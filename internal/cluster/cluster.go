@@ -335,7 +335,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		// However Start returns, the apply has ended by then.
 		defer func() { cancelApply(); applied() }()
 	}
-	if c.Nodes, err = EnsurePoolNodes(waitCtx, client, opts.Blueprint, opts.Nodes); err != nil {
+	parallel := 32
+	if opts.Clock != nil {
+		parallel = 1
+	}
+	if c.Nodes, err = EnsurePoolNodes(waitCtx, client, opts.Blueprint, opts.Nodes, parallel); err != nil {
 		return nil, err
 	}
 	step("%d pool nodes registered", len(c.Nodes))

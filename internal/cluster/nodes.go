@@ -21,7 +21,13 @@ import (
 // names of all the blueprint's pool nodes. Where Karpenter provisions,
 // only System pools have nodes of their own: Karpenter starts the User
 // pools' nodes for pods that need them, and they are its to keep.
-func EnsurePoolNodes(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, sizes map[string]int32) ([]string, error) {
+//
+// parallel is how many creates are in flight at once. The scheduler adds
+// nodes to its tree in the order they arrive, and breaks a tie between
+// equal nodes by that order: a rehearsal, which must place the same pods
+// on the same nodes every run, creates them one at a time, in the
+// blueprint's order.
+func EnsurePoolNodes(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blueprint, sizes map[string]int32, parallel int) ([]string, error) {
 	var names []string
 	var create []*corev1.Node
 	var remove []string
@@ -61,7 +67,7 @@ func EnsurePoolNodes(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.B
 	// Thousands of nodes are created in parallel: one at a time, the
 	// round trips alone would dominate start-up.
 	g, gctx := errgroup.WithContext(ctx)
-	g.SetLimit(32)
+	g.SetLimit(max(parallel, 1))
 	for _, n := range create {
 		g.Go(func() error {
 			if _, err := c.CoreV1().Nodes().Create(gctx, n, metav1.CreateOptions{}); err != nil && !apierrors.IsAlreadyExists(err) {
