@@ -221,10 +221,12 @@ wait:
 	return rep, runErr
 }
 
-// waitUntil waits for the clock to reach at, and reports false if ctx
+// waitUntil waits for the clock to reach at, in the phase of a moment
+// where the trace's rows are submitted (simtime.PhaseSubmit: after the
+// pods that end at that moment have ended), and reports false if ctx
 // ended first.
 func waitUntil(ctx context.Context, clk *simtime.Clock, at time.Time) bool {
-	t := clk.NewTimer(at.Sub(clk.Now()))
+	t := clk.Phase(simtime.PhaseSubmit).NewTimer(at.Sub(clk.Now()))
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
