@@ -3,7 +3,6 @@
 package rehearse_test
 
 import (
-	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime"
@@ -15,7 +14,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/rehearse/report"
 )
 
@@ -200,14 +198,7 @@ func TestRehearseRepeatable(t *testing.T) {
 // jobs before the Job controller's queue, the autoscaler's view and the
 // rehearsal's first nodes were given one order each.
 func TestRehearseRetailWeekRepeats(t *testing.T) {
-	raw, err := blueprint.Template("retail")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp := filepath.Join(t.TempDir(), "berth.yaml")
-	if err := os.WriteFile(bp, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bp := retailTemplate(t)
 	trace, err := filepath.Abs("../../../examples/retail-week.csv")
 	if err != nil {
 		t.Fatal(err)
