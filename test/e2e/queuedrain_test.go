@@ -47,6 +47,11 @@ func TestQueueDrainsAsWorkersRun(t *testing.T) {
 	if !strings.Contains(out, "Drains as its workers run") || !strings.Contains(out, "every 2s") {
 		t.Errorf("berth load queue --item-time 2s does not say the queue drains, an item every 2s:\n%s", out)
 	}
+	// The metrics server reads the queue through its watch of the load:
+	// it may serve the depth before for a moment.
+	eventually(t, 5*time.Second, "the external metrics API serving the queue at 60", func() (bool, error) {
+		return depth() == 60, nil
+	})
 	// Past an item's time, checked throughout: the depth is worked out
 	// from the time and the workers, so a drain would show at once.
 	harness.Holds(t, 2*time.Second+time.Second, "a queue without workers stays at 60", func() (bool, error) {
