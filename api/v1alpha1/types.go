@@ -70,6 +70,11 @@ type Spec struct {
 	// NodePools `berth export --target karpenter` writes). Empty means
 	// ClusterAutoscaler.
 	Provisioner Provisioner `json:"provisioner,omitempty"`
+	// Queueing is what holds each team's work to its quota:
+	// ResourceQuota (a quota per team namespace) or Kueue (a
+	// ClusterQueue per team in one cohort, its GPUs per pool; see
+	// queueing.go). Empty means ResourceQuota.
+	Queueing Queueing `json:"queueing,omitempty"`
 }
 
 // Provisioner names what provisions a cluster's User pool nodes.
@@ -258,6 +263,10 @@ type Team struct {
 	Defaults *ContainerDefaults `json:"defaults,omitempty"`
 	// Classes the team may use. Empty means every class.
 	Classes []string `json:"classes,omitempty"`
+	// Queue is how the team queues under queueing: Kueue: its GPUs by
+	// pool, and what it borrows and lends. Nil means Kueue's defaults
+	// on a split of quota.gpu by the pools' sizes.
+	Queue *TeamQueue `json:"queue,omitempty"`
 }
 
 // Quota is a team's ResourceQuota. GPU becomes requests.nvidia.com/gpu,

@@ -70,6 +70,8 @@ func Validate(bp *Blueprint) (errs, warnings problem.List) {
 	if s.Provisioner != "" {
 		errs = append(errs, oneOf(spec.Child("provisioner"), string(s.Provisioner), ProvisionerClusterAutoscaler, ProvisionerKarpenter)...)
 	}
+	e, w = validateQueueing(spec, s)
+	errs, warnings = append(errs, e...), append(warnings, w...)
 	teamNamespaces := sets.New[string]()
 	for _, t := range s.Teams {
 		teamNamespaces.Insert(t.Namespaces...)
