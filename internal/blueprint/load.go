@@ -87,6 +87,18 @@ func Parse(file string, data []byte) (*v1alpha1.Blueprint, problem.List, error) 
 	return bp, problems, nil
 }
 
+// At is p, a problem with a field of the blueprint read from file as
+// data, placed at the line that spells out its field (p.Field).
+func At(file string, data []byte, p problem.Problem) problem.Problem {
+	p.File = file
+	if root, err := parseYAML(data); err == nil {
+		d := &decoder{lines: Lines{}}
+		d.decode(root, reflect.ValueOf(&v1alpha1.Blueprint{}).Elem(), nil)
+		p.Line = d.lines.Of(p.Field)
+	}
+	return p
+}
+
 // parseYAML returns the one document in data. A file with none, or with
 // more than one, is a *problem.Problem; anything else is yaml.v3's error.
 func parseYAML(data []byte) (*yaml.Node, error) {
