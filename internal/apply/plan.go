@@ -201,6 +201,9 @@ func Compute(ctx context.Context, cl Client, bp *v1alpha1.Blueprint, o Options) 
 	if err != nil {
 		return nil, err
 	}
+	if bp.Spec.UsesKueue() && !served["ClusterQueue"] {
+		return nil, kueueMissing(isLocal)
+	}
 	want := map[string]bool{}
 	creating := map[string]bool{} // namespaces the plan creates
 	missing := map[string]int{}
@@ -425,6 +428,36 @@ var unsupportedMeans = map[string]string{
 	"ValidatingAdmissionPolicyBinding": "the guardrails are not enforced (ValidatingAdmissionPolicy is GA from Kubernetes 1.30)",
 	"MutatingAdmissionPolicy":          "workloads labelled berth.io/class get no tolerations, node affinity, priority class or zone spread from their class (MutatingAdmissionPolicy is GA from Kubernetes 1.36; berth does not use the 1.34–1.35 beta); the validations still hold",
 	"MutatingAdmissionPolicyBinding":   "the class mutations are not installed either",
+	// A cluster without ClusterQueues is refused (kueueMissing); these
+	// are a Kueue older than the one berth writes for.
+	"ResourceFlavor":        "this Kueue is older than the " + v1alpha1.KueueVersion + " berth writes for: upgrade it",
+	"WorkloadPriorityClass": "this Kueue is older than the " + v1alpha1.KueueVersion + " berth writes for: upgrade it",
+	"LocalQueue":            "this Kueue is older than the " + v1alpha1.KueueVersion + " berth writes for: upgrade it",
+}
+
+// kueueMissing is the problem of a blueprint that queues with Kueue on a
+// cluster without it: its teams' quotas would hold nowhere (the
+// ResourceQuota keeps only the pod count under Kueue), so nothing is
+// applied.
+func kueueMissing(isLocal func() (bool, error)) error {
+	if local, err := isLocal(); err != nil {
+		return err
+	} else if local {
+		p := KueueNotLocal()
+		return &p
+	}
+	return &problem.Problem{Field: "spec.queueing",
+		Message: "is Kueue, but this cluster does not serve Kueue's API (kueue.x-k8s.io/v1beta2), so the teams' quotas would hold nowhere",
+		Fix:     "install Kueue " + v1alpha1.KueueVersion + " on the cluster first (its CRDs, controllers and webhooks), or set queueing: ResourceQuota"}
+}
+
+// KueueNotLocal is the problem of a blueprint that queues with Kueue on
+// berth's local cluster, which does not run Kueue yet; `berth up` and
+// `berth rehearse` say it before they start one.
+func KueueNotLocal() problem.Problem {
+	return problem.Problem{Field: "spec.queueing",
+		Message: "is Kueue, which berth's local cluster does not run yet: Kueue's controllers are not part of `berth up` in this release",
+		Fix:     "set queueing: ResourceQuota to run or rehearse the design locally; `berth export --target manifests` writes the Kueue objects for a cluster that runs Kueue " + v1alpha1.KueueVersion}
 }
 
 // servedKinds asks the cluster which of berth's kinds it serves.

@@ -82,6 +82,7 @@ func Objects(bp *v1alpha1.Blueprint) []Object {
 			out = append(out, limitRange(bp, t, ns))
 		}
 	}
+	out = append(out, kueueObjects(bp)...)
 	out = append(out, guardrails(bp)...)
 	out = append(out, classPolicies(bp)...)
 	return append(out, modelPolicies(bp)...)
@@ -155,9 +156,16 @@ func quota(bp *v1alpha1.Blueprint, t *v1alpha1.Team, ns string) *corev1.Resource
 			hard[name] = v.DeepCopy()
 		}
 	}
-	set(corev1.ResourceRequestsCPU, q.CPU)
-	set(corev1.ResourceRequestsMemory, q.Memory)
 	set(corev1.ResourcePods, q.Pods)
+	if bp.Spec.UsesKueue() {
+		// Kueue counts CPU, memory and GPUs (kueue.go); a ResourceQuota
+		// on them would refuse the pods of what Kueue admitted, and
+		// borrowed GPUs always. It keeps what Kueue does not count.
+		delete(hard, corev1.ResourceName("requests."+v1alpha1.DefaultGPUResource))
+	} else {
+		set(corev1.ResourceRequestsCPU, q.CPU)
+		set(corev1.ResourceRequestsMemory, q.Memory)
+	}
 	if len(hard) == 0 {
 		return nil
 	}
@@ -288,6 +296,7 @@ var Kinds = []Kind{
 	{corev1.SchemeGroupVersion.WithResource("resourcequotas"), "ResourceQuota", true},
 	{corev1.SchemeGroupVersion.WithResource("limitranges"), "LimitRange", true},
 	{policyv1.SchemeGroupVersion.WithResource("poddisruptionbudgets"), "PodDisruptionBudget", true},
+	kueueKinds[0], kueueKinds[1], kueueKinds[2], kueueKinds[3],
 	{admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicies"), "ValidatingAdmissionPolicy", false},
 	{admissionv1.SchemeGroupVersion.WithResource("validatingadmissionpolicybindings"), "ValidatingAdmissionPolicyBinding", false},
 	{admissionv1.SchemeGroupVersion.WithResource("mutatingadmissionpolicies"), "MutatingAdmissionPolicy", false},

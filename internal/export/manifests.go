@@ -19,6 +19,9 @@ func writeManifests(w io.Writer, bp *v1alpha1.Blueprint) error {
 	objs := compile.Objects(bp)
 	head := append(header(bp, Manifests), "",
 		"The Kubernetes objects berth compiles from the blueprint (team namespaces with their classes' budgets, quotas and LimitRanges, class PriorityClasses, and the guardrails' admission policies), in the order to apply them. Node pools are not objects: export them with --target aks, eks, gke or karpenter.")
+	if bp.Spec.UsesKueue() {
+		head = append(head, "", "The blueprint queues with Kueue: the objects include Kueue's (a ResourceFlavor per GPU pool, a ClusterQueue per team in cohort "+bp.Metadata.Name+", a LocalQueue per team namespace, a WorkloadPriorityClass per class), written for Kueue "+v1alpha1.KueueVersion+", which must be installed first.")
+	}
 	if len(objs) == 0 {
 		head = append(head, "", "This blueprint has no teams or classes, so it compiles to no objects.")
 	}

@@ -9,9 +9,11 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/serializer"
 	"k8s.io/client-go/kubernetes/scheme"
 	karpv1 "sigs.k8s.io/karpenter/pkg/apis/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 	"sigs.k8s.io/yaml"
 
 	"berth.io/berth/api/v1alpha1"
@@ -177,7 +179,16 @@ var topLevelStatus = regexp.MustCompile(`(?m)^status:`)
 // TestManifestsParse decodes every exported object strictly through
 // client-go's scheme and compares it with what compile.Objects made.
 func TestManifestsParse(t *testing.T) {
-	decoder := serializer.NewCodecFactory(scheme.Scheme, serializer.EnableStrict).UniversalDeserializer()
+	// client-go's kinds and Kueue's, which a blueprint under queueing:
+	// Kueue writes.
+	all := runtime.NewScheme()
+	if err := scheme.AddToScheme(all); err != nil {
+		t.Fatal(err)
+	}
+	if err := kueue.AddToScheme(all); err != nil {
+		t.Fatal(err)
+	}
+	decoder := serializer.NewCodecFactory(all, serializer.EnableStrict).UniversalDeserializer()
 	for _, tb := range testBlueprints(t) {
 		out := export(t, tb.bp, Manifests)
 		// An object's status is a top-level key; "status:" inside a
