@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/problem"
 )
@@ -71,4 +72,14 @@ func poolNames(pools []v1alpha1.Pool) string {
 		names[i] = pools[i].Name
 	}
 	return strings.Join(names, ", ")
+}
+
+// localCluster refuses, before a local cluster starts, a blueprint that
+// the local cluster cannot run: one that queues with Kueue.
+func localCluster(bp *loadedBlueprint) error {
+	if !bp.Spec.UsesKueue() {
+		return nil
+	}
+	p := blueprint.At(bp.source, bp.raw, apply.KueueNotLocal())
+	return &p
 }

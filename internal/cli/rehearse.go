@@ -118,6 +118,9 @@ func (o *rehearseOptions) Complete() error {
 	if err != nil {
 		return err
 	}
+	if err := localCluster(o.bp); err != nil {
+		return err
+	}
 	if o.provisioner != "" {
 		o.bp.Spec.Provisioner = v1alpha1.Provisioner(o.provisioner)
 	}
@@ -149,6 +152,9 @@ func (o *rehearseOptions) Complete() error {
 	if o.vs != "" {
 		other, err := loadBlueprint(o.vs, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 		if err != nil {
+			return err
+		}
+		if err := localCluster(other); err != nil {
 			return err
 		}
 		if errs := o.trace.Check(other.Blueprint); len(errs) > 0 {

@@ -106,6 +106,9 @@ func (o *upOptions) Complete() error {
 	if err != nil {
 		return err
 	}
+	if err := localCluster(o.bp); err != nil {
+		return err
+	}
 	if err := o.parseNodes(); err != nil {
 		return err
 	}
