@@ -224,6 +224,7 @@ const (
 	RuleDrift                 = "berth/drift"
 	RuleClaimClass            = "berth/claim-class"
 	RuleClaimAccessMode       = "berth/claim-access-mode"
+	RuleQuotaHeldWaiting      = "berth/quota-held-waiting"
 )
 
 // Metric names the local cluster's metrics APIs serve, named as they are

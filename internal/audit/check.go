@@ -36,6 +36,12 @@ type Options struct {
 	// the workloads labelled berth.io/class to. Nil means none: those
 	// rules have nothing to check.
 	Classes []v1alpha1.Class
+	// Teams, Pools and Queueing are the blueprint's, which the quota
+	// deadlock rule reads. Nil means no blueprint says: that rule has
+	// nothing to check.
+	Teams    []v1alpha1.Team
+	Pools    []v1alpha1.Pool
+	Queueing v1alpha1.Queueing
 	// StorageClasses are the blueprint's storage classes, which the
 	// claim rules hold claims to. Nil means no blueprint says: those
 	// rules have nothing to check.
@@ -61,6 +67,7 @@ func Check(inv *Inventory, o Options) *Report {
 	v.checkDevicePlugins()
 	v.checkNamespaces()
 	v.checkQuotas()
+	v.checkQuotaHeldWaiting()
 	v.checkLimitRanges()
 	v.checkClaims()
 	v.checkPDBs()
@@ -231,6 +238,9 @@ func sortFindings(fs []Finding) {
 func (o *Options) UseBlueprint(bp *v1alpha1.Blueprint) {
 	o.SystemNamespaces = append(o.SystemNamespaces, bp.Spec.SystemNamespaces...)
 	o.Classes = append(o.Classes, bp.Spec.Classes...)
+	o.Teams = append(o.Teams, bp.Spec.Teams...)
+	o.Pools = append(o.Pools, bp.Spec.Pools...)
+	o.Queueing = bp.Spec.Queueing
 	if bp.Spec.Storage != nil {
 		o.StorageClasses = append(o.StorageClasses, bp.Spec.Storage.Classes...)
 	}

@@ -108,7 +108,10 @@ func TestAuditClean(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			o := audit.Options{}
+			// The retail design's own finding (its quotas can be held
+			// by waiting pods) is the blueprint's, not the scaffold's:
+			// audit's TestRetailIsClean counts it.
+			o := audit.Options{Ignore: []string{v1alpha1.RuleQuotaHeldWaiting}}
 			o.UseBlueprint(bp)
 			r := audit.Check(inv, o)
 			for _, f := range r.Findings {

@@ -42,18 +42,37 @@ func TestAuditRetailCluster(t *testing.T) {
 	mustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "audit", "--nodes", "gpu=1", "--nodes", "spot-gpu=1")
 	t.Cleanup(func() { berth(t, home, "down", "--name", "audit", "--purge") })
 
+	// Nothing but the one weakness of the design itself, a warning: each
+	// team's inference and batch-inference pods can hold its GPU quota
+	// while they wait for pool gpu (the rehearsal's finding).
+	designOnly := func(r *audit.Report) (others []audit.Finding, held int) {
+		for _, f := range r.Findings {
+			if f.Rule == v1alpha1.RuleQuotaHeldWaiting {
+				held++
+			} else {
+				others = append(others, f)
+			}
+		}
+		return others, held
+	}
 	r, code := auditJSON(t, home)
 	if code != 0 || r.Errors() != 0 {
 		t.Errorf("audit of a fresh retail cluster exited %d with %d error(s): %+v", code, r.Errors(), r.Findings)
 	}
-	for _, f := range r.Findings {
+	others, held := designOnly(r)
+	for _, f := range others {
 		t.Errorf("unexpected finding on a fresh retail cluster: %s %s: %s", f.Rule, f.Object, f.Message)
+	}
+	if held != 4 {
+		t.Errorf("%d %s findings on a fresh retail cluster; want 4 (2 teams, 2 classes)", held, v1alpha1.RuleQuotaHeldWaiting)
 	}
 	if r.Objects["Node"] != 8 || r.Objects["ResourceQuota"] == 0 || r.Objects["PriorityClass"] == 0 {
 		t.Errorf("audited %v; want the retail cluster's 8 nodes, quotas and priority classes", r.Objects)
 	}
-	if r, code := auditJSON(t, home, "-f", bpFile); code != 0 || len(r.Findings) != 0 {
+	if r, code := auditJSON(t, home, "-f", bpFile); code != 0 {
 		t.Errorf("audit -f of a fresh retail cluster exited %d with findings %+v", code, r.Findings)
+	} else if others, held := designOnly(r); len(others) != 0 || held != 4 {
+		t.Errorf("audit -f of a fresh retail cluster: %d %s findings (want 4) and others %+v", held, v1alpha1.RuleQuotaHeldWaiting, others)
 	}
 
 	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
