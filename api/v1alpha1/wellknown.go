@@ -69,6 +69,10 @@ const (
 	// LabelClass puts a workload in a class: its pods get the class's
 	// pools, priority, budget and spread on admission.
 	LabelClass = "berth.io/class"
+	// LabelKueueQueueName is Kueue's label naming the LocalQueue a Job
+	// waits in; LabelKueuePriorityClass, its WorkloadPriorityClass.
+	LabelKueueQueueName     = "kueue.x-k8s.io/queue-name"
+	LabelKueuePriorityClass = "kueue.x-k8s.io/priority-class"
 	// LabelBudgetFor, on a budget berth made, names the workload it
 	// protects, as KIND.NAME (deployment.reco).
 	LabelBudgetFor = "berth.io/budget-for"

@@ -245,9 +245,20 @@ func (b builder) training() []Object {
 			},
 		},
 	}
+	queued := ""
+	if b.bp.Spec.UsesKueue() {
+		// The team's LocalQueue (compile names it after the team) and
+		// the class's WorkloadPriorityClass.
+		job.Labels[v1alpha1.LabelKueueQueueName] = b.o.Team
+		if pc := b.class.PriorityClassName(); pc != "" {
+			job.Labels[v1alpha1.LabelKueuePriorityClass] = pc
+		}
+		queued = "Queued with Kueue: it waits suspended, holding no quota, in LocalQueue " + b.o.Team + "\n" +
+			"until team " + b.o.Team + "'s ClusterQueue admits it on one of its GPU pools.\n"
+	}
 	return []Object{
 		{Comment: "Durable storage for " + name + "'s checkpoints: it outlives the node.", Object: pvc},
-		{Comment: "Training Job " + name + ".\n" + b.classNote() + "\n" +
+		{Comment: "Training Job " + name + ".\n" + b.classNote() + "\n" + queued +
 			"On a spot pool the class also adds a podFailurePolicy rule, so an interrupted\n" +
 			"pod does not count against backoffLimit.\n" +
 			"Checkpoint contract: on SIGTERM write a checkpoint to $CHECKPOINT_DIR within\n" +

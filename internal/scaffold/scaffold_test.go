@@ -364,3 +364,40 @@ func TestCheckpointClaimClass(t *testing.T) {
 		}
 	}
 }
+
+// Under queueing: Kueue a training Job names its team's LocalQueue and
+// its class's WorkloadPriorityClass, the names compile gives them, and
+// says it waits suspended.
+func TestTrainingJobUnderKueue(t *testing.T) {
+	raw, err := blueprint.Template("retail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bp, _, err := blueprint.Parse("retail.yaml", []byte(strings.Replace(string(raw), "  pools:\n", "  queueing: Kueue\n  pools:\n", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(bp, Options{Kind: Training, Name: "finetune", Team: "team-b", GPUs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var job *batchv1.Job
+	for _, o := range s.Objects {
+		if j, ok := o.Object.(*batchv1.Job); ok {
+			job = j
+			if !strings.Contains(o.Comment, "waits suspended, holding no quota, in LocalQueue team-b") {
+				t.Errorf("the Job's comment does not say it is queued:\n%s", o.Comment)
+			}
+		}
+	}
+	if job == nil {
+		t.Fatal("no Job")
+	}
+	if q, pc := job.Labels[v1alpha1.LabelKueueQueueName], job.Labels[v1alpha1.LabelKueuePriorityClass]; q != "team-b" || pc != "training-low" {
+		t.Errorf("Job labels: queue %q, priority class %q; want team-b, training-low", q, pc)
+	}
+	// Under ResourceQuota it names no queue.
+	if got := string(render(t, blueprint.MustLoadTemplate("retail"), Options{Kind: Training, Name: "finetune", Team: "team-b", GPUs: 1})); strings.Contains(got, "kueue.x-k8s.io") {
+		t.Errorf("a training Job under ResourceQuota names Kueue:\n%s", got)
+	}
+}
