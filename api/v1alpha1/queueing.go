@@ -163,6 +163,19 @@ func validateQueueing(spec *field.Path, s *Spec) (errs, warnings problem.List) {
 			errs = append(errs, invalid(spec.Child("pools"), fmt.Sprintf("a pool is named %q, the ResourceFlavor under which Kueue counts every team's CPU and memory", AnyPoolFlavor), "rename the pool"))
 		}
 	}
+	if s.UsesKueue() {
+		// Kueue admits only what its ClusterQueues cover, and berth's
+		// cover quota.gpu's resource alone.
+		for i := range s.Classes {
+			for j, name := range s.Classes[i].Pools {
+				if p, ok := pools[name]; ok && p.GPUResource() != "" && p.GPUResource() != DefaultGPUResource {
+					errs = append(errs, invalid(spec.Child("classes").Index(i).Child("pools").Index(j),
+						fmt.Sprintf("pool %q's GPUs are %s, but under Kueue the teams' ClusterQueues cover only %s (quota.gpu), so Kueue would never admit this class's GPU work there", name, p.GPUResource(), DefaultGPUResource),
+						"use pools with "+DefaultGPUResource+", or queueing: ResourceQuota"))
+				}
+			}
+		}
+	}
 	// What each pool's teams lend at most, for the borrowing check.
 	lendable := map[string]int64{}
 	for i := range s.Teams {

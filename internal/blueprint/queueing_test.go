@@ -139,6 +139,14 @@ func TestQueueingProblems(t *testing.T) {
 				Fix: "lower it to 2"}},
 		},
 		{
+			name:  "a class on GPUs Kueue does not cover",
+			edits: []string{"gpu: {count: 1, product: NVIDIA-L4}}\n    autoscale: {min: 0, max: 2}", "gpu: {count: 1, product: MI300X, resource: amd.com/gpu}}\n    autoscale: {min: 0, max: 2}",
+				"gpus: [{pool: spot-gpu, count: 3}, {pool: gpu, count: 1}]", "gpus: [{pool: spot-gpu, count: 4}]"},
+			want: []want{
+				{Line: 32, Field: "spec.classes[0].pools[1]", Message: `pool "gpu"'s GPUs are amd.com/gpu, but under Kueue the teams' ClusterQueues cover only nvidia.com/gpu`,
+					Fix: "use pools with nvidia.com/gpu, or queueing: ResourceQuota"}},
+		},
+		{
 			name:  "a fraction of a GPU",
 			edits: []string{"lend: 2", "lend: 500m"},
 			want:  []want{{Line: 27, Field: "spec.teams[0].queue.lend", Message: "must be a whole number of GPUs", Fix: "(no fix)"}},
