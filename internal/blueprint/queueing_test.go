@@ -139,7 +139,7 @@ func TestQueueingProblems(t *testing.T) {
 				Fix: "lower it to 2"}},
 		},
 		{
-			name:  "a class on GPUs Kueue does not cover",
+			name: "a class on GPUs Kueue does not cover",
 			edits: []string{"gpu: {count: 1, product: NVIDIA-L4}}\n    autoscale: {min: 0, max: 2}", "gpu: {count: 1, product: MI300X, resource: amd.com/gpu}}\n    autoscale: {min: 0, max: 2}",
 				"gpus: [{pool: spot-gpu, count: 3}, {pool: gpu, count: 1}]", "gpus: [{pool: spot-gpu, count: 4}]"},
 			want: []want{
