@@ -140,6 +140,15 @@ func (p *Pool) MaxSize() int32 {
 	return p.InitialSize()
 }
 
+// MaxGPUs is the most GPUs the pool holds at once: its MaxSize nodes'
+// GPUs, 0 for a pool without them.
+func (p *Pool) MaxGPUs() int64 {
+	if p.Machine.GPU == nil {
+		return 0
+	}
+	return int64(p.MaxSize()) * int64(p.Machine.GPU.Count)
+}
+
 // GPUResource is the extended resource the pool's GPUs are advertised as,
 // or "" when the pool has none.
 func (p *Pool) GPUResource() string {

@@ -118,7 +118,7 @@ func (s *Spec) TeamGPUs(t *Team) []PoolGPUs {
 	var total int64
 	capacity := make([]int64, len(pools))
 	for i, p := range pools {
-		capacity[i] = int64(p.MaxSize()) * int64(p.Machine.GPU.Count)
+		capacity[i] = p.MaxGPUs()
 		total += capacity[i]
 	}
 	out := make([]PoolGPUs, len(pools))

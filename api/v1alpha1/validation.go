@@ -263,7 +263,7 @@ func validateTeams(path *field.Path, teams []Team, pools []Pool, classes []Class
 	gpuCapacity := map[string]int64{}
 	for i := range pools {
 		if r := pools[i].GPUResource(); r != "" {
-			gpuCapacity[r] += int64(pools[i].MaxSize()) * int64(pools[i].Machine.GPU.Count)
+			gpuCapacity[r] += pools[i].MaxGPUs()
 		}
 	}
 	for i := range teams {

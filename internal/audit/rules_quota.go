@@ -43,7 +43,7 @@ func (v *view) checkQuotaHeldWaiting() {
 			for _, p := range reach {
 				if slices.Contains(c.Pools, p.Name) {
 					waits = append(waits, p.Name)
-					capacity += int64(p.MaxSize()) * int64(p.Machine.GPU.Count)
+					capacity += p.MaxGPUs()
 				} else {
 					idle = append(idle, p.Name)
 				}

@@ -137,7 +137,7 @@ func clusterQueue(bp *v1alpha1.Blueprint, t *v1alpha1.Team) *kueue.ClusterQueue 
 	gpus := bp.Spec.TeamGPUs(t)
 	if quota.GPU == nil {
 		for _, p := range bp.Spec.QueueGPUPools(t) {
-			gpus = append(gpus, v1alpha1.PoolGPUs{Pool: p.Name, Count: int64(p.MaxSize()) * int64(p.Machine.GPU.Count)})
+			gpus = append(gpus, v1alpha1.PoolGPUs{Pool: p.Name, Count: p.MaxGPUs()})
 		}
 	}
 	if len(gpus) > 0 {
