@@ -44,7 +44,12 @@ spec:
 // test if an old string is absent.
 func edit(t *testing.T, pairs ...string) string {
 	t.Helper()
-	doc := valid
+	return editDoc(t, valid, pairs...)
+}
+
+// editDoc is edit on another document.
+func editDoc(t *testing.T, doc string, pairs ...string) string {
+	t.Helper()
 	for i := 0; i+1 < len(pairs); i += 2 {
 		if !strings.Contains(doc, pairs[i]) {
 			t.Fatalf("test fixture lacks %q", pairs[i])

@@ -1,7 +1,6 @@
 package blueprint
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -49,14 +48,7 @@ spec:
 
 func editQueued(t *testing.T, pairs ...string) string {
 	t.Helper()
-	doc := queued
-	for i := 0; i+1 < len(pairs); i += 2 {
-		if !strings.Contains(doc, pairs[i]) {
-			t.Fatalf("test fixture lacks %q", pairs[i])
-		}
-		doc = strings.Replace(doc, pairs[i], pairs[i+1], 1)
-	}
-	return doc
+	return editDoc(t, queued, pairs...)
 }
 
 func TestQueueingLoads(t *testing.T) {
