@@ -162,8 +162,6 @@ func validateQueueing(spec *field.Path, s *Spec) (errs, warnings problem.List) {
 		if _, taken := pools[AnyPoolFlavor]; taken {
 			errs = append(errs, invalid(spec.Child("pools"), fmt.Sprintf("a pool is named %q, the ResourceFlavor under which Kueue counts every team's CPU and memory", AnyPoolFlavor), "rename the pool"))
 		}
-	}
-	if s.UsesKueue() {
 		// Kueue admits only what its ClusterQueues cover, and berth's
 		// cover quota.gpu's resource alone.
 		for i := range s.Classes {

@@ -172,6 +172,14 @@ func TestQueueingWarnings(t *testing.T) {
 				Fix: "set spec.queueing: Kueue, or remove it"}},
 		},
 		{
+			name: "a GPU quota no class of the team can use",
+			edits: []string{"  - name: team-b\n    quota: {gpu: 2}\n", "  - name: team-b\n    quota: {gpu: 2}\n    classes: [etl]\n",
+				"  - name: training\n", "  - name: etl\n    pools: [cpu]\n  - name: training\n",
+				"  - name: gpu\n", "  - name: cpu\n    machine: {cpu: 16, memory: 64Gi}\n    autoscale: {min: 0, max: 2}\n  - name: gpu\n"},
+			want: []want{{Line: 32, Field: "spec.teams[1].quota.gpu", Warning: true, Message: "none of the team's classes reaches a GPU pool, so Kueue has no flavor to admit its GPU work on",
+				Fix: "add a GPU pool to one of the team's classes"}},
+		},
+		{
 			name:  "GPUs on a pool none of the team's classes reaches",
 			edits: []string{"pools: [spot-gpu, gpu]", "pools: [spot-gpu]"},
 			want: []want{{Line: 26, Field: "spec.teams[0].queue.gpus[1].pool", Warning: true, Message: `none of the team's classes reaches pool "gpu", so these GPUs can only be lent`,
