@@ -430,10 +430,12 @@ var unsupportedMeans = map[string]string{
 	"MutatingAdmissionPolicyBinding":   "the class mutations are not installed either",
 	// A cluster without ClusterQueues is refused (kueueMissing); these
 	// are a Kueue older than the one berth writes for.
-	"ResourceFlavor":        "this Kueue is older than the " + v1alpha1.KueueVersion + " berth writes for: upgrade it",
-	"WorkloadPriorityClass": "this Kueue is older than the " + v1alpha1.KueueVersion + " berth writes for: upgrade it",
-	"LocalQueue":            "this Kueue is older than the " + v1alpha1.KueueVersion + " berth writes for: upgrade it",
+	"ResourceFlavor":        olderKueue,
+	"WorkloadPriorityClass": olderKueue,
+	"LocalQueue":            olderKueue,
 }
+
+const olderKueue = "this Kueue is older than the " + v1alpha1.KueueVersion + " berth writes for: upgrade it"
 
 // kueueMissing is the problem of a blueprint that queues with Kueue on a
 // cluster without it: its teams' quotas would hold nowhere (the
