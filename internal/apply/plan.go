@@ -454,12 +454,21 @@ func kueueMissing(isLocal func() (bool, error)) error {
 }
 
 // KueueNotLocal is the problem of a blueprint that queues with Kueue on
-// berth's local cluster, which does not run Kueue yet; `berth up` and
-// `berth rehearse` say it before they start one.
+// a local cluster started without it: `berth up` runs Kueue only for a
+// blueprint that asks for it.
 func KueueNotLocal() problem.Problem {
 	return problem.Problem{Field: "spec.queueing",
-		Message: "is Kueue, which berth's local cluster does not run yet: Kueue's controllers are not part of `berth up` in this release",
-		Fix:     "set queueing: ResourceQuota to run or rehearse the design locally; `berth export --target manifests` writes the Kueue objects for a cluster that runs Kueue " + v1alpha1.KueueVersion}
+		Message: "is Kueue, but this local cluster was started with queueing: ResourceQuota, so Kueue's controllers do not run on it",
+		Fix:     "start the cluster from this blueprint (berth down, then berth up -f FILE), which runs Kueue " + v1alpha1.KueueVersion + "; or set queueing: ResourceQuota"}
+}
+
+// KueueNotRehearsed is the problem of a blueprint that queues with Kueue
+// given to `berth rehearse`: Kueue's controllers keep time by the wall
+// clock, not by a rehearsal's.
+func KueueNotRehearsed() problem.Problem {
+	return problem.Problem{Field: "spec.queueing",
+		Message: "is Kueue, which berth rehearse does not run yet: Kueue's controllers keep the wall clock's time, and a rehearsal runs on a clock of its own",
+		Fix:     "rehearse with queueing: ResourceQuota; to try Kueue's queueing, start it with berth up -f FILE and submit the work there"}
 }
 
 // servedKinds asks the cluster which of berth's kinds it serves.

@@ -74,12 +74,12 @@ func poolNames(pools []v1alpha1.Pool) string {
 	return strings.Join(names, ", ")
 }
 
-// localCluster refuses, before a local cluster starts, a blueprint that
-// the local cluster cannot run: one that queues with Kueue.
-func localCluster(bp *loadedBlueprint) error {
+// rehearsable refuses, before a rehearsal's cluster starts, a blueprint
+// a rehearsal cannot run: one that queues with Kueue.
+func rehearsable(bp *loadedBlueprint) error {
 	if !bp.Spec.UsesKueue() {
 		return nil
 	}
-	p := blueprint.At(bp.source, bp.raw, apply.KueueNotLocal())
+	p := blueprint.At(bp.source, bp.raw, apply.KueueNotRehearsed())
 	return &p
 }

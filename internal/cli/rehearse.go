@@ -118,7 +118,7 @@ func (o *rehearseOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	if err := localCluster(o.bp); err != nil {
+	if err := rehearsable(o.bp); err != nil {
 		return err
 	}
 	if o.provisioner != "" {
@@ -154,7 +154,7 @@ func (o *rehearseOptions) Complete() error {
 		if err != nil {
 			return err
 		}
-		if err := localCluster(other); err != nil {
+		if err := rehearsable(other); err != nil {
 			return err
 		}
 		if errs := o.trace.Check(other.Blueprint); len(errs) > 0 {

@@ -136,6 +136,9 @@ type Cluster struct {
 	// karpenterInstalled closes once Karpenter's NodePools are applied;
 	// nil where the autoscaler provisions.
 	karpenterInstalled chan struct{}
+	// kueueReady closes once Kueue admits (startKueue); nil where the
+	// blueprint queues with ResourceQuota.
+	kueueReady chan struct{}
 }
 
 var startOnce sync.Once
@@ -317,11 +320,19 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	if err := c.startControllers(runCtx, client, &opts); err != nil {
 		return nil, err
 	}
+	if opts.Blueprint.Spec.UsesKueue() {
+		if err := c.startKueue(runCtx, state); err != nil {
+			return nil, err
+		}
+	}
 	applied := func() error { return nil }
 	if opts.Apply != nil {
 		applyCtx, cancelApply := context.WithCancel(waitCtx)
 		applied = alongside(func() error {
-			err := opts.Apply(applyCtx, c, step)
+			err := c.waitKueue(applyCtx)
+			if err == nil {
+				err = opts.Apply(applyCtx, c, step)
+			}
 			if err != nil {
 				// Start's waits stop at a component's error: the user
 				// need not wait for thousands of nodes to hear of it.

@@ -165,6 +165,28 @@ func (d Dir) Issue(tmpl *x509.Certificate) (tls.Certificate, []byte, error) {
 	return tls.Certificate{Certificate: [][]byte{der}, PrivateKey: key}, caPEM, nil
 }
 
+// KueueWebhookCert and KueueWebhookKey are the serving certificate of
+// Kueue's webhooks (IssueKueueWebhook).
+func (d Dir) KueueWebhookCert() string { return d.path("kueue-webhook.crt") }
+func (d Dir) KueueWebhookKey() string  { return d.path("kueue-webhook.key") }
+
+// IssueKueueWebhook writes a serving certificate for 127.0.0.1, signed
+// by the cluster's CA, for Kueue's webhooks: made at each start, as the
+// metrics server's is, but in files, since Kueue runs as a process of
+// its own.
+func (d Dir) IssueKueueWebhook() error {
+	ca, caKey, _, err := loadCA(d.CACert(), d.CAKey())
+	if err != nil {
+		return err
+	}
+	return issue(&x509.Certificate{
+		Subject:     pkix.Name{CommonName: "kueue-webhook"},
+		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+	}, ca, caKey, d.KueueWebhookCert(), d.KueueWebhookKey())
+}
+
 // loadCA reads a CA's certificate and key; it also returns the
 // certificate as PEM.
 func loadCA(certFile, keyFile string) (*x509.Certificate, crypto.Signer, []byte, error) {

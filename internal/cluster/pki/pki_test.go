@@ -2,6 +2,7 @@ package pki
 
 import (
 	"bytes"
+	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
@@ -230,5 +231,33 @@ func TestIssue(t *testing.T) {
 	}
 	if !sameFiles(before, snapshot(t, d.dir)) {
 		t.Error("Issue wrote to the state directory")
+	}
+}
+
+// IssueKueueWebhook writes a serving certificate for 127.0.0.1 that the
+// cluster's CA verifies, and a new one at each call.
+func TestIssueKueueWebhook(t *testing.T) {
+	d := At(filepath.Join(t.TempDir(), "pki"))
+	if err := d.Ensure(serviceIP); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.IssueKueueWebhook(); err != nil {
+		t.Fatal(err)
+	}
+	first := cert(t, d.KueueWebhookCert())
+	if !verifies(t, first, d.CACert(), x509.ExtKeyUsageServerAuth) {
+		t.Error("the webhook's certificate does not verify against the cluster's CA")
+	}
+	if err := first.VerifyHostname("127.0.0.1"); err != nil {
+		t.Error(err)
+	}
+	if _, err := tls.LoadX509KeyPair(d.KueueWebhookCert(), d.KueueWebhookKey()); err != nil {
+		t.Errorf("certificate and key do not pair: %v", err)
+	}
+	if err := d.IssueKueueWebhook(); err != nil {
+		t.Fatal(err)
+	}
+	if cert(t, d.KueueWebhookCert()).SerialNumber.Cmp(first.SerialNumber) == 0 {
+		t.Error("a second start kept the first certificate")
 	}
 }

@@ -1,0 +1,128 @@
+package cluster
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"berth.io/berth/internal/problem"
+)
+
+// KueueBinaryEnv names the berth-kueue binary to run, where it is not
+// beside berth's own or on PATH.
+const KueueBinaryEnv = "BERTH_KUEUE_BINARY"
+
+// kueueBinaryName is the command cmd/berth-kueue builds.
+const kueueBinaryName = "berth-kueue"
+
+// KueueBinary finds berth-kueue, the process that runs Kueue for a
+// blueprint with queueing: Kueue (cmd/berth-kueue says why it is one of
+// its own): $BERTH_KUEUE_BINARY, else beside the running berth, else on
+// PATH.
+func KueueBinary() (string, error) {
+	if p := os.Getenv(KueueBinaryEnv); p != "" {
+		if _, err := os.Stat(p); err != nil {
+			return "", &problem.Problem{
+				Message: fmt.Sprintf("%s names %s, which is not there", KueueBinaryEnv, p),
+				Fix:     "build it: go build -o " + p + " ./cmd/berth-kueue"}
+		}
+		return p, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		p := filepath.Join(filepath.Dir(exe), kueueBinaryName)
+		if _, err := os.Stat(p); err == nil {
+			return p, nil
+		}
+	}
+	if p, err := exec.LookPath(kueueBinaryName); err == nil {
+		return p, nil
+	}
+	return "", &problem.Problem{Field: "spec.queueing",
+		Message: "is Kueue, which berth up runs as a process of its own, " + kueueBinaryName + ", and it is neither beside berth nor on PATH",
+		Fix:     "build both into one folder and run berth from there: go build -o bin/ ./cmd/berth ./cmd/berth-kueue && bin/berth up -f FILE (or set " + KueueBinaryEnv + ")"}
+}
+
+// startKueue runs Kueue's controllers, scheduler and webhooks for a
+// blueprint that queues with Kueue, in berth-kueue, a child process: its
+// webhooks on loopback with a serving certificate from the cluster's CA,
+// made at each start; its logs in the control plane's log. kueueReady
+// closes once it says Kueue admits.
+func (c *Cluster) startKueue(ctx context.Context, state State) error {
+	binary, err := KueueBinary()
+	if err != nil {
+		return err
+	}
+	p := state.pki()
+	if err := p.IssueKueueWebhook(); err != nil {
+		return fmt.Errorf("issuing Kueue's webhook certificate: %w", err)
+	}
+	logs, err := os.OpenFile(state.LogFile(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, binary,
+		"--kubeconfig="+state.Kubeconfig(),
+		"--tls-cert-file="+p.KueueWebhookCert(),
+		"--tls-private-key-file="+p.KueueWebhookKey(),
+		"--client-ca-bundle="+p.CACert())
+	cmd.Stderr = logs
+	cmd.SysProcAttr = kueueProcAttr()
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		logs.Close()
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		logs.Close()
+		return fmt.Errorf("starting %s: %w", binary, err)
+	}
+	c.kueueReady = make(chan struct{})
+	c.run(ctx, "kueue", func(ctx context.Context) error {
+		defer logs.Close()
+		lines := bufio.NewScanner(out)
+		for lines.Scan() {
+			if strings.TrimSpace(lines.Text()) == "ready" {
+				close(c.kueueReady)
+				break
+			}
+		}
+		go func() { _, _ = bufio.NewReader(out).WriteTo(logs) }()
+		err := cmd.Wait()
+		if ctx.Err() != nil {
+			return nil
+		}
+		var exit *exec.ExitError
+		if errors.As(err, &exit) || err == nil {
+			return fmt.Errorf("%s exited (%v); its log is in %s", binary, err, state.LogFile())
+		}
+		return err
+	})
+	return nil
+}
+
+// waitKueue waits, where the blueprint queues with Kueue, until Kueue
+// admits: the blueprint's Kueue objects are applied after, so that its
+// webhooks check them, and `berth up` is ready once a Job submitted is
+// Kueue's.
+func (c *Cluster) waitKueue(ctx context.Context) error {
+	if c.kueueReady == nil {
+		return nil
+	}
+	return c.waitFor(ctx, "Kueue's webhooks and caches", func(context.Context) (bool, error) {
+		select {
+		case <-c.kueueReady:
+			return true, nil
+		default:
+			return false, nil
+		}
+	})
+}

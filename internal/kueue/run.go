@@ -1,0 +1,274 @@
+package kueue
+
+import (
+	"context"
+	"crypto/tls"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+
+	resourceapi "k8s.io/api/resource/v1"
+	schedulingv1 "k8s.io/api/scheduling/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/discovery"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/rest"
+	componentconfig "k8s.io/component-base/config/v1alpha1"
+	"k8s.io/klog/v2"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
+	"sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/metrics/server"
+	"sigs.k8s.io/yaml"
+
+	configapiv1beta1 "sigs.k8s.io/kueue/apis/config/v1beta1"
+	configapi "sigs.k8s.io/kueue/apis/config/v1beta2"
+	kueuealpha "sigs.k8s.io/kueue/apis/kueue/v1alpha1"
+	kueuev1beta1 "sigs.k8s.io/kueue/apis/kueue/v1beta1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	qcache "sigs.k8s.io/kueue/pkg/cache/queue"
+	schdcache "sigs.k8s.io/kueue/pkg/cache/scheduler"
+	"sigs.k8s.io/kueue/pkg/config"
+	"sigs.k8s.io/kueue/pkg/constants"
+	"sigs.k8s.io/kueue/pkg/controller/core"
+	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/controller/jobframework"
+	"sigs.k8s.io/kueue/pkg/controller/tas"
+	tasindexer "sigs.k8s.io/kueue/pkg/controller/tas/indexer"
+	"sigs.k8s.io/kueue/pkg/features"
+	"sigs.k8s.io/kueue/pkg/scheduler"
+	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
+	"sigs.k8s.io/kueue/pkg/scheduler/preemption/fairsharing"
+	"sigs.k8s.io/kueue/pkg/util/kubeversion"
+	"sigs.k8s.io/kueue/pkg/webhooks"
+
+	// The Job integration (batch/job), the one berth enables.
+	_ "sigs.k8s.io/kueue/pkg/controller/jobs/job"
+)
+
+// Options says what Run runs Kueue on.
+type Options struct {
+	// Config reaches the cluster's API server. Required.
+	Config *rest.Config
+	// Serving is the webhook server's certificate, for 127.0.0.1, and
+	// CABundle the CA that signed it, which the API server trusts.
+	Serving  tls.Certificate
+	CABundle []byte
+	// Ready, if set, is called once the webhooks are registered and
+	// Kueue's caches have synced: Jobs submitted from then on are
+	// Kueue's.
+	Ready func()
+}
+
+// scheme is what Kueue's manager reads and writes: client-go's kinds,
+// Kueue's, and its integrations' (cmd/kueue's init).
+var scheme = func() *runtime.Scheme {
+	s := runtime.NewScheme()
+	utilruntime.Must(clientgoscheme.AddToScheme(s))
+	utilruntime.Must(schedulingv1.AddToScheme(s))
+	utilruntime.Must(resourceapi.AddToScheme(s))
+	utilruntime.Must(kueue.AddToScheme(s))
+	utilruntime.Must(kueuev1beta1.AddToScheme(s))
+	utilruntime.Must(kueuealpha.AddToScheme(s))
+	utilruntime.Must(configapiv1beta1.AddToScheme(s))
+	utilruntime.Must(configapi.AddToScheme(s))
+	utilruntime.Must(jobframework.ForEachIntegration(func(_ string, cb jobframework.IntegrationCallbacks) error {
+		if cb.AddToScheme != nil {
+			return cb.AddToScheme(s)
+		}
+		return nil
+	}))
+	return s
+}()
+
+// Configuration is the Kueue configuration berth runs: Kueue's defaults
+// (what its binary has with no --config), but leader election and the
+// internal certificate management off (one replica; berth issues the
+// webhook's certificate), and the Job integration alone. Jobs without a
+// queue are not Kueue's (manageJobsWithoutQueueName false, the default).
+func Configuration() *configapi.Configuration {
+	return &configapi.Configuration{
+		TypeMeta: metav1.TypeMeta{APIVersion: configapi.GroupVersion.String(), Kind: "Configuration"},
+		ControllerManager: configapi.ControllerManager{
+			LeaderElection: &componentconfig.LeaderElectionConfiguration{LeaderElect: ptr.To(false)},
+		},
+		InternalCertManagement: &configapi.InternalCertManagement{Enable: ptr.To(false)},
+		Integrations:           &configapi.Integrations{Frameworks: []string{"batch/job"}},
+	}
+}
+
+// load has Kueue read cfg as its binary reads its --config file
+// (config.Load: defaults, validation, and the manager options it
+// derives).
+func load(cfg *configapi.Configuration) (ctrl.Options, configapi.Configuration, error) {
+	data, err := yaml.Marshal(cfg)
+	if err != nil {
+		return ctrl.Options{}, configapi.Configuration{}, err
+	}
+	dir, err := os.MkdirTemp("", "berth-kueue-")
+	if err != nil {
+		return ctrl.Options{}, configapi.Configuration{}, err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "config.yaml")
+	if err := os.WriteFile(file, data, 0o600); err != nil {
+		return ctrl.Options{}, configapi.Configuration{}, err
+	}
+	opts, loaded, err := config.Load(scheme, file)
+	if err != nil {
+		return ctrl.Options{}, configapi.Configuration{}, fmt.Errorf("Kueue's configuration: %w", err)
+	}
+	return opts, loaded, nil
+}
+
+// setLoggerOnce sets controller-runtime's process-wide logger once.
+var setLoggerOnce sync.Once
+
+// Run installs Kueue's CRDs, runs its controllers, scheduler and webhooks
+// until ctx ends, as cmd/kueue's main wires them, and registers the
+// webhooks once their server answers. Left out of main's wiring: the
+// internal certificate management (off), the metrics and health
+// servers, the visibility server, MultiKueue and the admission check
+// controllers (no ProvisioningRequest API on a local cluster), and the
+// signal-driven cache dumper.
+func Run(ctx context.Context, opts Options) error {
+	logger := klog.FromContext(ctx).WithName("kueue")
+	ctx = log.IntoContext(ctx, logger)
+	setLoggerOnce.Do(func() { log.SetLogger(logger) })
+
+	if err := installCRDs(ctx, opts.Config); err != nil {
+		return err
+	}
+	options, cfg, err := load(Configuration())
+	if err != nil {
+		return err
+	}
+	srv, err := newLoopbackServer(opts.Serving)
+	if err != nil {
+		return fmt.Errorf("listening for Kueue's webhooks: %w", err)
+	}
+	options.WebhookServer = srv
+	options.Metrics = server.Options{BindAddress: "0"}
+	options.HealthProbeBindAddress = "0"
+	options.PprofBindAddress = ""
+	options.Logger = logger
+	options.BaseContext = func() context.Context { return ctx }
+	// Controller names are unique per process in controller-runtime; a
+	// process that starts a second cluster starts them again.
+	options.Controller = ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}
+
+	kubeConfig := rest.CopyConfig(opts.Config)
+	kubeConfig.UserAgent = "kueue/berth"
+	mgr, err := ctrl.NewManager(kubeConfig, options)
+	if err != nil {
+		return fmt.Errorf("making Kueue's manager: %w", err)
+	}
+
+	var cacheOptions []schdcache.Option
+	var queueOptions []qcache.Option
+	if cfg.FairSharing != nil {
+		cacheOptions = append(cacheOptions, schdcache.WithFairSharing(fairsharing.Enabled(cfg.FairSharing)))
+	}
+	if cfg.AdmissionFairSharing != nil {
+		queueOptions = append(queueOptions, qcache.WithAdmissionFairSharing(cfg.AdmissionFairSharing))
+		cacheOptions = append(cacheOptions, schdcache.WithAdmissionFairSharing(cfg.AdmissionFairSharing))
+	}
+	cCache := schdcache.New(mgr.GetClient(), cacheOptions...)
+	requeuer := qcache.NewRequeuer()
+	if err := mgr.Add(requeuer); err != nil {
+		return err
+	}
+	preemptionExpectations := preemptexpectations.New()
+	queueOptions = append(queueOptions, qcache.WithPreemptionExpectations(preemptionExpectations))
+	queues := qcache.NewManager(mgr.GetClient(), cCache, requeuer, queueOptions...)
+
+	if err := indexer.Setup(ctx, mgr.GetFieldIndexer()); err != nil {
+		return fmt.Errorf("Kueue's indexes: %w", err)
+	}
+	if features.Enabled(features.TopologyAwareScheduling) {
+		if err := tasindexer.SetupIndexes(ctx, mgr.GetFieldIndexer()); err != nil {
+			return fmt.Errorf("Kueue's topology indexes: %w", err)
+		}
+	}
+	if err := jobframework.SetupIndexes(ctx, mgr.GetFieldIndexer(), jobframework.WithEnabledFrameworks(cfg.Integrations.Frameworks)); err != nil {
+		return fmt.Errorf("Kueue's job indexes: %w", err)
+	}
+
+	dc, err := discovery.NewDiscoveryClientForConfig(kubeConfig)
+	if err != nil {
+		return err
+	}
+	versions := kubeversion.NewServerVersionFetcher(dc)
+	if err := mgr.Add(versions); err != nil {
+		return err
+	}
+	if err := versions.FetchServerVersion(); err != nil {
+		return fmt.Errorf("Kueue reading the API server's version: %w", err)
+	}
+
+	if name, err := core.SetupControllers(mgr, queues, cCache, &cfg, nil, preemptionExpectations, nil); err != nil {
+		return fmt.Errorf("Kueue's controller %s: %w", name, err)
+	}
+	if features.Enabled(features.TopologyAwareScheduling) {
+		if name, err := tas.SetupControllers(mgr, queues, cCache, &cfg, nil); err != nil {
+			return fmt.Errorf("Kueue's topology controller %s: %w", name, err)
+		}
+	}
+	nsSelector, err := metav1.LabelSelectorAsSelector(cfg.ManagedJobsNamespaceSelector)
+	if err != nil {
+		return fmt.Errorf("Kueue's managedJobsNamespaceSelector: %w", err)
+	}
+	if err := jobframework.SetupControllers(ctx, mgr, logger,
+		jobframework.WithManageJobsWithoutQueueName(cfg.ManageJobsWithoutQueueName),
+		jobframework.WithWaitForPodsReady(cfg.WaitForPodsReady),
+		jobframework.WithKubeServerVersion(versions),
+		jobframework.WithEnabledFrameworks(cfg.Integrations.Frameworks),
+		jobframework.WithEnabledExternalFrameworks(cfg.Integrations.ExternalFrameworks),
+		jobframework.WithManagerName(constants.KueueName),
+		jobframework.WithLabelKeysToCopy(cfg.Integrations.LabelKeysToCopy),
+		jobframework.WithCache(cCache),
+		jobframework.WithQueues(queues),
+		jobframework.WithObjectRetentionPolicies(cfg.ObjectRetentionPolicies),
+		jobframework.WithManagedJobsNamespaceSelector(nsSelector),
+	); err != nil {
+		return fmt.Errorf("Kueue's job controllers: %w", err)
+	}
+	if name, err := webhooks.Setup(mgr, nil); err != nil {
+		return fmt.Errorf("Kueue's webhook %s: %w", name, err)
+	}
+	go queues.CleanUpOnContext(ctx)
+	go cCache.CleanUpOnContext(ctx)
+
+	sched := scheduler.New(queues, cCache, mgr.GetClient(), mgr.GetEventRecorderFor(constants.AdmissionName), //nolint:staticcheck // Kueue's scheduler takes the old recorder
+		scheduler.WithFairSharing(cfg.FairSharing),
+		scheduler.WithAdmissionFairSharing(cfg.AdmissionFairSharing),
+		scheduler.WithPreemptionExpectations(preemptionExpectations),
+	)
+	if err := mgr.Add(sched); err != nil {
+		return err
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 1)
+	go func() { errs <- mgr.Start(ctx) }()
+	select {
+	case err := <-errs:
+		return fmt.Errorf("Kueue's manager: %w", err)
+	case <-srv.Started():
+	}
+	if err := registerWebhooks(ctx, opts.Config, srv, opts.CABundle); err != nil {
+		return err
+	}
+	if !mgr.GetCache().WaitForCacheSync(ctx) {
+		return <-errs
+	}
+	if opts.Ready != nil {
+		opts.Ready()
+	}
+	return <-errs
+}
