@@ -149,6 +149,9 @@ func (o *upOptions) Run(ctx context.Context) error {
 	report := o.Out
 	var reportFile *os.File
 	if o.reportFD != 0 {
+		// The pipe `berth up -d` waits on: no process this one starts
+		// (berth-kueue) may hold it open after this one closes it.
+		syscall.CloseOnExec(o.reportFD)
 		reportFile = os.NewFile(uintptr(o.reportFD), "report")
 		report = reportFile
 	}
