@@ -229,6 +229,7 @@ const (
 	RuleClaimClass            = "berth/claim-class"
 	RuleClaimAccessMode       = "berth/claim-access-mode"
 	RuleQuotaHeldWaiting      = "berth/quota-held-waiting"
+	RuleTeamQueue             = "berth/team-queue"
 )
 
 // Metric names the local cluster's metrics APIs serve, named as they are

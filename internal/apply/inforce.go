@@ -36,6 +36,8 @@ import (
 //     blueprint with no such pod, a pod asking a GPU in requests only
 //     comes back with the limit, or is refused by berth/gpu-limit, which
 //     reads the mark only the mutation sets);
+//   - under queueing: Kueue, a Job that names no queue, in a team
+//     namespace, comes back with its team's (berth-kueue-queue);
 //   - the validating policies, when they refuse (guardrails Enforce): a
 //     namespace claiming a team it is not listed under is refused by
 //     berth-namespaces. Under Warn and Audit a refusal is not visible to
@@ -131,6 +133,20 @@ func guardrailProbes(c kubernetes.Interface, bp *v1alpha1.Blueprint) []probe {
 			}
 			if _, ok := got.Spec.Containers[0].Resources.Limits[corev1.ResourceName(gpu)]; !ok {
 				return fmt.Errorf("a pod asking %s in requests only came back without the limit", gpu)
+			}
+			return nil
+		}})
+	}
+	if bp.Spec.UsesKueue() && len(namespaces) > 0 {
+		out = append(out, probe{"MutatingAdmissionPolicy", compile.QueuePolicy, func(ctx context.Context) error {
+			job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-"},
+				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: probeSpec()}}}
+			got, err := c.BatchV1().Jobs(namespaces[0]).Create(ctx, job, dry)
+			if err != nil {
+				return err
+			}
+			if got.Labels[v1alpha1.LabelKueueQueueName] == "" {
+				return fmt.Errorf("a Job in %s that names no queue came back without its team's", namespaces[0])
 			}
 			return nil
 		}})

@@ -85,6 +85,7 @@ func Objects(bp *v1alpha1.Blueprint) []Object {
 	out = append(out, kueueObjects(bp)...)
 	out = append(out, guardrails(bp)...)
 	out = append(out, classPolicies(bp)...)
+	out = append(out, queueGuardrails(bp)...)
 	return append(out, modelPolicies(bp)...)
 }
 

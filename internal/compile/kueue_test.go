@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	admissionv1 "k8s.io/api/admissionregistration/v1"
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apiextensions-apiserver/pkg/apis/apiextensions"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
@@ -280,5 +281,35 @@ func TestKueueVersionIsTheModules(t *testing.T) {
 	}
 	if got := strings.TrimSpace(string(out)); got != v1alpha1.KueueVersion {
 		t.Errorf("sigs.k8s.io/kueue is %s in go.mod; v1alpha1.KueueVersion says %s", got, v1alpha1.KueueVersion)
+	}
+}
+
+// Under Kueue the queue guardrails come with the others: the mutating
+// policy giving a team's Job its queue and the validating one refusing
+// another team's, each bound, naming the team namespaces literally; none
+// under ResourceQuota or with guardrails off.
+func TestQueueGuardrails(t *testing.T) {
+	var got []string
+	for _, o := range Objects(retailKueue(t)) {
+		if o.GetName() == QueuePolicy || o.GetName() == QueueCheckPolicy {
+			got = append(got, o.GetObjectKind().GroupVersionKind().Kind+" "+o.GetName())
+		}
+		if p, ok := o.(*admissionv1.MutatingAdmissionPolicy); ok && p.Name == QueuePolicy {
+			if c := p.Spec.MatchConditions[0].Expression; !strings.Contains(c, `{"team-a": "team-a", "team-b": "team-b"}`) {
+				t.Errorf("the queue policy's condition %q does not name the team namespaces", c)
+			}
+		}
+	}
+	want := []string{"MutatingAdmissionPolicy " + QueuePolicy, "MutatingAdmissionPolicyBinding " + QueuePolicy,
+		"ValidatingAdmissionPolicy " + QueueCheckPolicy, "ValidatingAdmissionPolicyBinding " + QueueCheckPolicy}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("queue guardrails (-want +got):\n%s", d)
+	}
+	off := retailKueue(t, "  queueing: Kueue\n", "  queueing: Kueue\n  guardrails: Off\n")
+	plain := retailKueue(t, "  queueing: Kueue\n", "")
+	for _, bp := range []*v1alpha1.Blueprint{plain, off} {
+		if objs := queueGuardrails(bp); len(objs) > 0 {
+			t.Errorf("queueing %s, guardrails %s: %d queue guardrails; want none", bp.Spec.Queueing, bp.Spec.Guardrails, len(objs))
+		}
 	}
 }
