@@ -49,6 +49,9 @@ func Render(w io.Writer, c *Cluster) error {
 	if err := renderQuotas(w, c.Quotas); err != nil {
 		return err
 	}
+	if err := renderQueues(w, c.Queues); err != nil {
+		return err
+	}
 	if err := renderClasses(w, c.Classes); err != nil {
 		return err
 	}

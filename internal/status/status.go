@@ -19,6 +19,8 @@ import (
 	"k8s.io/client-go/tools/pager"
 	resourcehelper "k8s.io/component-helpers/resource"
 
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/spot"
@@ -74,6 +76,9 @@ type Cluster struct {
 	// Karpenter is Karpenter's NodePools and NodeClaims; nil when the
 	// cluster has none.
 	Karpenter *Karpenter
+	// Queues are Kueue's ClusterQueues, by name; nil where the cluster
+	// runs no Kueue.
+	Queues []kueue.ClusterQueue
 	// Interruptions are the spot interruptions recorded, oldest first.
 	Interruptions []spot.Interruption
 	// Scaled are the workloads HPAs scale, by namespace and HPA name.
@@ -111,6 +116,7 @@ func Collect(ctx context.Context, c kubernetes.Interface, l listing.Lister, bp *
 	})
 	g.Go(func() (err error) { out.Autoscaler, err = collectAutoscaler(gctx, c); return err })
 	g.Go(func() (err error) { out.Karpenter, err = collectKarpenter(gctx, c); return err })
+	g.Go(func() (err error) { out.Queues, err = collectQueues(gctx, c); return err })
 	g.Go(func() (err error) { out.Interruptions, err = collectInterruptions(gctx, c); return err })
 	g.Go(func() (err error) { out.Scaled, err = collectScaled(gctx, c, l); return err })
 	if bp != nil {
