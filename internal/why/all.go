@@ -16,7 +16,8 @@ type Summary struct {
 }
 
 // ExplainAll explains the Pending pods of namespace ("" for all), the
-// workloads whose controllers fail to create pods, and those whose HPAs
+// workloads whose controllers fail to create pods, the Jobs Kueue holds
+// suspended in its queues, and the workloads whose HPAs
 // are stuck (from the HPAs' status alone, without reading the workloads).
 func ExplainAll(s *Snapshot, namespace string) Summary {
 	out := Summary{Pods: []Verdict{}, Workloads: []Verdict{}}
@@ -42,7 +43,8 @@ func ExplainAll(s *Snapshot, namespace string) Summary {
 			continue
 		}
 		v := ExplainWorkload(s, w)
-		if v.Top.Code == CauseQuotaExceeded || v.Top.Code == CauseCreateFailed {
+		switch v.Top.Code {
+		case CauseQuotaExceeded, CauseCreateFailed, CauseQueueWaiting, CauseQueuePreempted:
 			out.Workloads = append(out.Workloads, v)
 		}
 	}

@@ -3,6 +3,7 @@ package why
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -313,8 +314,15 @@ func ReadAll(ctx context.Context, c kubernetes.Interface, l listing.Lister, name
 			return nil
 		})
 	}
+	var queued []Workload
+	g.Go(func() (err error) { queued, err = readWaiting(gctx, c, namespace); return err })
 	if err := g.Wait(); err != nil {
 		return nil, err
+	}
+	for _, w := range queued {
+		if !slices.ContainsFunc(s.Workloads, func(o Workload) bool { return o.UID == w.UID }) {
+			s.Workloads = append(s.Workloads, w)
+		}
 	}
 	sort.Slice(s.Workloads, func(i, j int) bool { return s.Workloads[i].String() < s.Workloads[j].String() })
 	return s, nil

@@ -104,6 +104,11 @@ func readCreator(ctx context.Context, c kubernetes.Interface, kind, namespace, n
 		if j, err = c.BatchV1().Jobs(namespace).Get(ctx, name, metav1.GetOptions{}); err == nil {
 			meta, w.Desired, w.Done = &j.ObjectMeta, jobWants(j), jobDone(j)
 			w.Class = classLabel(j.Labels, j.Spec.Template.Labels)
+			if q := j.Labels[v1alpha1.LabelKueueQueueName]; q != "" {
+				if w.Queued, err = readQueued(ctx, c, namespace, j.UID, q, j.Spec.Suspend != nil && *j.Spec.Suspend); err != nil {
+					return nil, err
+				}
+			}
 		}
 	default:
 		return nil, nil

@@ -108,6 +108,9 @@ type Workload struct {
 	// Class is its berth.io/class label (its own, else its pod
 	// template's); empty when it has none or was not read.
 	Class string
+	// Queued is what Kueue says of a Job in one of its queues; nil for
+	// any other workload.
+	Queued *Queued
 }
 
 // Ref names an object.

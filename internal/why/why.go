@@ -76,6 +76,11 @@ const (
 	CauseClaimDeleted  = "claim-deleting"
 	CauseVolumeGone    = "volume-missing"
 	CauseClaimNoVolume = "claim-no-volume"
+
+	// A Job Kueue holds suspended: waiting for quota or a flavor, or
+	// preempted (its quota taken back) and waiting again (kueue.go).
+	CauseQueueWaiting   = "kueue-waiting"
+	CauseQueuePreempted = "kueue-preempted"
 )
 
 // Layers, in the order the text output shows them.
@@ -83,6 +88,7 @@ const (
 	LayerPod        = "pod"
 	LayerWorkload   = "workload"
 	LayerHPA        = "hpa"
+	LayerQueue      = "queue"
 	LayerScheduler  = "scheduler"
 	LayerVolumes    = "volumes"
 	LayerPools      = "pools"
@@ -92,7 +98,7 @@ const (
 	LayerAutoscale  = "autoscale"
 )
 
-var layerOrder = []string{LayerPod, LayerWorkload, LayerHPA, LayerScheduler, LayerVolumes, LayerPools, LayerLimitRange, LayerQuota, LayerPriority, LayerAutoscale}
+var layerOrder = []string{LayerPod, LayerWorkload, LayerQueue, LayerHPA, LayerScheduler, LayerVolumes, LayerPools, LayerLimitRange, LayerQuota, LayerPriority, LayerAutoscale}
 
 // Verdict is the explanation of one pod, or of one workload's pods: the
 // top cause with its fix, then what each layer says.

@@ -47,6 +47,10 @@ func explainWorkload(s *Snapshot, w *Workload) Verdict {
 	}
 	v := Verdict{Workload: w.String(), Causes: []Cause{}}
 	v.Quota = quotaUse(s, w.Namespace)
+	if qc, ok := queueCause(w); ok {
+		v.Top = qc
+		return v
+	}
 	missing := w.Desired < 0 || int32(len(pods)) < w.Desired
 	if ev := s.lastFailedCreate(w); ev != nil && missing && !w.Done {
 		v.Top = s.createFailure(w, ev, len(pods))

@@ -1,0 +1,152 @@
+package why
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/kubernetes"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/problem"
+)
+
+// Queued is what Kueue says of a Job that names one of its queues: the
+// Workload it made for it, and the conditions Kueue set on it.
+type Queued struct {
+	// Queue is the LocalQueue the Job names.
+	Queue string
+	// Suspended: Kueue holds the Job (it has not admitted it, or took
+	// its quota back).
+	Suspended bool
+	// Workload is Kueue's Workload for the Job; nil while Kueue has made
+	// none.
+	Workload *kueue.Workload
+}
+
+// readQueued reads Kueue's Workload for the Job uid in namespace, where
+// the cluster serves Kueue's API; nil, nil where it does not.
+func readQueued(ctx context.Context, c kubernetes.Interface, namespace string, uid types.UID, queue string, suspended bool) (*Queued, error) {
+	q := &Queued{Queue: queue, Suspended: suspended}
+	rc := c.Discovery().RESTClient()
+	if rc == nil { // a fake clientset serves no API of its own
+		return q, nil
+	}
+	raw, err := rc.Get().AbsPath("/apis/kueue.x-k8s.io/v1beta2/namespaces/" + namespace + "/workloads").DoRaw(ctx)
+	if err != nil {
+		// No Kueue on the cluster: the Job waits for a queue nothing
+		// serves, which explain says.
+		return q, nil
+	}
+	var list kueue.WorkloadList
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("reading Kueue's Workloads in %s: %w", namespace, err)
+	}
+	for i := range list.Items {
+		for _, o := range list.Items[i].OwnerReferences {
+			if o.UID == uid {
+				q.Workload = &list.Items[i]
+				return q, nil
+			}
+		}
+	}
+	return q, nil
+}
+
+// queueCause is why Kueue holds the workload w, as the verdict of a Job
+// with no pods; ok is false when Kueue does not hold it (it has admitted
+// it, or it names no queue).
+func queueCause(w *Workload) (Cause, bool) {
+	q := w.Queued
+	if q == nil || !q.Suspended || w.Done {
+		return Cause{}, false
+	}
+	job := w.String()
+	if q.Workload == nil {
+		return Cause{Layer: LayerQueue, Code: CauseQueueWaiting, Problem: problem.Problem{
+			Object:  problem.Object{Kind: "Job", Namespace: w.Namespace, Name: w.Name},
+			Field:   "metadata.labels[" + v1alpha1.LabelKueueQueueName + "]",
+			Message: fmt.Sprintf("%s waits suspended in LocalQueue %s, but Kueue has made no Workload for it: Kueue is not running, or the queue is not Kueue's", job, q.Queue),
+			Fix:     "under queueing: Kueue, berth up runs Kueue (berth-kueue); elsewhere install Kueue " + v1alpha1.KueueVersion + ", or remove the label to run the Job outside Kueue",
+		}}, true
+	}
+	wl := q.Workload
+	obj := problem.Object{Kind: "Workload", Namespace: wl.Namespace, Name: wl.Name}
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue &&
+		!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+		fix := "Kueue admits it again once its queue has quota; nothing to do unless it must not be preempted"
+		if c.Reason == kueue.InCohortReclamationReason {
+			fix = "it ran on GPUs its team borrowed, and their team took them back; Kueue admits it again once its own quota is free. To keep a team's work on its own GPUs, set queue.borrow: 0 for the team in the blueprint"
+		}
+		return Cause{Layer: LayerQueue, Code: CauseQueuePreempted, Problem: problem.Problem{Object: obj,
+			Message: fmt.Sprintf("Kueue preempted %s (%s: %s) and holds it suspended in LocalQueue %s", job, c.Reason, c.Message, q.Queue),
+			Fix:     fix,
+		}}, true
+	}
+	msg := "Kueue has not yet considered it"
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadQuotaReserved); c != nil && c.Status == metav1.ConditionFalse && c.Message != "" {
+		msg = c.Message
+	}
+	return Cause{Layer: LayerQueue, Code: CauseQueueWaiting, Problem: problem.Problem{Object: obj,
+		Message: fmt.Sprintf("%s waits suspended in LocalQueue %s, holding no quota: %s", job, q.Queue, msg),
+		Fix:     queueFix(msg, wl),
+	}}, true
+}
+
+// queueFix is the remedy for what Kueue's message says keeps a Workload
+// waiting.
+func queueFix(msg string, wl *kueue.Workload) string {
+	switch {
+	case strings.Contains(msg, "insufficient") && strings.Contains(msg, "quota"):
+		return "it runs when its team's running Jobs free the quota, or when another team leaves GPUs it may borrow; to run more at once, raise the team's quota.gpu (split by queue.gpus) or queue.borrow in the blueprint"
+	case strings.Contains(msg, "affinity") || strings.Contains(msg, "untolerated") || strings.Contains(msg, "doesn't match"):
+		return "no flavor of its team's ClusterQueue is a pool the Job's class reaches: add the pool to the class's pools, or give the team GPUs on the class's pools (queue.gpus)"
+	case strings.Contains(msg, "doesn't exist") || strings.Contains(msg, "not found") || strings.Contains(msg, "inactive"):
+		return "name the LocalQueue of the Job's namespace (kueue.x-k8s.io/queue-name: the team), and check that berth apply has run"
+	}
+	return "Kueue's conditions on the Workload say more: kubectl get workload " + wl.Name + " -n " + wl.Namespace + " -o yaml"
+}
+
+// readWaiting is every Job Kueue holds in namespace ("" for all): one
+// per Workload of a Job that has no quota reserved and has not finished,
+// as why --all lists them beside the Pending pods. None where the cluster
+// serves no Kueue.
+func readWaiting(ctx context.Context, c kubernetes.Interface, namespace string) ([]Workload, error) {
+	rc := c.Discovery().RESTClient()
+	if rc == nil {
+		return nil, nil
+	}
+	path := "/apis/kueue.x-k8s.io/v1beta2/workloads"
+	if namespace != "" {
+		path = "/apis/kueue.x-k8s.io/v1beta2/namespaces/" + namespace + "/workloads"
+	}
+	raw, err := rc.Get().AbsPath(path).DoRaw(ctx)
+	if err != nil {
+		return nil, nil // no Kueue, or no right to read it
+	}
+	var list kueue.WorkloadList
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, fmt.Errorf("reading Kueue's Workloads: %w", err)
+	}
+	var out []Workload
+	for i := range list.Items {
+		wl := &list.Items[i]
+		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
+			apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+			continue
+		}
+		for _, o := range wl.OwnerReferences {
+			if o.Kind == "Job" && o.Controller != nil && *o.Controller {
+				out = append(out, Workload{Kind: "Job", Namespace: wl.Namespace, Name: o.Name, UID: o.UID, Desired: -1,
+					Creators: []Ref{{Kind: "Job", Name: o.Name, UID: o.UID}},
+					Queued:   &Queued{Queue: string(wl.Spec.QueueName), Suspended: true, Workload: wl}})
+			}
+		}
+	}
+	return out, nil
+}

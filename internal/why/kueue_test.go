@@ -1,0 +1,59 @@
+package why
+
+import (
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+)
+
+// A Job Kueue holds is explained by Kueue's own words on its Workload,
+// with the fix for what they say: waiting for quota, for a flavor its
+// class reaches, preempted by its lender, or no Workload at all; a Job
+// Kueue admitted or that finished is not Kueue's to explain.
+func TestQueueCause(t *testing.T) {
+	wl := func(conds ...metav1.Condition) *kueue.Workload {
+		return &kueue.Workload{ObjectMeta: metav1.ObjectMeta{Name: "job-b3-x", Namespace: "team-b"}, Status: kueue.WorkloadStatus{Conditions: conds}}
+	}
+	waiting := func(msg string) metav1.Condition {
+		return metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionFalse, Reason: "Pending", Message: msg}
+	}
+	for _, tc := range []struct {
+		name      string
+		queued    *Queued
+		done      bool
+		code      string
+		says, fix string
+	}{
+		{"quota", &Queued{Queue: "team-b", Suspended: true, Workload: wl(waiting("couldn't assign flavors to pod set main: insufficient unused quota for nvidia.com/gpu in flavor gpu, 1 more needed"))},
+			false, CauseQueueWaiting, "waits suspended in LocalQueue team-b, holding no quota: couldn't assign flavors", "raise the team's quota.gpu"},
+		{"flavor", &Queued{Queue: "team-b", Suspended: true, Workload: wl(waiting("couldn't assign flavors to pod set main: flavor gpu doesn't match node affinity"))},
+			false, CauseQueueWaiting, "doesn't match node affinity", "add the pool to the class's pools"},
+		{"reclaimed", &Queued{Queue: "team-b", Suspended: true, Workload: wl(
+			metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue, Reason: kueue.InCohortReclamationReason, Message: "Preempted to accommodate a workload (UID: u) due to reclamation within the cohort"},
+			waiting("couldn't assign flavors"))},
+			false, CauseQueuePreempted, "Kueue preempted job/team-b/b3 (InCohortReclamation: Preempted to accommodate", "queue.borrow: 0"},
+		{"no workload", &Queued{Queue: "team-b", Suspended: true}, false, CauseQueueWaiting, "Kueue has made no Workload", "berth-kueue"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := &Workload{Kind: "Job", Namespace: "team-b", Name: "b3", Queued: tc.queued, Done: tc.done}
+			c, ok := queueCause(w)
+			if !ok {
+				t.Fatal("no cause")
+			}
+			if c.Layer != LayerQueue || c.Code != tc.code || !strings.Contains(c.Message, tc.says) || !strings.Contains(c.Fix, tc.fix) {
+				t.Errorf("got %s/%s %q (fix %q); want %s saying %q, fix with %q", c.Layer, c.Code, c.Message, c.Fix, tc.code, tc.says, tc.fix)
+			}
+		})
+	}
+	for name, w := range map[string]*Workload{
+		"admitted": {Kind: "Job", Name: "b1", Queued: &Queued{Queue: "team-b", Suspended: false, Workload: wl()}},
+		"finished": {Kind: "Job", Name: "b1", Done: true, Queued: &Queued{Queue: "team-b", Suspended: true, Workload: wl()}},
+		"no queue": {Kind: "Job", Name: "b1"},
+	} {
+		if c, ok := queueCause(w); ok {
+			t.Errorf("%s: cause %s %q; want none", name, c.Code, c.Message)
+		}
+	}
+}
