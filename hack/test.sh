@@ -6,7 +6,8 @@
 #                                         each long feature (about 10 min)
 #   long   go test -tags long ./test/long/...
 #                                         rehearsal scenarios, Karpenter's
-#                                         controllers, the dashboard in
+#                                         controllers, Kueue's (built as
+#                                         berth-kueue), the dashboard in
 #                                         Chromium
 #
 # then the model stores against a real S3 server in test/s3, a module of
