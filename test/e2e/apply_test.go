@@ -171,13 +171,14 @@ func TestSecondApplyWritesNothing(t *testing.T) {
 		t.Errorf("berth plan or apply --dry-run changed the quota: %v %v", q.Spec.Hard, err)
 	}
 
-	// Under queueing: Kueue the quotas become Kueue's objects, which the
-	// local cluster cannot run yet: apply says so and changes nothing
-	// (it would otherwise cut the ResourceQuota down to pods).
+	// Under queueing: Kueue the quotas become Kueue's objects, which a
+	// local cluster started under ResourceQuota does not run: apply says
+	// so, with how to start one that does, and changes nothing (it would
+	// otherwise cut the ResourceQuota down to pods).
 	kueued := filepath.Join(home, "kueue.yaml")
 	os.WriteFile(kueued, []byte(strings.Replace(string(raw), "\nspec:\n", "\nspec:\n  queueing: Kueue\n", 1)), 0o600)
 	out, code = berth(t, home, "apply", "--kubeconfig", kubeconfig, "-f", kueued)
-	if code != 1 || !strings.Contains(out, "spec.queueing: is Kueue, which berth's local cluster does not run yet") || !strings.Contains(out, "set queueing: ResourceQuota") {
+	if code != 1 || !strings.Contains(out, "spec.queueing: is Kueue, but this local cluster was started with queueing: ResourceQuota") || !strings.Contains(out, "berth up -f FILE") {
 		t.Errorf("berth apply of a blueprint under Kueue exited %d, want 1 and why, with the fix:\n%s", code, out)
 	}
 	if q, err := client.CoreV1().ResourceQuotas("team-b").Get(ctx, "team-quota", metav1.GetOptions{}); err != nil || q.Spec.Hard.Name("requests.nvidia.com/gpu", resource.DecimalSI).String() != "2" {
