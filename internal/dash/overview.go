@@ -9,11 +9,13 @@ import (
 	"berth.io/berth/internal/status"
 )
 
-// Overview is the Overview page, and its JSON: pools, teams' quota use
-// and classes, each number written as `berth status` writes it.
+// Overview is the Overview page, and its JSON: pools, teams' quota use,
+// Kueue's queues and classes, each number written as `berth status`
+// writes it.
 type Overview struct {
 	Pools   []PoolRow  `json:"pools"`
 	Quotas  []QuotaRow `json:"quotas"`
+	Queues  []QueueRow `json:"queues,omitempty"`
 	Classes []ClassRow `json:"classes"`
 	// Unpooled counts nodes that belong to no pool.
 	Unpooled int `json:"unpooled,omitempty"`
@@ -60,6 +62,24 @@ type QuotaResource struct {
 	Usage
 }
 
+// QueueRow is one of Kueue's ClusterQueues: its workloads waiting and
+// admitted, and per GPU flavor what they use of its nominal quota, with
+// what is borrowed from the cohort.
+type QueueRow struct {
+	Name     string     `json:"name"`
+	Cohort   string     `json:"cohort,omitempty"`
+	Waiting  int32      `json:"waiting"`
+	Admitted int32      `json:"admitted"`
+	GPUs     []QueueGPU `json:"gpus"`
+}
+
+// QueueGPU is one flavor's GPUs of a queue.
+type QueueGPU struct {
+	Flavor   string `json:"flavor"`
+	Borrowed string `json:"borrowed"`
+	Usage
+}
+
 // ClassRow is one workload class.
 type ClassRow struct {
 	Name       string `json:"name"`
@@ -102,6 +122,16 @@ func overview(v *View) Overview {
 			row.Resources = append(row.Resources, QuotaResource{Name: string(name), Usage: usage(used.String(), hard.String(), q.Used, q.Hard, name)})
 		}
 		out.Quotas = append(out.Quotas, row)
+	}
+	for i := range st.Queues {
+		cq := &st.Queues[i]
+		row := QueueRow{Name: cq.Name, Cohort: string(cq.Spec.CohortName), Waiting: cq.Status.PendingWorkloads, Admitted: cq.Status.AdmittedWorkloads, GPUs: []QueueGPU{}}
+		for _, f := range status.QueueGPUs(cq) {
+			used, nominal := corev1.ResourceList{f.Resource: f.Used}, corev1.ResourceList{f.Resource: f.Nominal}
+			row.GPUs = append(row.GPUs, QueueGPU{Flavor: f.Flavor, Borrowed: f.Borrowed.String(),
+				Usage: usage(f.Used.String(), f.Nominal.String(), used, nominal, f.Resource)})
+		}
+		out.Queues = append(out.Queues, row)
 	}
 	for _, c := range st.Classes {
 		row := ClassRow{Name: c.Name, Preemption: c.Preemption, Pools: strings.Join(c.Pools, ", "), Budget: c.Budget, Spread: c.Spread, Priority: "-"}

@@ -58,9 +58,17 @@ func renderQueues(w io.Writer, queues []kueue.ClusterQueue) error {
 	return tw.Flush()
 }
 
-// gpuByFlavor is, for each flavor with a GPU quota, "FLAVOR used/nominal"
-// and "(N borrowed)" when the queue borrows.
-func gpuByFlavor(cq *kueue.ClusterQueue) []string {
+// FlavorGPUs is what a ClusterQueue's workloads use of one flavor's
+// GPUs: Used of Nominal, Borrowed of it from the cohort.
+type FlavorGPUs struct {
+	Flavor                  string
+	Resource                corev1.ResourceName
+	Used, Nominal, Borrowed resource.Quantity
+}
+
+// QueueGPUs is, for each flavor of cq with a GPU quota, in the queue's
+// order, what its workloads use.
+func QueueGPUs(cq *kueue.ClusterQueue) []FlavorGPUs {
 	usage := map[kueue.ResourceFlavorReference]map[corev1.ResourceName]kueue.ResourceUsage{}
 	for _, f := range cq.Status.FlavorsUsage {
 		usage[f.Name] = map[corev1.ResourceName]kueue.ResourceUsage{}
@@ -68,7 +76,7 @@ func gpuByFlavor(cq *kueue.ClusterQueue) []string {
 			usage[f.Name][r.Name] = r
 		}
 	}
-	var out []string
+	var out []FlavorGPUs
 	for _, g := range cq.Spec.ResourceGroups {
 		for _, f := range g.Flavors {
 			for _, r := range f.Resources {
@@ -76,13 +84,23 @@ func gpuByFlavor(cq *kueue.ClusterQueue) []string {
 					continue
 				}
 				u := usage[f.Name][r.Name]
-				s := fmt.Sprintf("%s %s/%s", f.Name, qty(u.Total), qty(r.NominalQuota))
-				if !u.Borrowed.IsZero() {
-					s += fmt.Sprintf(" (%s borrowed)", qty(u.Borrowed))
-				}
-				out = append(out, s)
+				out = append(out, FlavorGPUs{Flavor: string(f.Name), Resource: r.Name, Used: u.Total, Nominal: r.NominalQuota, Borrowed: u.Borrowed})
 			}
 		}
+	}
+	return out
+}
+
+// gpuByFlavor is, for each flavor with a GPU quota, "FLAVOR used/nominal"
+// and "(N borrowed)" when the queue borrows.
+func gpuByFlavor(cq *kueue.ClusterQueue) []string {
+	var out []string
+	for _, f := range QueueGPUs(cq) {
+		s := fmt.Sprintf("%s %s/%s", f.Flavor, qty(f.Used), qty(f.Nominal))
+		if !f.Borrowed.IsZero() {
+			s += fmt.Sprintf(" (%s borrowed)", qty(f.Borrowed))
+		}
+		out = append(out, s)
 	}
 	return out
 }
