@@ -50,6 +50,7 @@ func TestKueue(t *testing.T) {
 	t.Run("a Job for a full ClusterQueue waits suspended with no pods, and is admitted when a running Job completes", k.suspendedUntilFree)
 	t.Run("team-b runs on team-a's unused GPUs, and team-a reclaims them by preemption", k.borrowAndReclaim)
 	t.Run("a Job lands on its flavor's pool, and on on-demand only where its class allows", k.flavors)
+	t.Run("berth down and up: Kueue comes back, its Workloads kept, and admits", func(t *testing.T) { k.resume(t, bpFile) })
 }
 
 type kueueEnv struct {
@@ -428,4 +429,32 @@ func (k *kueueEnv) guardrails(t *testing.T) {
 			t.Errorf("the refusal %q does not say %q", err, want)
 		}
 	}
+}
+
+// A cluster stopped and started again runs Kueue again, on a new
+// webhook port and certificate: an admitted Job's Workload is kept, and a
+// Job submitted after the restart is suspended by the webhook and
+// admitted.
+func (k *kueueEnv) resume(t *testing.T, bpFile string) {
+	defer k.removeJobs(t, "team-d")
+	k.submit(t, job("team-d", "before", "training", time.Hour))
+	harness.Eventually(t, 2*time.Minute, "team-d's Job admitted before the restart", func() (bool, error) {
+		return k.admitted("team-d", "before")
+	})
+	harness.MustBerth(t, k.home, "down", "--name", "kq")
+	harness.MustBerth(t, k.home, "up", "-d", "-f", bpFile, "--name", "kq")
+	if ok, err := k.admitted("team-d", "before"); err != nil || !ok {
+		t.Errorf("team-d's Job is no longer admitted after the restart (%v)", err)
+	}
+	after := job("team-d", "after", "training", time.Hour)
+	got, err := k.c.BatchV1().Jobs("team-d").Create(context.Background(), after, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatalf("submitting a Job after the restart: %v", err)
+	}
+	if !ptr.Deref(got.Spec.Suspend, false) {
+		t.Error("a Job submitted after the restart came back unsuspended: Kueue's webhook is not registered again")
+	}
+	harness.Eventually(t, 2*time.Minute, "the Job submitted after the restart admitted", func() (bool, error) {
+		return k.admitted("team-d", "after")
+	})
 }
