@@ -330,6 +330,9 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		applyCtx, cancelApply := context.WithCancel(waitCtx)
 		applied = alongside(func() error {
 			err := c.waitKueue(applyCtx)
+			if err == nil && c.kueueReady != nil {
+				step("Kueue %s admitting", v1alpha1.KueueVersion)
+			}
 			if err == nil {
 				err = opts.Apply(applyCtx, c, step)
 			}
