@@ -9,15 +9,10 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"time"
 
-	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
-	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
-	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/dynamic"
 	"k8s.io/client-go/rest"
@@ -25,6 +20,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/compile"
+	"berth.io/berth/internal/crds"
 	"berth.io/berth/internal/export"
 )
 
@@ -84,43 +80,12 @@ func Install(ctx context.Context, cfg *rest.Config, bp *v1alpha1.Blueprint) erro
 	if err != nil {
 		return err
 	}
-	ext, err := apiextensions.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
 	dyn, err := dynamic.NewForConfig(cfg)
 	if err != nil {
 		return err
 	}
-	crds := CRDs()
-	for _, crd := range crds {
-		_, err := ext.ApiextensionsV1().CustomResourceDefinitions().Create(ctx, crd, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			var old *apiextensionsv1.CustomResourceDefinition
-			if old, err = ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{}); err == nil {
-				crd.ResourceVersion = old.ResourceVersion
-				_, err = ext.ApiextensionsV1().CustomResourceDefinitions().Update(ctx, crd, metav1.UpdateOptions{FieldManager: v1alpha1.FieldManager})
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("installing Karpenter's CRD %s: %w", crd.Name, err)
-		}
-	}
-	for _, crd := range crds {
-		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			got, err := ext.ApiextensionsV1().CustomResourceDefinitions().Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		}); err != nil {
-			return fmt.Errorf("waiting for Karpenter's CRD %s to be established: %w", crd.Name, err)
-		}
+	if err := crds.Install(ctx, cfg, "Karpenter's", CRDs(), nil); err != nil {
+		return err
 	}
 	for _, nc := range classes {
 		if _, err := dyn.Resource(nodeClassResource).Apply(ctx, nc.GetName(), nc, metav1.ApplyOptions{FieldManager: v1alpha1.FieldManager, Force: true}); err != nil {

@@ -9,14 +9,12 @@ import (
 	"io"
 	"path"
 	"slices"
-	"time"
 
 	admissionv1 "k8s.io/api/admissionregistration/v1"
 	apiextensionsv1 "k8s.io/apiextensions-apiserver/pkg/apis/apiextensions/v1"
 	apiextensions "k8s.io/apiextensions-apiserver/pkg/client/clientset/clientset"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/wait"
 	utilyaml "k8s.io/apimachinery/pkg/util/yaml"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
@@ -24,6 +22,7 @@ import (
 	"k8s.io/utils/ptr"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/crds"
 )
 
 // manifests are copies of the Kueue module's config/components: the CRDs
@@ -119,50 +118,17 @@ func inGroups(rules []admissionv1.RuleWithOperations) bool {
 }
 
 // installCRDs creates or updates Kueue's CRDs and waits until the API
-// server serves them.
+// server serves them. An update keeps the conversion webhook
+// registerWebhooks set: until Kueue's manager serves it again, the
+// stored version (v1beta2, which Kueue reads) needs no conversion.
 func installCRDs(ctx context.Context, cfg *rest.Config) error {
-	crds, err := CRDs()
+	list, err := CRDs()
 	if err != nil {
 		return err
 	}
-	ext, err := apiextensions.NewForConfig(cfg)
-	if err != nil {
-		return err
-	}
-	api := ext.ApiextensionsV1().CustomResourceDefinitions()
-	for _, crd := range crds {
-		_, err := api.Create(ctx, crd, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager})
-		if apierrors.IsAlreadyExists(err) {
-			var old *apiextensionsv1.CustomResourceDefinition
-			if old, err = api.Get(ctx, crd.Name, metav1.GetOptions{}); err == nil {
-				// Keep the conversion webhook serveWebhooks set: the
-				// server is not up yet, and Kueue reads the stored
-				// version.
-				crd.ResourceVersion, crd.Spec.Conversion = old.ResourceVersion, old.Spec.Conversion
-				_, err = api.Update(ctx, crd, metav1.UpdateOptions{FieldManager: v1alpha1.FieldManager})
-			}
-		}
-		if err != nil {
-			return fmt.Errorf("installing Kueue's CRD %s: %w", crd.Name, err)
-		}
-	}
-	for _, crd := range crds {
-		if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
-			got, err := api.Get(ctx, crd.Name, metav1.GetOptions{})
-			if err != nil {
-				return false, nil
-			}
-			for _, c := range got.Status.Conditions {
-				if c.Type == apiextensionsv1.Established && c.Status == apiextensionsv1.ConditionTrue {
-					return true, nil
-				}
-			}
-			return false, nil
-		}); err != nil {
-			return fmt.Errorf("waiting for Kueue's CRD %s to be established: %w", crd.Name, err)
-		}
-	}
-	return nil
+	return crds.Install(ctx, cfg, "Kueue's", list, func(stored, updated *apiextensionsv1.CustomResourceDefinition) {
+		updated.Spec.Conversion = stored.Spec.Conversion
+	})
 }
 
 // registerWebhooks points the API server at Kueue's webhooks on srv: the
@@ -189,25 +155,11 @@ func registerWebhooks(ctx context.Context, cfg *rest.Config, srv *loopbackServer
 	if err != nil {
 		return err
 	}
-	opts := metav1.UpdateOptions{FieldManager: v1alpha1.FieldManager}
-	mapi := client.AdmissionregistrationV1().MutatingWebhookConfigurations()
-	if old, err := mapi.Get(ctx, mutating.Name, metav1.GetOptions{}); err == nil {
-		mutating.ResourceVersion = old.ResourceVersion
-		_, err = mapi.Update(ctx, mutating, opts)
-		if err != nil {
-			return fmt.Errorf("registering Kueue's mutating webhooks: %w", err)
-		}
-	} else if _, err := mapi.Create(ctx, mutating, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager}); err != nil {
+	hooks := client.AdmissionregistrationV1()
+	if err := createOrUpdate(ctx, hooks.MutatingWebhookConfigurations(), mutating); err != nil {
 		return fmt.Errorf("registering Kueue's mutating webhooks: %w", err)
 	}
-	vapi := client.AdmissionregistrationV1().ValidatingWebhookConfigurations()
-	if old, err := vapi.Get(ctx, validating.Name, metav1.GetOptions{}); err == nil {
-		validating.ResourceVersion = old.ResourceVersion
-		_, err = vapi.Update(ctx, validating, opts)
-		if err != nil {
-			return fmt.Errorf("registering Kueue's validating webhooks: %w", err)
-		}
-	} else if _, err := vapi.Create(ctx, validating, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager}); err != nil {
+	if err := createOrUpdate(ctx, hooks.ValidatingWebhookConfigurations(), validating); err != nil {
 		return fmt.Errorf("registering Kueue's validating webhooks: %w", err)
 	}
 
@@ -234,13 +186,33 @@ func registerWebhooks(ctx context.Context, cfg *rest.Config, srv *loopbackServer
 					ConversionReviewVersions: []string{"v1"},
 				},
 			}
-			_, err = api.Update(ctx, crd, opts)
+			_, err = api.Update(ctx, crd, metav1.UpdateOptions{FieldManager: v1alpha1.FieldManager})
 			return err
 		}); err != nil {
 			return fmt.Errorf("pointing Kueue's CRD %s at its conversion webhook: %w", name, err)
 		}
 	}
 	return nil
+}
+
+// clusterAPI is a client of one cluster-scoped kind.
+type clusterAPI[T metav1.Object] interface {
+	Get(ctx context.Context, name string, opts metav1.GetOptions) (T, error)
+	Create(ctx context.Context, obj T, opts metav1.CreateOptions) (T, error)
+	Update(ctx context.Context, obj T, opts metav1.UpdateOptions) (T, error)
+}
+
+// createOrUpdate writes obj as it is, over the one the cluster has.
+func createOrUpdate[T metav1.Object](ctx context.Context, api clusterAPI[T], obj T) error {
+	old, err := api.Get(ctx, obj.GetName(), metav1.GetOptions{})
+	switch {
+	case err == nil:
+		obj.SetResourceVersion(old.GetResourceVersion())
+		_, err = api.Update(ctx, obj, metav1.UpdateOptions{FieldManager: v1alpha1.FieldManager})
+	case apierrors.IsNotFound(err):
+		_, err = api.Create(ctx, obj, metav1.CreateOptions{FieldManager: v1alpha1.FieldManager})
+	}
+	return err
 }
 
 func servedPath(served []string, hook, url string, srv *loopbackServer) error {
