@@ -169,6 +169,15 @@ const (
 	TaintDeletionCandidate = "DeletionCandidateOfClusterAutoscaler"
 )
 
+// Kueue's webhook configurations, as its release manifests name them
+// (the "kueue-" prefix on config/components/webhook's names): registered
+// by berth-kueue (internal/kueue), removed by a local cluster started
+// without Kueue, where they would refuse every Job.
+const (
+	KueueMutatingWebhooks   = "kueue-mutating-webhook-configuration"
+	KueueValidatingWebhooks = "kueue-validating-webhook-configuration"
+)
+
 // Field managers: who wrote a field, for server-side apply and for
 // people reading managedFields.
 const (

@@ -324,6 +324,8 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		if err := c.startKueue(runCtx, state); err != nil {
 			return nil, err
 		}
+	} else if err := retireKueue(waitCtx, client); err != nil {
+		return nil, err
 	}
 	applied := func() error { return nil }
 	if opts.Apply != nil {

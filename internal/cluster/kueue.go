@@ -12,6 +12,11 @@ import (
 	"syscall"
 	"time"
 
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/problem"
 )
 
@@ -125,4 +130,25 @@ func (c *Cluster) waitKueue(ctx context.Context) error {
 			return false, nil
 		}
 	})
+}
+
+// retireKueue removes Kueue's webhook configurations from a cluster
+// started from a blueprint that does not queue with Kueue: left from an
+// earlier start under Kueue, they name a webhook nothing serves, and
+// Kueue's fail closed, so every Job would be refused.
+func retireKueue(ctx context.Context, client kubernetes.Interface) error {
+	hooks := client.AdmissionregistrationV1()
+	for _, del := range []func() error{
+		func() error {
+			return hooks.MutatingWebhookConfigurations().Delete(ctx, v1alpha1.KueueMutatingWebhooks, metav1.DeleteOptions{})
+		},
+		func() error {
+			return hooks.ValidatingWebhookConfigurations().Delete(ctx, v1alpha1.KueueValidatingWebhooks, metav1.DeleteOptions{})
+		},
+	} {
+		if err := del(); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing Kueue's webhooks, which nothing serves without queueing: Kueue: %w", err)
+		}
+	}
+	return nil
 }

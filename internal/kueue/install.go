@@ -45,10 +45,6 @@ var converted = []string{"localqueues", "clusterqueues", "cohorts", "workloads",
 // call to them in front of every Pod, Deployment and StatefulSet.
 var webhookGroups = []string{"kueue.x-k8s.io", "batch"}
 
-// namePrefix is the prefix Kueue's release manifests give its cluster-
-// wide objects (config/default's kustomization).
-const namePrefix = "kueue-"
-
 // CRDs are Kueue's CRDs, as the module berth is built with has them.
 func CRDs() ([]*apiextensionsv1.CustomResourceDefinition, error) {
 	entries, err := manifests.ReadDir("manifests/crd")
@@ -93,12 +89,12 @@ func webhookConfigurations(url func(path string) string, caBundle []byte) (*admi
 		p := ptr.Deref(c.Service.Path, "/")
 		*c = admissionv1.WebhookClientConfig{URL: ptr.To(url(p)), CABundle: caBundle}
 	}
-	mutating.Name = namePrefix + mutating.Name
+	mutating.Name = v1alpha1.KueueMutatingWebhooks
 	mutating.Webhooks = slices.DeleteFunc(mutating.Webhooks, func(h admissionv1.MutatingWebhook) bool { return !inGroups(h.Rules) })
 	for i := range mutating.Webhooks {
 		client(&mutating.Webhooks[i].ClientConfig)
 	}
-	validating.Name = namePrefix + validating.Name
+	validating.Name = v1alpha1.KueueValidatingWebhooks
 	validating.Webhooks = slices.DeleteFunc(validating.Webhooks, func(h admissionv1.ValidatingWebhook) bool { return !inGroups(h.Rules) })
 	for i := range validating.Webhooks {
 		client(&validating.Webhooks[i].ClientConfig)

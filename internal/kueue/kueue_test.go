@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"k8s.io/utils/ptr"
+
+	"berth.io/berth/api/v1alpha1"
 )
 
 var update = flag.Bool("update", false, "copy Kueue's manifests from the module again")
@@ -90,7 +92,17 @@ func TestWebhookConfigurations(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if mutating.Name != "kueue-mutating-webhook-configuration" || validating.Name != "kueue-validating-webhook-configuration" {
+	// Kueue's release prefixes the manifests' names with "kueue-".
+	raw, err := manifests.ReadFile("manifests/webhooks.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{v1alpha1.KueueMutatingWebhooks, v1alpha1.KueueValidatingWebhooks} {
+		if !bytes.Contains(raw, []byte("\n  name: "+strings.TrimPrefix(name, "kueue-")+"\n")) {
+			t.Errorf("the manifests name no configuration %s without its release prefix", name)
+		}
+	}
+	if mutating.Name != v1alpha1.KueueMutatingWebhooks || validating.Name != v1alpha1.KueueValidatingWebhooks {
 		t.Errorf("names %s, %s; want Kueue's release names", mutating.Name, validating.Name)
 	}
 	var names []string

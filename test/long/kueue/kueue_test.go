@@ -4,7 +4,9 @@ package kueue_test
 
 import (
 	"context"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -51,6 +53,7 @@ func TestKueue(t *testing.T) {
 	t.Run("team-b runs on team-a's unused GPUs, and team-a reclaims them by preemption", k.borrowAndReclaim)
 	t.Run("a Job lands on its flavor's pool, and on on-demand only where its class allows", k.flavors)
 	t.Run("berth down and up: Kueue comes back, its Workloads kept, and admits", func(t *testing.T) { k.resume(t, bpFile) })
+	t.Run("started again under ResourceQuota: Kueue's webhooks are gone and Jobs run", func(t *testing.T) { k.withoutKueue(t, bpFile) })
 }
 
 type kueueEnv struct {
@@ -456,5 +459,37 @@ func (k *kueueEnv) resume(t *testing.T, bpFile string) {
 	}
 	harness.Eventually(t, 2*time.Minute, "the Job submitted after the restart admitted", func() (bool, error) {
 		return k.admitted("team-d", "after")
+	})
+}
+
+// The same cluster started again from the blueprint under ResourceQuota
+// runs no Kueue: the webhooks it registered, which fail closed, are
+// removed, so a Job is admitted and runs.
+func (k *kueueEnv) withoutKueue(t *testing.T, bpFile string) {
+	raw, err := os.ReadFile(bpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc := strings.Replace(string(raw), "  queueing: Kueue\n", "", 1)
+	doc = regexp.MustCompile(`(?m)^    queue:\n(      .*\n)+`).ReplaceAllString(doc, "")
+	plain := filepath.Join(t.TempDir(), "plain.yaml")
+	if err := os.WriteFile(plain, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	harness.MustBerth(t, k.home, "down", "--name", "kq")
+	harness.MustBerth(t, k.home, "up", "-d", "-f", plain, "--name", "kq")
+	hooks := k.c.AdmissionregistrationV1()
+	if _, err := hooks.MutatingWebhookConfigurations().Get(context.Background(), v1alpha1.KueueMutatingWebhooks, metav1.GetOptions{}); err == nil {
+		t.Errorf("%s is still registered", v1alpha1.KueueMutatingWebhooks)
+	}
+	if _, err := hooks.ValidatingWebhookConfigurations().Get(context.Background(), v1alpha1.KueueValidatingWebhooks, metav1.GetOptions{}); err == nil {
+		t.Errorf("%s is still registered", v1alpha1.KueueValidatingWebhooks)
+	}
+	j := job("team-c", "plain", "training", 0)
+	delete(j.Labels, v1alpha1.LabelKueueQueueName)
+	delete(j.Labels, v1alpha1.LabelKueuePriorityClass)
+	k.submit(t, j)
+	harness.Eventually(t, 2*time.Minute, "a Job under ResourceQuota complete", func() (bool, error) {
+		return k.complete("team-c", "plain")
 	})
 }
