@@ -1,7 +1,6 @@
 package cluster
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -77,30 +77,18 @@ func (c *Cluster) startKueue(ctx context.Context, state State) error {
 		"--tls-cert-file="+p.KueueWebhookCert(),
 		"--tls-private-key-file="+p.KueueWebhookKey(),
 		"--client-ca-bundle="+p.CACert())
+	c.kueueReady = make(chan struct{})
+	cmd.Stdout = &readyLine{ready: sync.OnceFunc(func() { close(c.kueueReady) })}
 	cmd.Stderr = logs
 	cmd.SysProcAttr = kueueProcAttr()
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		logs.Close()
-		return err
-	}
 	if err := cmd.Start(); err != nil {
 		logs.Close()
 		return fmt.Errorf("starting %s: %w", binary, err)
 	}
-	c.kueueReady = make(chan struct{})
 	c.run(ctx, "kueue", func(ctx context.Context) error {
 		defer logs.Close()
-		lines := bufio.NewScanner(out)
-		for lines.Scan() {
-			if strings.TrimSpace(lines.Text()) == "ready" {
-				close(c.kueueReady)
-				break
-			}
-		}
-		go func() { _, _ = bufio.NewReader(out).WriteTo(logs) }()
 		err := cmd.Wait()
 		if ctx.Err() != nil {
 			return nil
@@ -112,6 +100,27 @@ func (c *Cluster) startKueue(ctx context.Context, state State) error {
 		return err
 	})
 	return nil
+}
+
+// readyLine is berth-kueue's standard output: it calls ready at the line
+// "ready", and drops the rest (berth-kueue writes nothing else there).
+type readyLine struct {
+	ready func()
+	line  []byte
+}
+
+func (r *readyLine) Write(p []byte) (int, error) {
+	for _, b := range p {
+		if b != '\n' {
+			r.line = append(r.line, b)
+			continue
+		}
+		if strings.TrimSpace(string(r.line)) == "ready" {
+			r.ready()
+		}
+		r.line = r.line[:0]
+	}
+	return len(p), nil
 }
 
 // waitKueue waits, where the blueprint queues with Kueue, until Kueue
