@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -19,6 +20,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/objtest"
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
@@ -138,4 +140,52 @@ func TestDashSmoke(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestKueueSmoke starts the retail template with queueing: Kueue through
+// the command line, with berth-kueue built for it, and submits a training
+// Job that names no queue: the guardrails give it team-a's, Kueue's
+// webhook suspends it at creation, and Kueue admits it onto a GPU pool
+// (test/long/kueue has waiting, borrowing and reclaim, flavors, why and
+// resume).
+func TestKueueSmoke(t *testing.T) {
+	home := t.TempDir()
+	binary := filepath.Join(home, "berth-kueue")
+	if out, err := exec.Command("go", "build", "-o", binary, "berth.io/berth/cmd/berth-kueue").CombinedOutput(); err != nil {
+		t.Fatalf("building berth-kueue: %v\n%s", err, out)
+	}
+	t.Setenv(cluster.KueueBinaryEnv, binary)
+	bp := retailFile(t, home, func(s string) string {
+		return strings.Replace(s, "  pools:\n", "  queueing: Kueue\n  pools:\n", 1)
+	})
+	up := mustBerth(t, home, "up", "-d", "-f", bp, "--name", "kueue-smoke")
+	t.Cleanup(func() { berth(t, home, "down", "--name", "kueue-smoke", "--purge") })
+	if !strings.Contains(up, "QUEUES (Kueue)") {
+		t.Errorf("berth up's ready message does not show Kueue's queues:\n%s", up)
+	}
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
+		&clientcmd.ConfigOverrides{CurrentContext: "berth-kueue-smoke"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := kubernetes.NewForConfigOrDie(cfg)
+	ctx := context.Background()
+	job := objtest.TrainingJob("team-a", "smoke")
+	job.Spec.Template.Annotations = map[string]string{v1alpha1.AnnotationDuration: "10m"}
+	got, err := c.BatchV1().Jobs("team-a").Create(ctx, job, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Labels[v1alpha1.LabelKueueQueueName] != "team-a" || got.Spec.Suspend == nil || !*got.Spec.Suspend {
+		t.Errorf("the Job came back in queue %q, suspended %v; want team-a's queue, suspended by Kueue", got.Labels[v1alpha1.LabelKueueQueueName], got.Spec.Suspend)
+	}
+	eventually(t, 2*time.Minute, "the training pod Kueue admitted running on a GPU pool", func() (bool, error) {
+		pods, err := c.CoreV1().Pods("team-a").List(ctx, metav1.ListOptions{LabelSelector: "job-name=smoke"})
+		if err != nil || len(pods.Items) != 1 || pods.Items[0].Status.Phase != corev1.PodRunning {
+			return false, err
+		}
+		node, err := c.CoreV1().Nodes().Get(ctx, pods.Items[0].Spec.NodeName, metav1.GetOptions{})
+		return err == nil && strings.Contains(node.Labels[v1alpha1.LabelPool], "gpu"), err
+	})
 }
