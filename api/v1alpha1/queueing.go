@@ -60,6 +60,11 @@ type TeamQueue struct {
 	// other teams while it does not use them (Kueue's lendingLimit).
 	// Nil means all of them; 0 lends none.
 	Lend *resource.Quantity `json:"lend,omitempty"`
+	// Weight is the team's weight under spec.fairSharing (Kueue's
+	// fairSharing.weight): its share of what the teams leave unused is
+	// its borrowing divided by it. Nil means 1; 0 means the team always
+	// comes last.
+	Weight *resource.Quantity `json:"weight,omitempty"`
 }
 
 // PoolGPUs is a team's nominal quota of GPUs on one pool.
@@ -154,6 +159,7 @@ func validateQueueing(spec *field.Path, s *Spec) (errs, warnings problem.List) {
 			return e, nil // the teams' queues mean nothing until it is one of them
 		}
 	}
+	errs, warnings = validateFairSharing(spec, s)
 	pools := map[string]*Pool{}
 	for i := range s.Pools {
 		pools[s.Pools[i].Name] = &s.Pools[i]
@@ -271,6 +277,28 @@ func validateQueueing(spec *field.Path, s *Spec) (errs, warnings problem.List) {
 			if b.Value() > most {
 				errs = append(errs, invalid(qp.Child("borrow"), fmt.Sprintf("the other teams lend at most %d GPUs on any of this team's pools (%d on %s), so a limit of %d can never be reached", most, most, where, b.Value()), fmt.Sprintf("lower it to %d, or leave it out to borrow whatever they leave unused", most)))
 			}
+		}
+	}
+	return errs, warnings
+}
+
+// validateFairSharing checks spec.fairSharing and the teams' weights:
+// fair sharing is Kueue's, and a weight means nothing without it.
+func validateFairSharing(spec *field.Path, s *Spec) (errs, warnings problem.List) {
+	if s.FairSharing && !s.UsesKueue() {
+		errs = append(errs, invalid(spec.Child("fairSharing"), "is Kueue's fair sharing, but the teams queue with ResourceQuota", "set spec.queueing: Kueue, or remove fairSharing"))
+	}
+	for i := range s.Teams {
+		q := s.Teams[i].Queue
+		if q == nil || q.Weight == nil {
+			continue
+		}
+		wp := spec.Child("teams").Index(i).Child("queue", "weight")
+		switch {
+		case q.Weight.Sign() < 0:
+			errs = append(errs, invalid(wp, "must not be negative", "give 0 (always last) or more"))
+		case !s.FairSharing && s.UsesKueue():
+			warnings = append(warnings, warning(wp, "only fair sharing reads a team's weight, and spec.fairSharing is off", "set spec.fairSharing: true, or remove the weight"))
 		}
 	}
 	return errs, warnings

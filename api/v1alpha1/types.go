@@ -75,6 +75,13 @@ type Spec struct {
 	// ClusterQueue per team in one cohort, its GPUs per pool; see
 	// queueing.go). Empty means ResourceQuota.
 	Queueing Queueing `json:"queueing,omitempty"`
+	// FairSharing, under queueing: Kueue, has Kueue share among the
+	// teams what they leave unused in proportion to each team's
+	// queue.weight, and lets a team below its share preempt the borrowed
+	// work of a team above it (Kueue's fair sharing). It is a setting of
+	// Kueue itself, which berth up reads when it starts Kueue. False is
+	// Kueue's default: what is lent goes first come, first served.
+	FairSharing bool `json:"fairSharing,omitempty"`
 }
 
 // Provisioner names what provisions a cluster's User pool nodes.

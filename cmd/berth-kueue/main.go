@@ -33,15 +33,16 @@ func main() {
 	cert := fs.String("tls-cert-file", "", "the webhook server's certificate, for 127.0.0.1")
 	key := fs.String("tls-private-key-file", "", "the webhook server's key")
 	ca := fs.String("client-ca-bundle", "", "the CA that signed the certificate, which the API server trusts")
+	fair := fs.Bool("fair-sharing", false, "turn on Kueue's fair sharing (the blueprint's spec.fairSharing)")
 	klog.InitFlags(fs)
 	_ = fs.Parse(os.Args[1:])
-	if err := run(*kubeconfig, *cert, *key, *ca); err != nil {
+	if err := run(*kubeconfig, *cert, *key, *ca, *fair); err != nil {
 		fmt.Fprintln(os.Stderr, "berth-kueue:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, certFile, keyFile, caFile string) error {
+func run(kubeconfig, certFile, keyFile, caFile string, fairSharing bool) error {
 	if kubeconfig == "" || certFile == "" || keyFile == "" || caFile == "" {
 		return fmt.Errorf("--kubeconfig, --tls-cert-file, --tls-private-key-file and --client-ca-bundle are required (berth up passes them)")
 	}
@@ -62,9 +63,10 @@ func run(kubeconfig, certFile, keyFile, caFile string) error {
 	defer stop()
 	ctx = klog.NewContext(ctx, klog.Background())
 	return kueue.Run(ctx, kueue.Options{
-		Config:   cfg,
-		Serving:  serving,
-		CABundle: caBundle,
-		Ready:    func() { fmt.Println("ready") },
+		Config:      cfg,
+		Serving:     serving,
+		CABundle:    caBundle,
+		FairSharing: fairSharing,
+		Ready:       func() { fmt.Println("ready") },
 	})
 }

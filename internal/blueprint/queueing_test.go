@@ -144,6 +144,19 @@ func TestQueueingProblems(t *testing.T) {
 			want:  []want{{Line: 27, Field: "spec.teams[0].queue.lend", Message: "must be a whole number of GPUs", Fix: "(no fix)"}},
 		},
 		{
+			name:  "fair sharing under ResourceQuota",
+			edits: []string{"  queueing: Kueue\n", "  queueing: ResourceQuota\n  fairSharing: true\n"},
+			want: []want{{Line: 7, Field: "spec.fairSharing", Message: "is Kueue's fair sharing, but the teams queue with ResourceQuota",
+				Fix: "set spec.queueing: Kueue, or remove fairSharing"},
+				{Line: 26, Field: "spec.teams[0].queue", Warning: true, Message: "only Kueue reads a team's queue; under ResourceQuota it does nothing",
+					Fix: "set spec.queueing: Kueue, or remove it"}},
+		},
+		{
+			name:  "a negative weight",
+			edits: []string{"  queueing: Kueue\n", "  queueing: Kueue\n  fairSharing: true\n", "lend: 2", "lend: 2\n      weight: -1"},
+			want:  []want{{Line: 29, Field: "spec.teams[0].queue.weight", Message: "must not be negative", Fix: "give 0 (always last) or more"}},
+		},
+		{
 			name:  "a pool named like the CPU flavor",
 			edits: []string{"  - name: system\n", "  - name: default-flavor\n"},
 			want: []want{{Line: 7, Field: "spec.pools", Message: `a pool is named "default-flavor", the ResourceFlavor under which Kueue counts every team's CPU and memory`,
@@ -178,6 +191,12 @@ func TestQueueingWarnings(t *testing.T) {
 				"  - name: gpu\n", "  - name: cpu\n    machine: {cpu: 16, memory: 64Gi}\n    autoscale: {min: 0, max: 2}\n  - name: gpu\n"},
 			want: []want{{Line: 32, Field: "spec.teams[1].quota.gpu", Warning: true, Message: "none of the team's classes reaches a GPU pool, so Kueue has no flavor to admit its GPU work on",
 				Fix: "add a GPU pool to one of the team's classes"}},
+		},
+		{
+			name:  "a weight without fair sharing",
+			edits: []string{"lend: 2", "lend: 2\n      weight: 2"},
+			want: []want{{Line: 28, Field: "spec.teams[0].queue.weight", Warning: true, Message: "only fair sharing reads a team's weight, and spec.fairSharing is off",
+				Fix: "set spec.fairSharing: true, or remove the weight"}},
 		},
 		{
 			name:  "GPUs on a pool none of the team's classes reaches",

@@ -57,9 +57,10 @@ func KueueBinary() (string, error) {
 // startKueue runs Kueue's controllers, scheduler and webhooks for a
 // blueprint that queues with Kueue, in berth-kueue, a child process: its
 // webhooks on loopback with a serving certificate from the cluster's CA,
-// made at each start; its logs in the control plane's log. kueueReady
+// made at each start; its logs in the control plane's log; fair sharing
+// as the blueprint says (Kueue reads it at start). kueueReady
 // closes once it says Kueue admits.
-func (c *Cluster) startKueue(ctx context.Context, state State) error {
+func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool) error {
 	binary, err := KueueBinary()
 	if err != nil {
 		return err
@@ -72,11 +73,16 @@ func (c *Cluster) startKueue(ctx context.Context, state State) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.CommandContext(ctx, binary,
-		"--kubeconfig="+state.Kubeconfig(),
-		"--tls-cert-file="+p.KueueWebhookCert(),
-		"--tls-private-key-file="+p.KueueWebhookKey(),
-		"--client-ca-bundle="+p.CACert())
+	args := []string{
+		"--kubeconfig=" + state.Kubeconfig(),
+		"--tls-cert-file=" + p.KueueWebhookCert(),
+		"--tls-private-key-file=" + p.KueueWebhookKey(),
+		"--client-ca-bundle=" + p.CACert(),
+	}
+	if fairSharing {
+		args = append(args, "--fair-sharing")
+	}
+	cmd := exec.CommandContext(ctx, binary, args...)
 	c.kueueReady = make(chan struct{})
 	cmd.Stdout = &readyLine{ready: sync.OnceFunc(func() { close(c.kueueReady) })}
 	cmd.Stderr = logs

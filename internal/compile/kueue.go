@@ -158,6 +158,10 @@ func clusterQueue(bp *v1alpha1.Blueprint, t *v1alpha1.Team) *kueue.ClusterQueue 
 		groups = append(groups, g)
 	}
 	tryNext := kueue.TryNextFlavor
+	var fair *kueue.FairSharing
+	if bp.Spec.FairSharing && t.Queue != nil && t.Queue.Weight != nil {
+		fair = &kueue.FairSharing{Weight: ptrTo(t.Queue.Weight.DeepCopy())}
+	}
 	return &kueue.ClusterQueue{
 		TypeMeta:   typeMeta(kueue.GroupVersion, "ClusterQueue"),
 		ObjectMeta: meta(bp, "", t.Name, map[string]string{v1alpha1.LabelTeam: t.Name}),
@@ -174,6 +178,9 @@ func clusterQueue(bp *v1alpha1.Blueprint, t *v1alpha1.Team) *kueue.ClusterQueue 
 				ReclaimWithinCohort: kueue.PreemptionPolicyAny,
 				WithinClusterQueue:  withinTeam(bp, t),
 			},
+			// Under spec.fairSharing, the team's weight (Kueue's default,
+			// 1, without one).
+			FairSharing: fair,
 		},
 	}
 }

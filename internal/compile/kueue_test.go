@@ -313,3 +313,30 @@ func TestQueueGuardrails(t *testing.T) {
 		}
 	}
 }
+
+// Under spec.fairSharing a team's queue.weight is its ClusterQueue's
+// fairSharing.weight; a team without one keeps Kueue's default; without
+// fair sharing no ClusterQueue has one.
+func TestKueueFairSharingWeight(t *testing.T) {
+	weights := func(bp *v1alpha1.Blueprint) map[string]string {
+		out := map[string]string{}
+		for _, o := range Objects(bp) {
+			if cq, ok := o.(*kueue.ClusterQueue); ok {
+				out[cq.Name] = "-"
+				if cq.Spec.FairSharing != nil && cq.Spec.FairSharing.Weight != nil {
+					out[cq.Name] = cq.Spec.FairSharing.Weight.String()
+				}
+			}
+		}
+		return out
+	}
+	weighted := "  - name: team-b\n    quota: {gpu: 2}\n"
+	withWeight := weighted + "    queue: {weight: 2}\n"
+	fair := retailKueue(t, "  queueing: Kueue\n", "  queueing: Kueue\n  fairSharing: true\n", weighted, withWeight)
+	if d := cmp.Diff(map[string]string{"team-a": "-", "team-b": "2"}, weights(fair)); d != "" {
+		t.Errorf("weights under fair sharing (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff(map[string]string{"team-a": "-", "team-b": "-"}, weights(retailKueue(t, weighted, withWeight))); d != "" {
+		t.Errorf("weights without fair sharing (-want +got):\n%s", d)
+	}
+}

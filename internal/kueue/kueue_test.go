@@ -130,7 +130,7 @@ func TestWebhookConfigurations(t *testing.T) {
 // what berth set: no leader election, no certificate management, Jobs
 // alone, and Jobs without a queue left alone.
 func TestConfigurationLoads(t *testing.T) {
-	opts, cfg, err := load(Configuration())
+	opts, cfg, err := load(Configuration(false))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,5 +145,15 @@ func TestConfigurationLoads(t *testing.T) {
 	}
 	if cfg.ManageJobsWithoutQueueName {
 		t.Error("Kueue would manage Jobs without a queue")
+	}
+	if cfg.FairSharing != nil {
+		t.Error("fair sharing is on unasked")
+	}
+	_, fair, err := load(Configuration(true))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fair.FairSharing == nil || len(fair.FairSharing.PreemptionStrategies) == 0 {
+		t.Errorf("fair sharing asked for: %+v; want it on, with its preemption strategies", fair.FairSharing)
 	}
 }

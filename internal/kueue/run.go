@@ -58,6 +58,9 @@ type Options struct {
 	// CABundle the CA that signed it, which the API server trusts.
 	Serving  tls.Certificate
 	CABundle []byte
+	// FairSharing turns on Kueue's fair sharing (the blueprint's
+	// spec.fairSharing).
+	FairSharing bool
 	// Ready, if set, is called once the webhooks are registered and
 	// Kueue's caches have synced: Jobs submitted from then on are
 	// Kueue's.
@@ -90,8 +93,9 @@ var scheme = func() *runtime.Scheme {
 // internal certificate management off (one replica; berth issues the
 // webhook's certificate), and the Job integration alone. Jobs without a
 // queue are not Kueue's (manageJobsWithoutQueueName false, the default).
-func Configuration() *configapi.Configuration {
-	return &configapi.Configuration{
+// fairSharing turns on Kueue's fair sharing.
+func Configuration(fairSharing bool) *configapi.Configuration {
+	cfg := &configapi.Configuration{
 		TypeMeta: metav1.TypeMeta{APIVersion: configapi.GroupVersion.String(), Kind: "Configuration"},
 		ControllerManager: configapi.ControllerManager{
 			LeaderElection: &componentconfig.LeaderElectionConfiguration{LeaderElect: ptr.To(false)},
@@ -99,6 +103,13 @@ func Configuration() *configapi.Configuration {
 		InternalCertManagement: &configapi.InternalCertManagement{Enable: ptr.To(false)},
 		Integrations:           &configapi.Integrations{Frameworks: []string{"batch/job"}},
 	}
+	if fairSharing {
+		// The strategies Kueue's older configuration API defaulted to
+		// (config/v1beta1's conversion); v1beta2 asks for them.
+		cfg.FairSharing = &configapi.FairSharing{PreemptionStrategies: []configapi.PreemptionStrategy{
+			configapi.LessThanOrEqualToFinalShare, configapi.LessThanInitialShare}}
+	}
+	return cfg
 }
 
 // load has Kueue read cfg as its binary reads its --config file
@@ -143,7 +154,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := installCRDs(ctx, opts.Config); err != nil {
 		return err
 	}
-	options, cfg, err := load(Configuration())
+	options, cfg, err := load(Configuration(opts.FairSharing))
 	if err != nil {
 		return err
 	}

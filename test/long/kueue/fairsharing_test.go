@@ -1,0 +1,86 @@
+//go:build long
+
+package kueue_test
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/tools/clientcmd"
+	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
+
+	"berth.io/berth/test/harness"
+)
+
+// Kueue's fair sharing, turned on by spec.fairSharing
+// (testdata/fairsharing.yaml): team-x borrows both of the lender's idle
+// GPUs; then team-y, which borrows nothing, needs one more than its own.
+// Without fair sharing it would wait (it lent nothing, so it has nothing
+// to reclaim); with it, Kueue preempts one of team-x's borrowed Jobs for
+// team-y (InCohortFairSharing), leaving each team one GPU borrowed.
+func TestKueueFairSharing(t *testing.T) {
+	home := t.TempDir()
+	bpFile, err := filepath.Abs("testdata/fairsharing.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.MustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "kfs")
+	t.Cleanup(func() { harness.Berth(t, home, "down", "--name", "kfs", "--purge") })
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
+		&clientcmd.ConfigOverrides{CurrentContext: "berth-kfs"}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := &kueueEnv{home: home, c: kubernetes.NewForConfigOrDie(cfg), kq: kueueclient.NewForConfigOrDie(cfg)}
+
+	xs := []string{"x1", "x2", "x3"}
+	for _, n := range xs {
+		k.submit(t, job("team-x", n, "training", time.Hour))
+	}
+	harness.Eventually(t, 2*time.Minute, "team-x's three Jobs admitted, two on the lender's GPUs", func() (bool, error) {
+		for _, n := range xs {
+			if ok, err := k.admitted("team-x", n); !ok || err != nil {
+				return false, err
+			}
+		}
+		return true, nil
+	})
+	k.submit(t, job("team-y", "y1", "training", time.Hour), job("team-y", "y2", "training", time.Hour))
+	harness.Eventually(t, 2*time.Minute, "team-y's two Jobs admitted, one of team-x's preempted for fair sharing", func() (bool, error) {
+		for _, n := range []string{"y1", "y2"} {
+			if ok, err := k.admitted("team-y", n); !ok || err != nil {
+				return false, err
+			}
+		}
+		preempted := 0
+		for _, n := range xs {
+			wl, err := k.workload("team-x", n)
+			if wl == nil || err != nil {
+				return false, err
+			}
+			if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue {
+				if c.Reason != kueue.InCohortFairSharingReason {
+					t.Errorf("team-x's %s was preempted for %s (%s); want %s", n, c.Reason, c.Message, kueue.InCohortFairSharingReason)
+				}
+				preempted++
+			}
+		}
+		return preempted == 1, nil
+	})
+	for _, team := range []string{"team-x", "team-y"} {
+		cq, err := k.kq.KueueV1beta2().ClusterQueues().Get(context.Background(), team, metav1.GetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := borrowedGPUs(cq); got != 1 {
+			t.Errorf("%s borrows %d GPUs after fair sharing; want 1", team, got)
+		}
+	}
+}
