@@ -4,16 +4,12 @@ package kueue_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/kubernetes"
-	"k8s.io/client-go/tools/clientcmd"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
-	kueueclient "sigs.k8s.io/kueue/client-go/clientset/versioned"
 
 	"berth.io/berth/test/harness"
 )
@@ -25,20 +21,7 @@ import (
 // to reclaim); with it, Kueue preempts one of team-x's borrowed Jobs for
 // team-y (InCohortFairSharing), leaving each team one GPU borrowed.
 func TestKueueFairSharing(t *testing.T) {
-	home := t.TempDir()
-	bpFile, err := filepath.Abs("testdata/fairsharing.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	harness.MustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "kfs")
-	t.Cleanup(func() { harness.Berth(t, home, "down", "--name", "kfs", "--purge") })
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
-		&clientcmd.ConfigOverrides{CurrentContext: "berth-kfs"}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := &kueueEnv{home: home, c: kubernetes.NewForConfigOrDie(cfg), kq: kueueclient.NewForConfigOrDie(cfg)}
+	k, _ := startCluster(t, "testdata/fairsharing.yaml", "kfs")
 
 	xs := []string{"x1", "x2", "x3"}
 	for _, n := range xs {

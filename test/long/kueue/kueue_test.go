@@ -32,20 +32,7 @@ import (
 // team may borrow and lend is in its comments). Every decision the tests
 // look for (suspension, admission, flavor, reclaim) is Kueue's.
 func TestKueue(t *testing.T) {
-	home := t.TempDir()
-	bpFile, err := filepath.Abs("testdata/kueue.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	harness.MustBerth(t, home, "up", "-d", "-f", bpFile, "--name", "kq")
-	t.Cleanup(func() { harness.Berth(t, home, "down", "--name", "kq", "--purge") })
-	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
-		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
-		&clientcmd.ConfigOverrides{CurrentContext: "berth-kq"}).ClientConfig()
-	if err != nil {
-		t.Fatal(err)
-	}
-	k := &kueueEnv{home: home, c: kubernetes.NewForConfigOrDie(cfg), kq: kueueclient.NewForConfigOrDie(cfg)}
+	k, bpFile := startCluster(t, "testdata/kueue.yaml", "kq")
 
 	t.Run("the blueprint's ClusterQueues are active", k.queuesActive)
 	t.Run("a team's Job that names no queue gets its team's; one naming another team's is refused", k.guardrails)
@@ -54,6 +41,27 @@ func TestKueue(t *testing.T) {
 	t.Run("a Job lands on its flavor's pool, and on on-demand only where its class allows", k.flavors)
 	t.Run("berth down and up: Kueue comes back, its Workloads kept, and admits", func(t *testing.T) { k.resume(t, bpFile) })
 	t.Run("started again under ResourceQuota: Kueue's webhooks are gone and Jobs run", func(t *testing.T) { k.withoutKueue(t, bpFile) })
+}
+
+// startCluster starts a cluster of its own, named name, from the
+// blueprint file, through the command line, and stops it when the test
+// ends; it returns the clients and the blueprint's absolute path.
+func startCluster(t *testing.T, file, name string) (*kueueEnv, string) {
+	t.Helper()
+	home := t.TempDir()
+	bpFile, err := filepath.Abs(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	harness.MustBerth(t, home, "up", "-d", "-f", bpFile, "--name", name)
+	t.Cleanup(func() { harness.Berth(t, home, "down", "--name", name, "--purge") })
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(
+		&clientcmd.ClientConfigLoadingRules{ExplicitPath: filepath.Join(home, "kubeconfig")},
+		&clientcmd.ConfigOverrides{CurrentContext: "berth-" + name}).ClientConfig()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &kueueEnv{home: home, c: kubernetes.NewForConfigOrDie(cfg), kq: kueueclient.NewForConfigOrDie(cfg)}, bpFile
 }
 
 type kueueEnv struct {
