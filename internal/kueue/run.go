@@ -36,6 +36,7 @@ import (
 	"sigs.k8s.io/kueue/pkg/constants"
 	"sigs.k8s.io/kueue/pkg/controller/core"
 	"sigs.k8s.io/kueue/pkg/controller/core/indexer"
+	"sigs.k8s.io/kueue/pkg/controller/failurerecovery"
 	"sigs.k8s.io/kueue/pkg/controller/jobframework"
 	"sigs.k8s.io/kueue/pkg/controller/tas"
 	tasindexer "sigs.k8s.io/kueue/pkg/controller/tas/indexer"
@@ -140,12 +141,15 @@ func load(cfg *configapi.Configuration) (ctrl.Options, configapi.Configuration, 
 var setLoggerOnce sync.Once
 
 // Run installs Kueue's CRDs, runs its controllers, scheduler and webhooks
-// until ctx ends, as cmd/kueue's main wires them, and registers the
-// webhooks once their server answers. Left out of main's wiring: the
-// internal certificate management (off), the metrics and health
-// servers, the visibility server, MultiKueue and the admission check
-// controllers (no ProvisioningRequest API on a local cluster), and the
-// signal-driven cache dumper.
+// until ctx ends, as cmd/kueue's main wires them (the core controllers,
+// the Job integration, and failure recovery and topology-aware
+// scheduling where Kueue's feature gates turn them on: TAS is on by
+// default), and registers the webhooks once their server answers. Left
+// out of main's wiring: the internal certificate management (off), the
+// metrics and health servers, the visibility server (VisibilityOnDemand),
+// MultiKueue (no other clusters), the ProvisioningRequest admission check
+// (no such API on a local cluster, which main skips too), elastic jobs
+// (off by default) and the signal-driven cache dumper.
 func Run(ctx context.Context, opts Options) error {
 	logger := klog.FromContext(ctx).WithName("kueue")
 	ctx = log.IntoContext(ctx, logger)
@@ -223,6 +227,11 @@ func Run(ctx context.Context, opts Options) error {
 
 	if name, err := core.SetupControllers(mgr, queues, cCache, &cfg, nil, preemptionExpectations, nil); err != nil {
 		return fmt.Errorf("Kueue's controller %s: %w", name, err)
+	}
+	if features.Enabled(features.FailureRecoveryPolicy) {
+		if name, err := failurerecovery.SetupControllers(mgr, &cfg, nil); err != nil {
+			return fmt.Errorf("Kueue's failure recovery controller %s: %w", name, err)
+		}
 	}
 	if features.Enabled(features.TopologyAwareScheduling) {
 		if name, err := tas.SetupControllers(mgr, queues, cCache, &cfg, nil); err != nil {
