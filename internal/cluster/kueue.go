@@ -1,9 +1,11 @@
 package cluster
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -85,7 +87,8 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool)
 	cmd := exec.CommandContext(ctx, binary, args...)
 	c.kueueReady = make(chan struct{})
 	cmd.Stdout = &readyLine{ready: sync.OnceFunc(func() { close(c.kueueReady) })}
-	cmd.Stderr = logs
+	last := &lastLine{}
+	cmd.Stderr = io.MultiWriter(logs, last)
 	cmd.SysProcAttr = kueueProcAttr()
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
@@ -101,11 +104,40 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool)
 		}
 		var exit *exec.ExitError
 		if errors.As(err, &exit) || err == nil {
-			return fmt.Errorf("%s exited (%v); its log is in %s", binary, err, state.LogFile())
+			return fmt.Errorf("%s exited (%v): %s; its log is in %s", binary, err, last.String(), state.LogFile())
 		}
 		return err
 	})
 	return nil
+}
+
+// lastLine keeps the last line written that is not empty: berth-kueue's
+// last words, which say why it stopped.
+type lastLine struct {
+	mu         sync.Mutex
+	line, last []byte
+}
+
+func (l *lastLine) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, b := range p {
+		if b != '\n' {
+			l.line = append(l.line, b)
+			continue
+		}
+		if len(bytes.TrimSpace(l.line)) > 0 {
+			l.last = append(l.last[:0], l.line...)
+		}
+		l.line = l.line[:0]
+	}
+	return len(p), nil
+}
+
+func (l *lastLine) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return string(bytes.TrimSpace(l.last))
 }
 
 // readyLine is berth-kueue's standard output: it calls ready at the line

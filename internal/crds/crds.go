@@ -13,6 +13,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/discovery"
 	"k8s.io/client-go/rest"
 
 	"berth.io/berth/api/v1alpha1"
@@ -58,6 +59,41 @@ func Install(ctx context.Context, cfg *rest.Config, owner string, list []*apiext
 			return false, nil
 		}); err != nil {
 			return fmt.Errorf("waiting for %s CRD %s to be established: %w", owner, crd.Name, err)
+		}
+	}
+	return nil
+}
+
+// Discovered waits up to a minute until the API server's discovery lists
+// every served version of each CRD: a CRD is Established a moment before
+// discovery has it, and a client that maps kinds through discovery
+// (controller-runtime's) fails to start a watch on one it cannot map.
+func Discovered(ctx context.Context, cfg *rest.Config, owner string, list []*apiextensionsv1.CustomResourceDefinition) error {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		return err
+	}
+	for _, crd := range list {
+		for _, v := range crd.Spec.Versions {
+			if !v.Served {
+				continue
+			}
+			gv := crd.Spec.Group + "/" + v.Name
+			var last error
+			if err := wait.PollUntilContextTimeout(ctx, 50*time.Millisecond, time.Minute, true, func(ctx context.Context) (bool, error) {
+				got, err := dc.ServerResourcesForGroupVersion(gv)
+				if last = err; err != nil {
+					return false, nil
+				}
+				for _, r := range got.APIResources {
+					if r.Name == crd.Spec.Names.Plural {
+						return true, nil
+					}
+				}
+				return false, nil
+			}); err != nil {
+				return fmt.Errorf("waiting for discovery to list %s %s in %s (last: %v): %w", owner, crd.Spec.Names.Plural, gv, last, err)
+			}
 		}
 	}
 	return nil

@@ -114,7 +114,9 @@ func inGroups(rules []admissionv1.RuleWithOperations) bool {
 }
 
 // installCRDs creates or updates Kueue's CRDs and waits until the API
-// server serves them. An update keeps the conversion webhook
+// server serves them and its discovery lists them: Kueue's manager maps
+// every kind through discovery as its controllers start, and one it
+// cannot map stops it. An update keeps the conversion webhook
 // registerWebhooks set: until Kueue's manager serves it again, the
 // stored version (v1beta2, which Kueue reads) needs no conversion.
 func installCRDs(ctx context.Context, cfg *rest.Config) error {
@@ -122,9 +124,12 @@ func installCRDs(ctx context.Context, cfg *rest.Config) error {
 	if err != nil {
 		return err
 	}
-	return crds.Install(ctx, cfg, "Kueue's", list, func(stored, updated *apiextensionsv1.CustomResourceDefinition) {
+	if err := crds.Install(ctx, cfg, "Kueue's", list, func(stored, updated *apiextensionsv1.CustomResourceDefinition) {
 		updated.Spec.Conversion = stored.Spec.Conversion
-	})
+	}); err != nil {
+		return err
+	}
+	return crds.Discovered(ctx, cfg, "Kueue's", list)
 }
 
 // registerWebhooks points the API server at Kueue's webhooks on srv: the

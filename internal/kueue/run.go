@@ -7,12 +7,14 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"time"
 
 	resourceapi "k8s.io/api/resource/v1"
 	schedulingv1 "k8s.io/api/scheduling/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/client-go/discovery"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -155,7 +157,9 @@ func Run(ctx context.Context, opts Options) error {
 	ctx = log.IntoContext(ctx, logger)
 	setLoggerOnce.Do(func() { log.SetLogger(logger) })
 
-	if err := installCRDs(ctx, opts.Config); err != nil {
+	// The API server may still be warming up (its post-start hooks, its
+	// discovery): what fails now is tried again for a minute.
+	if err := retryFor(ctx, time.Minute, func() error { return installCRDs(ctx, opts.Config) }); err != nil {
 		return err
 	}
 	options, cfg, err := load(Configuration(opts.FairSharing))
@@ -221,7 +225,7 @@ func Run(ctx context.Context, opts Options) error {
 	if err := mgr.Add(versions); err != nil {
 		return err
 	}
-	if err := versions.FetchServerVersion(); err != nil {
+	if err := retryFor(ctx, time.Minute, versions.FetchServerVersion); err != nil {
 		return fmt.Errorf("Kueue reading the API server's version: %w", err)
 	}
 
@@ -291,4 +295,18 @@ func Run(ctx context.Context, opts Options) error {
 		opts.Ready()
 	}
 	return <-errs
+}
+
+// retryFor calls f until it succeeds, ctx ends or d passes; it returns
+// f's last error.
+func retryFor(ctx context.Context, d time.Duration, f func() error) error {
+	var last error
+	err := wait.PollUntilContextTimeout(ctx, 200*time.Millisecond, d, true, func(context.Context) (bool, error) {
+		last = f()
+		return last == nil, nil
+	})
+	if last != nil {
+		return last
+	}
+	return err
 }

@@ -57,13 +57,14 @@ func TestKueueFairSharing(t *testing.T) {
 		}
 		return preempted == 1, nil
 	})
-	for _, team := range []string{"team-x", "team-y"} {
-		cq, err := k.kq.KueueV1beta2().ClusterQueues().Get(context.Background(), team, metav1.GetOptions{})
-		if err != nil {
-			t.Fatal(err)
+	// The ClusterQueues' status follows the admissions a moment later.
+	harness.Eventually(t, 30*time.Second, "team-x and team-y each borrowing 1 GPU", func() (bool, error) {
+		for _, team := range []string{"team-x", "team-y"} {
+			cq, err := k.kq.KueueV1beta2().ClusterQueues().Get(context.Background(), team, metav1.GetOptions{})
+			if err != nil || borrowedGPUs(cq) != 1 {
+				return false, err
+			}
 		}
-		if got := borrowedGPUs(cq); got != 1 {
-			t.Errorf("%s borrows %d GPUs after fair sharing; want 1", team, got)
-		}
-	}
+		return true, nil
+	})
 }
