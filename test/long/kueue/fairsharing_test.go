@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 
@@ -42,18 +41,9 @@ func TestKueueFairSharing(t *testing.T) {
 				return false, err
 			}
 		}
-		preempted := 0
-		for _, n := range xs {
-			wl, err := k.workload("team-x", n)
-			if wl == nil || err != nil {
-				return false, err
-			}
-			if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue {
-				if c.Reason != kueue.InCohortFairSharingReason {
-					t.Errorf("team-x's %s was preempted for %s (%s); want %s", n, c.Reason, c.Message, kueue.InCohortFairSharingReason)
-				}
-				preempted++
-			}
+		preempted, err := k.preempted(t, "team-x", xs, kueue.InCohortFairSharingReason)
+		if err != nil {
+			return false, err
 		}
 		return preempted == 1, nil
 	})

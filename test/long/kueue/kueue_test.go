@@ -319,18 +319,9 @@ func (k *kueueEnv) borrowAndReclaim(t *testing.T) {
 				return false, err
 			}
 		}
-		preempted := 0
-		for _, n := range names {
-			wl, err := k.workload("team-b", n)
-			if wl == nil || err != nil {
-				return false, err
-			}
-			if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue {
-				if c.Reason != kueue.InCohortReclamationReason {
-					t.Errorf("team-b's %s was preempted for %s (%s); want %s", n, c.Reason, c.Message, kueue.InCohortReclamationReason)
-				}
-				preempted++
-			}
+		preempted, err := k.preempted(t, "team-b", names, kueue.InCohortReclamationReason)
+		if err != nil {
+			return false, err
 		}
 		return preempted == 2, nil
 	})
@@ -500,4 +491,25 @@ func (k *kueueEnv) withoutKueue(t *testing.T, bpFile string) {
 	harness.Eventually(t, 2*time.Minute, "a Job under ResourceQuota complete", func() (bool, error) {
 		return k.complete("team-c", "plain")
 	})
+}
+
+// preempted counts the Jobs of ns among names whose Workload Kueue
+// preempted, and fails the test for one preempted for another reason than
+// want.
+func (k *kueueEnv) preempted(t *testing.T, ns string, names []string, want string) (int, error) {
+	t.Helper()
+	n := 0
+	for _, name := range names {
+		wl, err := k.workload(ns, name)
+		if wl == nil || err != nil {
+			return 0, err
+		}
+		if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue {
+			if c.Reason != want {
+				t.Errorf("%s's %s was preempted for %s (%s); want %s", ns, name, c.Reason, c.Message, want)
+			}
+			n++
+		}
+	}
+	return n, nil
 }
