@@ -41,6 +41,11 @@ type Activity struct {
 	counters []*Counter
 	probes   []probe
 	gates    []*Gate
+	// remotes are the parts in other processes that follow the clock
+	// (Clock.Remote), by name; follower is the name this process
+	// follows another's clock under (Follows).
+	remotes  map[string]*Remote
+	follower string
 }
 
 type probe struct {

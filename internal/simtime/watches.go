@@ -70,7 +70,13 @@ func (a *Activity) unreadWatch() string {
 func (a *Activity) watchRoundTrip(next http.RoundTripper, r *http.Request) (*http.Response, error) {
 	id, s := a.openWatch(r.UserAgent())
 	r = r.Clone(r.Context())
-	r.Header.Set(WatchHeader, strconv.FormatUint(id, 10))
+	header := strconv.FormatUint(id, 10)
+	a.mu.Lock()
+	if a.follower != "" {
+		header = a.follower + remoteSep + header
+	}
+	a.mu.Unlock()
+	r.Header.Set(WatchHeader, header)
 	resp, err := next.RoundTrip(r)
 	if err != nil || resp.Body == nil {
 		a.closeWatch(id)
@@ -109,11 +115,16 @@ type Unwrapper interface {
 }
 
 // WatchWriter is w counting what the server writes to a watch stream a
-// counted client opened (WatchHeader); false for any other request. It
-// has only Write, WriteHeader and Unwrap: the server wraps it back
+// counted client opened (WatchHeader), or one of a Remote's, a follower
+// in another process; false for any other request. It has only Write,
+// WriteHeader and Unwrap: the server wraps it back
 // (responsewriter.WrapForHTTP1Or2) for Flush and the rest.
 func (a *Activity) WatchWriter(r *http.Request, w http.ResponseWriter) (Unwrapper, bool) {
-	id, err := strconv.ParseUint(r.Header.Get(WatchHeader), 10, 64)
+	header := r.Header.Get(WatchHeader)
+	if written := a.remoteWatch(header); written != nil {
+		return &countedWriter{ResponseWriter: w, a: a, written: written}, true
+	}
+	id, err := strconv.ParseUint(header, 10, 64)
 	if err != nil {
 		return nil, false
 	}
@@ -123,22 +134,22 @@ func (a *Activity) WatchWriter(r *http.Request, w http.ResponseWriter) (Unwrappe
 	if s == nil {
 		return nil, false
 	}
-	return &countedWriter{ResponseWriter: w, a: a, s: s}, true
+	return &countedWriter{ResponseWriter: w, a: a, written: &s.written}, true
 }
 
 type countedWriter struct {
 	http.ResponseWriter
-	a *Activity
-	s *watchStream
+	a       *Activity
+	written *atomic.Int64
 }
 
 func (w *countedWriter) Write(p []byte) (int, error) {
-	w.s.written.Add(int64(len(p)))
+	w.written.Add(int64(len(p)))
 	w.a.touch()
 	n, err := w.ResponseWriter.Write(p)
 	if n < len(p) {
 		// What was not sent will not be read.
-		w.s.written.Add(int64(n - len(p)))
+		w.written.Add(int64(n - len(p)))
 	}
 	return n, err
 }
