@@ -1,4 +1,8 @@
-package karpenter
+// Package crclock puts controllers built with controller-runtime's
+// builder on a rehearsal's clock: Karpenter's and Kueue's, whose
+// queues' delays (a Result's RequeueAfter, the rate limiter's backoff)
+// would otherwise count wall time.
+package crclock
 
 import (
 	"fmt"
@@ -10,18 +14,21 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 )
 
-// clockedManager is Karpenter's manager on a rehearsal's clock: each
-// controller Karpenter registers through it gets a queue whose delays
-// (a Result's RequeueAfter, the rate limiter's backoff) count that clock.
+// Manager returns mgr on clk: each controller registered through it gets
+// a queue whose delays (a Result's RequeueAfter, the rate limiter's
+// backoff) count clk.
 //
-// Karpenter builds its controllers with controller-runtime's builder,
-// which offers no way to choose a controller's queue; the controller it
-// builds keeps the function that makes its queue in an exported field,
-// NewQueue, and makes the queue only when it starts. clockedManager sets
-// that field as the builder adds the controller, before it starts: the
-// queue is client-go's rate-limited queue with the controller's own rate
-// limiter, as controller-runtime makes it when its priority queue is
-// off, on the clock.
+// controller-runtime's builder offers no way to choose a controller's
+// queue; the controller it builds keeps the function that makes its
+// queue in an exported field, NewQueue, and makes the queue only when it
+// starts. The manager sets that field as the builder adds the
+// controller, before it starts: the queue is client-go's rate-limited
+// queue with the controller's own rate limiter, as controller-runtime
+// makes it when its priority queue is off, on the clock.
+func Manager(mgr manager.Manager, clk clock.WithTicker) manager.Manager {
+	return &clockedManager{Manager: mgr, clock: clk}
+}
+
 type clockedManager struct {
 	manager.Manager
 	clock clock.WithTicker
@@ -54,7 +61,7 @@ func (m *clockedManager) clockQueue(r manager.Runnable) error {
 	}
 	fn := reflect.ValueOf(newQueue(clocked))
 	if !f.CanSet() || f.Type() != fn.Type() {
-		return fmt.Errorf("karpenter: controller %T's NewQueue is a %s, not a queue of reconcile.Requests berth can put on the rehearsal's clock", r, f.Type())
+		return fmt.Errorf("controller %T's NewQueue is a %s, not a queue of reconcile.Requests berth can put on the rehearsal's clock", r, f.Type())
 	}
 	f.Set(fn)
 	return nil

@@ -32,6 +32,7 @@ import (
 	"sigs.k8s.io/karpenter/pkg/operator/options"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/crclock"
 	"berth.io/berth/internal/prices"
 )
 
@@ -98,7 +99,7 @@ func Run(ctx context.Context, opts Options) error {
 		// Controller names are unique per process in controller-runtime;
 		// a process that starts a second cluster starts them again. On a
 		// rehearsal's clock the queues are client-go's rate-limited ones,
-		// on that clock (clockedManager), not controller-runtime's
+		// on that clock (crclock.Manager), not controller-runtime's
 		// priority queue, which ticks on the wall clock.
 		Controller: ctrlconfig.Controller{SkipNameValidation: &skipNameValidation, UsePriorityQueue: ptr.To(opts.Clock == nil)},
 	})
@@ -114,7 +115,7 @@ func Run(ctx context.Context, opts Options) error {
 		// The queues of the controllers registered through mgr count
 		// their delays (every RequeueAfter: the disruption controller's
 		// polling period) on clk.
-		mgr = &clockedManager{Manager: mgr, clock: clk}
+		mgr = crclock.Manager(mgr, clk)
 	}
 	store := nodeoverlay.NewInstanceTypeStore()
 	provider := NewCloudProvider(ctx, opts.Client, opts.Blueprint, table, clk)
