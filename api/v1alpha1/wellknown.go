@@ -178,6 +178,12 @@ const (
 	KueueValidatingWebhooks = "kueue-validating-webhook-configuration"
 )
 
+// KueueClockFollower is the name berth-kueue follows a rehearsal's clock
+// under (simtime.Clock.Remote, simtime.Activity.Follows): its watch
+// streams carry it, and the clock's Driver names it when it waits on
+// Kueue.
+const KueueClockFollower = "kueue"
+
 // Field managers: who wrote a field, for server-side apply and for
 // people reading managedFields.
 const (

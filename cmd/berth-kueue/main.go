@@ -7,7 +7,9 @@
 // definition: the two cannot be linked into one binary.
 //
 // It prints "ready" on stdout once Kueue admits, and writes its logs to
-// stderr.
+// stderr. In a rehearsal (--follow-clock) Kueue keeps the rehearsal's
+// time: berth's clock asks on stdin, and berth-kueue answers on stdout
+// once it has settled (simtime.Follow).
 package main
 
 import (
@@ -18,11 +20,13 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/klog/v2"
 
 	"berth.io/berth/internal/kueue"
+	"berth.io/berth/internal/simtime"
 )
 
 func main() {
@@ -34,15 +38,16 @@ func main() {
 	key := fs.String("tls-private-key-file", "", "the webhook server's key")
 	ca := fs.String("client-ca-bundle", "", "the CA that signed the certificate, which the API server trusts")
 	fair := fs.Bool("fair-sharing", false, "turn on Kueue's fair sharing (the blueprint's spec.fairSharing)")
+	follow := fs.Int64("follow-clock", 0, "follow a rehearsal's clock, which stands at this Unix time in nanoseconds, asked on stdin (berth rehearse passes it)")
 	klog.InitFlags(fs)
 	_ = fs.Parse(os.Args[1:])
-	if err := run(*kubeconfig, *cert, *key, *ca, *fair); err != nil {
+	if err := run(*kubeconfig, *cert, *key, *ca, *fair, *follow); err != nil {
 		fmt.Fprintln(os.Stderr, "berth-kueue:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, certFile, keyFile, caFile string, fairSharing bool) error {
+func run(kubeconfig, certFile, keyFile, caFile string, fairSharing bool, follow int64) error {
 	if kubeconfig == "" || certFile == "" || keyFile == "" || caFile == "" {
 		return fmt.Errorf("--kubeconfig, --tls-cert-file, --tls-private-key-file and --client-ca-bundle are required (berth up passes them)")
 	}
@@ -62,11 +67,33 @@ func run(kubeconfig, certFile, keyFile, caFile string, fairSharing bool) error {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx = klog.NewContext(ctx, klog.Background())
-	return kueue.Run(ctx, kueue.Options{
+	opts := kueue.Options{
 		Config:      cfg,
 		Serving:     serving,
 		CABundle:    caBundle,
 		FairSharing: fairSharing,
 		Ready:       func() { fmt.Println("ready") },
-	})
+	}
+	if follow == 0 {
+		return kueue.Run(ctx, opts)
+	}
+	opts.Clock = simtime.NewClock(time.Unix(0, follow), 0)
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, 2)
+	go func() { errs <- kueue.Run(ctx, opts) }()
+	// The queries are read through Go's poller, not in a blocking
+	// system call: the clock's Driver counts goroutines in one as work.
+	if err := syscall.SetNonblock(0, true); err != nil {
+		return fmt.Errorf("reading the rehearsal's clock on stdin: %w", err)
+	}
+	queries := os.NewFile(0, "stdin")
+	go func() {
+		err := simtime.Follow(ctx, opts.Clock, queries, os.Stdout)
+		if err == nil {
+			err = fmt.Errorf("the rehearsal's clock closed its queries")
+		}
+		errs <- err
+	}()
+	return <-errs
 }

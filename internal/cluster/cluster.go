@@ -321,7 +321,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	if opts.Blueprint.Spec.UsesKueue() {
-		if err := c.startKueue(runCtx, state, opts.Blueprint.Spec.FairSharing); err != nil {
+		if err := c.startKueue(runCtx, state, opts.Blueprint.Spec.FairSharing, opts.Clock); err != nil {
 			return nil, err
 		}
 	} else if err := retireKueue(waitCtx, client); err != nil {

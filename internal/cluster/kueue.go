@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,6 +21,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/simtime"
 )
 
 // KueueBinaryEnv names the berth-kueue binary to run, where it is not
@@ -61,8 +63,10 @@ func KueueBinary() (string, error) {
 // webhooks on loopback with a serving certificate from the cluster's CA,
 // made at each start; its logs in the control plane's log; fair sharing
 // as the blueprint says (Kueue reads it at start). kueueReady
-// closes once it says Kueue admits.
-func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool) error {
+// closes once it says Kueue admits. On a rehearsal's clock (clk),
+// berth-kueue follows it: the clock asks it on its stdin to settle at
+// each moment and stops at its deadlines (simtime.Remote).
+func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool, clk *simtime.Clock) error {
 	binary, err := KueueBinary()
 	if err != nil {
 		return err
@@ -84,9 +88,23 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool)
 	if fairSharing {
 		args = append(args, "--fair-sharing")
 	}
+	if clk != nil {
+		args = append(args, "--follow-clock="+strconv.FormatInt(clk.Now().UnixNano(), 10))
+	}
 	cmd := exec.CommandContext(ctx, binary, args...)
 	c.kueueReady = make(chan struct{})
-	cmd.Stdout = &readyLine{ready: sync.OnceFunc(func() { close(c.kueueReady) })}
+	out := &readyLine{ready: sync.OnceFunc(func() { close(c.kueueReady) })}
+	cmd.Stdout = out
+	var remote *simtime.Remote
+	if clk != nil {
+		queries, err := cmd.StdinPipe()
+		if err != nil {
+			logs.Close()
+			return err
+		}
+		remote = clk.Remote(v1alpha1.KueueClockFollower, queries)
+		out.other = remote.Answer
+	}
 	last := &lastLine{}
 	cmd.Stderr = io.MultiWriter(logs, last)
 	cmd.SysProcAttr = kueueProcAttr()
@@ -99,6 +117,9 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool)
 	c.run(ctx, "kueue", func(ctx context.Context) error {
 		defer logs.Close()
 		err := cmd.Wait()
+		if remote != nil {
+			remote.Gone()
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -141,9 +162,10 @@ func (l *lastLine) String() string {
 }
 
 // readyLine is berth-kueue's standard output: it calls ready at the line
-// "ready", and drops the rest (berth-kueue writes nothing else there).
+// "ready", and passes the others to other (a Remote's answers), if set.
 type readyLine struct {
 	ready func()
+	other func(string) bool
 	line  []byte
 }
 
@@ -153,8 +175,11 @@ func (r *readyLine) Write(p []byte) (int, error) {
 			r.line = append(r.line, b)
 			continue
 		}
-		if strings.TrimSpace(string(r.line)) == "ready" {
+		switch line := strings.TrimSpace(string(r.line)); {
+		case line == "ready":
 			r.ready()
+		case r.other != nil:
+			r.other(line)
 		}
 		r.line = r.line[:0]
 	}

@@ -20,6 +20,7 @@ import (
 	"k8s.io/client-go/rest"
 	componentconfig "k8s.io/component-base/config/v1alpha1"
 	"k8s.io/klog/v2"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	ctrlconfig "sigs.k8s.io/controller-runtime/pkg/config"
@@ -51,6 +52,10 @@ import (
 
 	// The Job integration (batch/job), the one berth enables.
 	_ "sigs.k8s.io/kueue/pkg/controller/jobs/job"
+
+	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/crclock"
+	"berth.io/berth/internal/simtime"
 )
 
 // Options says what Run runs Kueue on.
@@ -68,6 +73,11 @@ type Options struct {
 	// Kueue's caches have synced: Jobs submitted from then on are
 	// Kueue's.
 	Ready func()
+	// Clock, when set, is a rehearsal's clock this process follows
+	// (simtime.Follow): Kueue's queues, scheduler and Job reconcilers
+	// keep time on it, its requests are counted in its Activity, and
+	// its watches are named for the owner's API server to count.
+	Clock *simtime.Clock
 }
 
 // scheme is what Kueue's manager reads and writes: client-go's kinds,
@@ -178,17 +188,38 @@ func Run(ctx context.Context, opts Options) error {
 	options.BaseContext = func() context.Context { return ctx }
 	// Controller names are unique per process in controller-runtime; a
 	// process that starts a second cluster starts them again.
-	options.Controller = ctrlconfig.Controller{SkipNameValidation: ptr.To(true)}
+	// On a rehearsal's clock the queues are client-go's rate-limited
+	// ones on that clock (crclock.Manager), not controller-runtime's
+	// priority queue, which ticks on the wall clock.
+	options.Controller = ctrlconfig.Controller{SkipNameValidation: ptr.To(true), UsePriorityQueue: ptr.To(opts.Clock == nil)}
 
 	kubeConfig := rest.CopyConfig(opts.Config)
 	kubeConfig.UserAgent = "kueue/berth"
-	mgr, err := ctrl.NewManager(kubeConfig, options)
+	if opts.Clock != nil {
+		// Its requests are work the rehearsal's clock waits for from
+		// when they leave, and it retries a refusal on that clock.
+		sent := opts.Clock.Activity().Counter("requests sent by Kueue")
+		kubeConfig.Wrap(sent.RoundTripper)
+		kubeConfig.UserAgent += " " + simtime.OnClockAgent
+		opts.Clock.Activity().Follows(v1alpha1.KueueClockFollower)
+	}
+	var mgr ctrl.Manager
+	mgr, err = ctrl.NewManager(kubeConfig, options)
 	if err != nil {
 		return fmt.Errorf("making Kueue's manager: %w", err)
 	}
+	var clk clock.WithTickerAndDelayedExecution = clock.RealClock{}
+	var schedOptions []scheduler.Option
+	if opts.Clock != nil {
+		clk = opts.Clock
+		mgr = crclock.Manager(mgr, clk)
+		// Kueue takes its scheduler's clock through an option meant
+		// for its tests, whose testing.TB it does not use.
+		schedOptions = append(schedOptions, scheduler.WithClock(nil, clk))
+	}
 
 	var cacheOptions []schdcache.Option
-	var queueOptions []qcache.Option
+	queueOptions := []qcache.Option{qcache.WithClock(clk)}
 	if cfg.FairSharing != nil {
 		cacheOptions = append(cacheOptions, schdcache.WithFairSharing(fairsharing.Enabled(cfg.FairSharing)))
 	}
@@ -258,6 +289,7 @@ func Run(ctx context.Context, opts Options) error {
 		jobframework.WithQueues(queues),
 		jobframework.WithObjectRetentionPolicies(cfg.ObjectRetentionPolicies),
 		jobframework.WithManagedJobsNamespaceSelector(nsSelector),
+		jobframework.WithClock(clk),
 	); err != nil {
 		return fmt.Errorf("Kueue's job controllers: %w", err)
 	}
@@ -268,9 +300,11 @@ func Run(ctx context.Context, opts Options) error {
 	go cCache.CleanUpOnContext(ctx)
 
 	sched := scheduler.New(queues, cCache, mgr.GetClient(), mgr.GetEventRecorderFor(constants.AdmissionName), //nolint:staticcheck // Kueue's scheduler takes the old recorder
-		scheduler.WithFairSharing(cfg.FairSharing),
-		scheduler.WithAdmissionFairSharing(cfg.AdmissionFairSharing),
-		scheduler.WithPreemptionExpectations(preemptionExpectations),
+		append(schedOptions,
+			scheduler.WithFairSharing(cfg.FairSharing),
+			scheduler.WithAdmissionFairSharing(cfg.AdmissionFairSharing),
+			scheduler.WithPreemptionExpectations(preemptionExpectations),
+		)...,
 	)
 	if err := mgr.Add(sched); err != nil {
 		return err
