@@ -64,6 +64,9 @@ type recorder struct {
 	// what the report should say besides.
 	disruptions []report.DisruptionResult
 	notes       []string
+	// queues are the teams' queues, under queueing: Kueue; nil under
+	// ResourceQuota.
+	queues *queues
 }
 
 // jobRun is one training or batch row's Job as the cluster ran it.
@@ -107,6 +110,13 @@ type jobRun struct {
 	// Job's replacements run only in its checkpoint volume's zone.
 	replacementWait time.Duration
 	replacements    int
+	// Under Kueue: suspendedSince is when the Job was last seen
+	// suspended in its queue (zero: it is not), suspended how long it
+	// was before; requeued counts its pods that ended because Kueue
+	// suspended it again (a preemption Kueue made).
+	suspendedSince time.Time
+	suspended      time.Duration
+	requeued       int
 }
 
 // podRun is one pod of the rehearsal.
@@ -201,6 +211,9 @@ func newRecorder(client kubernetes.Interface, tl timeline, bp *v1alpha1.Blueprin
 	r.waiting = level{keep: true}
 	r.waiting.set(tl.start, 0)
 	r.teamGPUs = map[string]*level{}
+	if bp.Spec.UsesKueue() {
+		r.queues = newQueues(bp, tl.start)
+	}
 	return r
 }
 
@@ -468,6 +481,9 @@ func (r *recorder) start(pr *podRun, p *corev1.Pod, now time.Time) {
 	use.cpu.add(now, pr.cpu)
 	if pr.gpus > 0 {
 		r.teamLevel(pr.team).add(now, pr.gpus)
+		if r.queues != nil && pr.job != nil {
+			r.queues.use(now, pr.team, pr.pool, pr.gpus)
+		}
 	}
 	if j := pr.job; j != nil {
 		if len(j.ranOn) == 0 || j.ranOn[len(j.ranOn)-1] != pr.pool {
@@ -505,6 +521,9 @@ func (r *recorder) end(pr *podRun, p *corev1.Pod, now time.Time) {
 		}
 		if pr.gpus > 0 {
 			r.teamLevel(pr.team).add(now, -pr.gpus)
+			if r.queues != nil && pr.job != nil {
+				r.queues.use(now, pr.team, pr.pool, -pr.gpus)
+			}
 		}
 	}
 	j := pr.job
@@ -522,6 +541,9 @@ func (r *recorder) end(pr *podRun, p *corev1.Pod, now time.Time) {
 	}
 	if reason := disruption(p); reason == corev1.PodReasonPreemptionByScheduler {
 		j.preemptions++
+	} else if !j.suspendedSince.IsZero() {
+		// Its Job was suspended: Kueue took its quota back.
+		j.requeued++
 	} else {
 		j.interruptions++
 	}
@@ -589,6 +611,15 @@ func (r *recorder) onJob(j *batchv1.Job, deleted bool) {
 		return
 	}
 	run.backoffFailures = int(j.Status.Failed)
+	if r.queues != nil {
+		now := r.tl.now()
+		switch suspended := j.Spec.Suspend != nil && *j.Spec.Suspend; {
+		case suspended && run.suspendedSince.IsZero():
+			run.suspendedSince = now
+		case !suspended:
+			run.closeSuspended(now)
+		}
+	}
 	for _, c := range j.Status.Conditions {
 		if c.Status != corev1.ConditionTrue {
 			continue
@@ -602,14 +633,24 @@ func (r *recorder) onJob(j *batchv1.Job, deleted bool) {
 			run.finished = now
 			run.failed = c.Type == batchv1.JobFailed
 			run.closeQuota(now)
+			run.closeSuspended(now)
 			r.signal()
 		}
 	}
 }
 
 // onEvent notes a Job's pods refused by quota: the Job controller's
-// FailedCreate event, as `kubectl describe job` shows it.
+// FailedCreate event, as `kubectl describe job` shows it; and under
+// Kueue, a Job Kueue stopped to preempt it.
 func (r *recorder) onEvent(e *corev1.Event, deleted bool) {
+	if r.queues != nil && !deleted && e.Reason == kueueStopped {
+		r.mu.Lock()
+		defer r.mu.Unlock()
+		if j := r.jobs[e.InvolvedObject.Namespace+"/"+e.InvolvedObject.Name]; j != nil {
+			r.queues.preempted(e, r.teams[e.InvolvedObject.Namespace])
+		}
+		return
+	}
 	if deleted || e.InvolvedObject.Kind != "Job" || e.Reason != "FailedCreate" || !strings.Contains(e.Message, "exceeded quota") {
 		return
 	}
@@ -620,6 +661,14 @@ func (r *recorder) onEvent(e *corev1.Event, deleted bool) {
 		return
 	}
 	j.quotaSince = r.tl.now()
+}
+
+// closeSuspended ends the Job's time suspended in its queue, if it is.
+func (j *jobRun) closeSuspended(now time.Time) {
+	if !j.suspendedSince.IsZero() {
+		j.suspended += now.Sub(j.suspendedSince)
+		j.suspendedSince = time.Time{}
+	}
 }
 
 func (j *jobRun) closeQuota(now time.Time) {

@@ -63,7 +63,7 @@ func (r *recorder) report(stopped time.Time, o Options) *report.Report {
 		row := j.w.job
 		res := report.JobResult{
 			Team: row.Team, Class: j.w.class, Kind: string(row.Kind), Name: row.Name, Pods: row.Pods, GPUs: row.GPUs,
-			Submitted: report.Duration(row.Submit), Refused: j.refused, Preemptions: j.preemptions, Interruptions: j.interruptions, BackoffFailures: j.backoffFailures,
+			Submitted: report.Duration(row.Submit), Refused: j.refused, Preemptions: j.preemptions, Interruptions: j.interruptions, Requeued: j.requeued, BackoffFailures: j.backoffFailures,
 			LostGPUHours: j.lost.Hours() * float64(row.GPUs), RanOn: j.ranOn,
 		}
 		quota := j.quotaRefused
@@ -178,6 +178,9 @@ func (r *recorder) report(stopped time.Time, o Options) *report.Report {
 		rep.Services = append(rep.Services, res)
 	}
 	rep.Storage = r.storage(stopped, o.Blueprint)
+	if r.queues != nil {
+		rep.Queues = r.queues.results(stopped, r.jobs)
+	}
 	rep.Disruptions = append([]report.DisruptionResult(nil), r.disruptions...)
 	rep.Notes = append(rep.Notes, r.notes...)
 	rep.Series = r.series(stopped, o.Prices)

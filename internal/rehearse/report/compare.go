@@ -93,6 +93,14 @@ func compare(a, b *Report) []comparison {
 	for _, k := range order {
 		num("storage "+k+" GiB-hours", side(storage[k], func(s *StorageResult) float64 { return s.GiBHours }), "%.1f")
 	}
+	queues, order := pair(a.Queues, b.Queues, func(q *QueueResult) string { return q.Team })
+	for _, k := range order {
+		q := queues[k]
+		num(k+" job-hours suspended in its queue", side(q, func(q *QueueResult) float64 { return time.Duration(q.Suspended).Hours() }), "%.1f")
+		num(k+" GPU-hours borrowed", side(q, func(q *QueueResult) float64 { return q.BorrowedGPUHours }), "%.1f")
+		num(k+" GPU-hours lent", side(q, func(q *QueueResult) float64 { return q.LentGPUHours }), "%.1f")
+		num(k+" preemptions by reclaim", side(q, func(q *QueueResult) float64 { return float64(q.PreemptedReclaim) }), "%.0f")
+	}
 	if ra, rb := replacementHours(a), replacementHours(b); ra != nil || rb != nil {
 		num("checkpointed replacements' wait hours (zone-held)", both[float64]{ra, rb}, "%.2f")
 	}

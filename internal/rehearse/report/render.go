@@ -60,6 +60,13 @@ func WriteTable(w io.Writer, r *Report) error {
 			fmt.Fprintf(tw, "%s\t%d\t%.0f\t%s\t%s\n", st.Class, st.Volumes, st.PeakGiB, hours(st.GiBHours), cost)
 		}
 	}
+	if len(r.Queues) > 0 {
+		fmt.Fprintln(tw, "\nQUEUE (Kueue)\tSUSPENDED job-h\tmax\tGPU-h BORROWED\tLENT\tPREEMPTED by reclaim\tpriority\tfair sharing")
+		for _, q := range r.Queues {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%d\t%d\t%d\n", q.Team, hours(time.Duration(q.Suspended).Hours()), short(q.SuspendedMax),
+				hours(q.BorrowedGPUHours), hours(q.LentGPUHours), q.PreemptedReclaim, q.PreemptedPriority, q.PreemptedFairSharing)
+		}
+	}
 	if line := replacementLine(r); line != "" {
 		fmt.Fprintf(tw, "\n%s\n", line)
 	}

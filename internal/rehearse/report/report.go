@@ -1,6 +1,8 @@
 package report
 
 import (
+	"strings"
+
 	"berth.io/berth/internal/rehearse/cost"
 )
 
@@ -15,7 +17,10 @@ type Report struct {
 	// Provisioner is what provisioned the User pools' nodes:
 	// ClusterAutoscaler (berth's node autoscaler) or Karpenter.
 	Provisioner string `json:"provisioner,omitempty"`
-	Trace       string `json:"trace"`
+	// Queueing is what held each team's work to its quota:
+	// ResourceQuota or Kueue.
+	Queueing string `json:"queueing,omitempty"`
+	Trace    string `json:"trace"`
 	// Speed is the clock's ceiling in seconds of trace per second of
 	// wall time; zero when it ran as fast as the cluster settled.
 	Speed float64 `json:"speed"`
@@ -39,6 +44,8 @@ type Report struct {
 	Pools    []PoolResult    `json:"pools"`
 	Services []ServiceResult `json:"services,omitempty"`
 	Storage  []StorageResult `json:"storage,omitempty"`
+	// Queues are the teams' queues, under Kueue.
+	Queues []QueueResult `json:"queues,omitempty"`
 	// Disruptions are the trace's interruptions as carried out.
 	Disruptions []DisruptionResult `json:"disruptions,omitempty"`
 	Cost        *cost.Report       `json:"cost,omitempty"`
@@ -80,6 +87,33 @@ type ClockReport struct {
 	WaitedOn []string `json:"waitedOn,omitempty"`
 }
 
+// QueueResult is a team's queue under Kueue: how long its Jobs waited
+// suspended, what it borrowed and lent, and the preemptions Kueue made
+// of its Jobs.
+type QueueResult struct {
+	Team string `json:"team"`
+	// Suspended is the time the team's Jobs spent suspended in its
+	// queue, added up (job-time), and SuspendedMax the most one Job
+	// spent.
+	Suspended    Duration `json:"suspended"`
+	SuspendedMax Duration `json:"suspendedMax"`
+	// BorrowedGPUHours are GPU-hours its Jobs used beyond its own GPUs
+	// on a pool (its ClusterQueue's nominal quota there); LentGPUHours
+	// its own GPUs the other teams' Jobs used while it left them unused:
+	// what the teams borrowed on a pool, shared among those with GPUs
+	// unused there in proportion to them (Kueue borrows from the cohort,
+	// not from one team).
+	BorrowedGPUHours float64 `json:"borrowedGPUHours"`
+	LentGPUHours     float64 `json:"lentGPUHours"`
+	// Preemptions Kueue made of the team's Jobs, by its reason: another
+	// team reclaiming its own GPUs, a Job of higher priority in the same
+	// queue, fair sharing, or another.
+	PreemptedReclaim     int `json:"preemptedReclaim"`
+	PreemptedPriority    int `json:"preemptedPriority"`
+	PreemptedFairSharing int `json:"preemptedFairSharing"`
+	PreemptedOther       int `json:"preemptedOther,omitempty"`
+}
+
 // Job states.
 const (
 	Completed  = "completed"
@@ -109,6 +143,10 @@ type JobResult struct {
 	Refused       string `json:"refused,omitempty"`
 	Preemptions   int    `json:"preemptions"`
 	Interruptions int    `json:"interruptions"`
+	// Requeued counts its pods that ended because Kueue suspended the
+	// Job again to take its quota back (a preemption Kueue made, not the
+	// scheduler).
+	Requeued int `json:"requeued,omitempty"`
 	// BackoffFailures are its pods that failed and counted against the
 	// Job's backoffLimit (its status.failed): an interruption the class's
 	// pod failure policy ignores is not one.
@@ -211,22 +249,40 @@ type ServiceResult struct {
 }
 
 // Design names the design a report rehearsed: its blueprint, and its
-// provisioner where that is Karpenter (berth's node autoscaler is the
-// default and goes unsaid).
+// provisioner where that is Karpenter and its queueing where that is
+// Kueue (berth's node autoscaler and ResourceQuota are the defaults and
+// go unsaid).
 func (r *Report) Design() string {
+	var also []string
 	if r.Provisioner == "Karpenter" {
-		return r.Blueprint + " (Karpenter)"
+		also = append(also, "Karpenter")
 	}
-	return r.Blueprint
+	if r.Queueing == "Kueue" {
+		also = append(also, "Kueue")
+	}
+	if len(also) == 0 {
+		return r.Blueprint
+	}
+	return r.Blueprint + " (" + strings.Join(also, ", ") + ")"
 }
 
-// Designs names two compared designs, each with its provisioner where
-// the two differ in it alone.
+// Designs names two compared designs, each with its provisioner or
+// queueing where the two differ in it alone.
 func Designs(a, b *Report) (string, string) {
-	if a.Blueprint == b.Blueprint && a.Provisioner != b.Provisioner {
+	if a.Blueprint == b.Blueprint && a.Provisioner != b.Provisioner && a.Queueing == b.Queueing {
 		return a.Blueprint + " (" + provisionerName(a.Provisioner) + ")", b.Blueprint + " (" + provisionerName(b.Provisioner) + ")"
 	}
+	if a.Blueprint == b.Blueprint && a.Queueing != b.Queueing && a.Provisioner == b.Provisioner {
+		return a.Blueprint + " (" + queueingName(a.Queueing) + ")", b.Blueprint + " (" + queueingName(b.Queueing) + ")"
+	}
 	return a.Design(), b.Design()
+}
+
+func queueingName(q string) string {
+	if q == "" {
+		return "ResourceQuota"
+	}
+	return q
 }
 
 func provisionerName(p string) string {
