@@ -462,15 +462,6 @@ func KueueNotLocal() problem.Problem {
 		Fix:     "start the cluster from this blueprint (berth down, then berth up -f FILE), which runs Kueue " + v1alpha1.KueueVersion + "; or set queueing: ResourceQuota"}
 }
 
-// KueueNotRehearsed is the problem of a blueprint that queues with Kueue
-// given to `berth rehearse`: Kueue's controllers keep time by the wall
-// clock, not by a rehearsal's.
-func KueueNotRehearsed() problem.Problem {
-	return problem.Problem{Field: "spec.queueing",
-		Message: "is Kueue, which berth rehearse does not run yet: Kueue's controllers keep the wall clock's time, and a rehearsal runs on a clock of its own",
-		Fix:     "rehearse with queueing: ResourceQuota; to try Kueue's queueing, start it with berth up -f FILE and submit the work there"}
-}
-
 // servedKinds asks the cluster which of berth's kinds it serves.
 func servedKinds(c kubernetes.Interface, kinds []compile.Kind) (map[string]bool, error) {
 	served := map[string]bool{}

@@ -1,13 +1,14 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"berth.io/berth/api/v1alpha1"
-	"berth.io/berth/internal/apply"
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/problem"
 )
 
@@ -74,12 +75,20 @@ func poolNames(pools []v1alpha1.Pool) string {
 	return strings.Join(names, ", ")
 }
 
-// rehearsable refuses, before a rehearsal's cluster starts, a blueprint
-// a rehearsal cannot run: one that queues with Kueue.
-func rehearsable(bp *loadedBlueprint) error {
+// kueueFound says, before a cluster starts, that a blueprint queueing
+// with Kueue needs berth-kueue and where berth looked for it, at the
+// blueprint's spec.queueing line.
+func kueueFound(bp *loadedBlueprint) error {
 	if !bp.Spec.UsesKueue() {
 		return nil
 	}
-	p := blueprint.At(bp.source, bp.raw, apply.KueueNotRehearsed())
-	return &p
+	if _, err := cluster.KueueBinary(); err != nil {
+		var p *problem.Problem
+		if errors.As(err, &p) && p.Field != "" {
+			at := blueprint.At(bp.source, bp.raw, *p)
+			return &at
+		}
+		return err
+	}
+	return nil
 }

@@ -29,11 +29,13 @@ func kueueBlueprint(t *testing.T, dir string) (string, int) {
 	return file, strings.Count(doc[:strings.Index(doc, "  queueing: Kueue")], "\n") + 1
 }
 
-// berth rehearse refuses a blueprint that queues with Kueue before it
-// starts a cluster, at spec.queueing's line, for -f and --vs alike; berth
-// up takes it (it runs Kueue), and rehearse takes the blueprint under
-// ResourceQuota.
-func TestRehearseRefusesKueue(t *testing.T) {
+// berth rehearse runs Kueue for a blueprint that queues with it, as
+// berth up does: where berth-kueue is nowhere, it says so before a
+// cluster starts, at spec.queueing's line, for -f; for --queueing Kueue
+// and --vs-queueing Kueue on a blueprint under ResourceQuota, with the
+// fix. --queueing ResourceQuota rehearses the Kueue blueprint without
+// it; a queueing berth does not run is refused by name.
+func TestRehearseFindsBerthKueue(t *testing.T) {
 	dir := t.TempDir()
 	kueue, line := kueueBlueprint(t, dir)
 	raw, err := blueprint.Template("retail")
@@ -46,20 +48,41 @@ func TestRehearseRefusesKueue(t *testing.T) {
 	}
 	const trace = "../../examples/retail-week.csv"
 	streams := Streams{Out: &bytes.Buffer{}, ErrOut: &bytes.Buffer{}}
-	refused := func(what string, err error) {
+	rehearse := func(o rehearseOptions) error {
+		o.Streams, o.tracePath, o.output = streams, trace, "table"
+		return o.Complete()
+	}
+	t.Setenv(cluster.KueueBinaryEnv, "")
+	t.Setenv("PATH", dir)
+	missing := func(what string, err error, file string, line int) {
 		t.Helper()
 		var p *problem.Problem
 		if !errors.As(err, &p) {
-			t.Fatalf("%s: error %v; want the problem at spec.queueing", what, err)
+			t.Fatalf("%s with no berth-kueue: error %v; want the problem at spec.queueing", what, err)
 		}
-		if p.File != kueue || p.Line != line || p.Field != "spec.queueing" || !strings.Contains(p.Message, "berth rehearse does not run yet") || !strings.Contains(p.Fix, "queueing: ResourceQuota") {
-			t.Errorf("%s: %s:%d %s: %s (fix %s); want %s:%d spec.queueing, why and the fix", what, p.File, p.Line, p.Field, p.Message, p.Fix, kueue, line)
+		if p.File != file || p.Line != line || p.Field != "spec.queueing" || !strings.Contains(p.Message, "berth-kueue") || !strings.Contains(p.Fix, "go build -o bin/ ./cmd/berth ./cmd/berth-kueue") {
+			t.Errorf("%s: %s:%d %s: %s (fix %s); want %s:%d spec.queueing, why and the fix", what, p.File, p.Line, p.Field, p.Message, p.Fix, file, line)
 		}
 	}
-	refused("berth rehearse -f", (&rehearseOptions{Streams: streams, file: kueue, tracePath: trace, output: "table"}).Complete())
-	refused("berth rehearse --vs", (&rehearseOptions{Streams: streams, file: retail, vs: kueue, tracePath: trace, output: "table"}).Complete())
-	if err := (&rehearseOptions{Streams: streams, file: retail, tracePath: trace, output: "table"}).Complete(); err != nil {
-		t.Errorf("berth rehearse -f of the retail template under ResourceQuota: %v", err)
+	missing("berth rehearse -f kueue.yaml", rehearse(rehearseOptions{file: kueue}), kueue, line)
+	// The retail template has no queueing line: the problem is at spec's.
+	spec := strings.Count(string(raw[:bytes.Index(raw, []byte("\nspec:"))+1]), "\n") + 1
+	missing("berth rehearse --queueing Kueue", rehearse(rehearseOptions{file: retail, queueing: "Kueue"}), retail, spec)
+	var p *problem.Problem
+	if err := rehearse(rehearseOptions{file: retail, vsQueueing: "Kueue"}); !errors.As(err, &p) || p.Field != "spec.queueing" || !strings.Contains(p.Fix, "./cmd/berth-kueue") {
+		t.Errorf("berth rehearse --vs-queueing Kueue with no berth-kueue: %v; want the problem with how to build it", err)
+	}
+	if err := rehearse(rehearseOptions{file: kueue, queueing: "ResourceQuota"}); err != nil {
+		t.Errorf("berth rehearse -f kueue.yaml --queueing ResourceQuota: %v", err)
+	}
+	if err := rehearse(rehearseOptions{file: retail, vsQueueing: "Slurm"}); err == nil || !strings.Contains(err.Error(), `--vs-queueing "Slurm"`) {
+		t.Errorf("berth rehearse --vs-queueing Slurm: %v; want it refused by name", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "berth-kueue"), nil, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := rehearse(rehearseOptions{file: retail, vsQueueing: "Kueue"}); err != nil {
+		t.Errorf("berth rehearse --vs-queueing Kueue with berth-kueue on PATH: %v", err)
 	}
 }
 

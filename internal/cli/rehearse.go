@@ -44,11 +44,15 @@ type rehearseOptions struct {
 	// vsProvisioner names the provisioner of the second design.
 	provisioner   string
 	vsProvisioner string
-	output        string
-	reportDir     string
-	until         time.Duration
-	prices        string
-	cloud         string
+	// queueing replaces the blueprint's spec.queueing; vsQueueing
+	// names the queueing of the second design.
+	queueing   string
+	vsQueueing string
+	output     string
+	reportDir  string
+	until      time.Duration
+	prices     string
+	cloud      string
 
 	bp    *loadedBlueprint
 	trace *trace.Trace
@@ -75,7 +79,10 @@ N seconds of trace per second (--speed 1 is real time), to watch it in berth das
 prints the two side by side. --vs-provisioner Karpenter (or ClusterAutoscaler) makes
 the second design the same blueprint (or OTHER.yaml) provisioned that way: berth's
 node autoscaler with cluster-autoscaler's semantics against Karpenter's own
-controllers, on the same trace.`,
+controllers, on the same trace. --vs-queueing Kueue (or ResourceQuota) does the same
+for the teams' queueing: ResourceQuota per team namespace against Kueue's own
+controllers (berth-kueue, beside berth), with each team's time suspended in its
+queue, GPU-hours borrowed and lent, and preemptions by reclaim.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := o.Complete(); err != nil {
@@ -93,6 +100,8 @@ controllers, on the same trace.`,
 	f.StringVar(&o.vs, "vs", "", "a second blueprint to replay the same trace on, with the same seed, for comparison")
 	f.StringVar(&o.provisioner, "provisioner", "", "ClusterAutoscaler or Karpenter: rehearse the blueprint provisioned this way, whatever its spec.provisioner says")
 	f.StringVar(&o.vsProvisioner, "vs-provisioner", "", "ClusterAutoscaler or Karpenter: compare with the same blueprint (or --vs's) provisioned this way")
+	f.StringVar(&o.queueing, "queueing", "", "ResourceQuota or Kueue: rehearse the blueprint queued this way, whatever its spec.queueing says")
+	f.StringVar(&o.vsQueueing, "vs-queueing", "", "ResourceQuota or Kueue: compare with the same blueprint (or --vs's) queued this way")
 	f.StringVarP(&o.output, "output", "o", "table", "table or json")
 	f.StringVar(&o.reportDir, "report", "", "also write report.json and report.html (charts as SVG) to this directory")
 	f.StringVar(&o.prices, "prices", "", "a price table (CSV: cloud,type,region,onDemand,spot,source,date) whose rows replace berth's for the same instance types")
@@ -113,16 +122,31 @@ func (o *rehearseOptions) Complete() error {
 			return problem.Errorf("pass ClusterAutoscaler or Karpenter", "%s %q: not a provisioner berth runs", p.flag, p.value)
 		}
 	}
+	for _, q := range []struct{ flag, value string }{{"--queueing", o.queueing}, {"--vs-queueing", o.vsQueueing}} {
+		if q.value != "" && q.value != string(v1alpha1.QueueingResourceQuota) && q.value != string(v1alpha1.QueueingKueue) {
+			return problem.Errorf("pass ResourceQuota or Kueue", "%s %q: not a queueing berth runs", q.flag, q.value)
+		}
+	}
 	var err error
 	o.bp, err = loadBlueprint(o.file, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 	if err != nil {
 		return err
 	}
-	if err := rehearsable(o.bp); err != nil {
-		return err
-	}
 	if o.provisioner != "" {
 		o.bp.Spec.Provisioner = v1alpha1.Provisioner(o.provisioner)
+	}
+	if err := requeue(o.bp, o.queueing, "--queueing"); err != nil {
+		return err
+	}
+	if err := kueueFound(o.bp); err != nil {
+		return err
+	}
+	if o.vsQueueing == string(v1alpha1.QueueingKueue) {
+		// The second design runs Kueue: say now if berth-kueue is
+		// missing, not after the first design's rehearsal.
+		if _, err := cluster.KueueBinary(); err != nil {
+			return err
+		}
 	}
 	if o.trace, err = trace.Read(o.tracePath); err != nil {
 		return err
@@ -146,15 +170,18 @@ func (o *rehearseOptions) Complete() error {
 	if o.speed < 0 {
 		return problem.Errorf("pass --speed 0 (as fast as the cluster settles) or a ceiling such as 60 (an hour of trace a minute)", "--speed %g: a rehearsal's clock cannot run backwards", o.speed)
 	}
-	if o.vs != "" && o.vs == o.file && o.vsProvisioner == "" {
-		return problem.Errorf("pass another blueprint to --vs, or --vs-provisioner to compare provisioners", "--vs %s: the same blueprint as -f; both designs would be the same", o.vs)
+	if o.vs != "" && o.vs == o.file && o.vsProvisioner == "" && o.vsQueueing == "" {
+		return problem.Errorf("pass another blueprint to --vs, or --vs-provisioner or --vs-queueing to compare provisioners or queueings", "--vs %s: the same blueprint as -f; both designs would be the same", o.vs)
 	}
 	if o.vs != "" {
 		other, err := loadBlueprint(o.vs, func(p problem.Problem) { fmt.Fprintln(o.ErrOut, p) })
 		if err != nil {
 			return err
 		}
-		if err := rehearsable(other); err != nil {
+		if err := requeue(other, o.vsQueueing, "--vs-queueing"); err != nil {
+			return err
+		}
+		if err := kueueFound(other); err != nil {
 			return err
 		}
 		if errs := o.trace.Check(other.Blueprint); len(errs) > 0 {
@@ -169,7 +196,7 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	// rehearsal with its report so far and its cluster removed.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
-	if o.vs == "" && o.vsProvisioner == "" {
+	if o.vs == "" && o.vsProvisioner == "" && o.vsQueueing == "" {
 		rep, err := o.rehearse(ctx)
 		if rep != nil {
 			if werr := o.write(rep); werr != nil {
@@ -187,7 +214,7 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	// One cluster per process (feature gates, klog and the metrics
 	// registry are the process's): each design runs in a child of its
 	// own, one after the other.
-	a, err := o.child(ctx, o.file, o.provisioner)
+	a, err := o.child(ctx, o.file, o.provisioner, o.queueing)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &ExitError{Code: 130, Err: fmt.Errorf("interrupted before the first design's replay started: nothing to report (%w)", err)}
@@ -208,7 +235,11 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	if provisioner == "" {
 		provisioner = o.provisioner
 	}
-	b, err := o.child(ctx, other, provisioner)
+	queueing := o.vsQueueing
+	if queueing == "" {
+		queueing = o.queueing
+	}
+	b, err := o.child(ctx, other, provisioner, queueing)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Stopped before the second design's replay started.
@@ -315,6 +346,7 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*report.Report, error) 
 	if rep != nil {
 		rep.Blueprint = o.bp.Metadata.Name
 		rep.Provisioner = provisionerOf(bp)
+		rep.Queueing = string(bp.Spec.Queueing)
 		rep.Trace = o.tracePath
 		rep.Seed = o.seed
 		k := rep.Clock
@@ -366,7 +398,7 @@ func (o *rehearseOptions) write(rep *report.Report) error {
 // child rehearses one blueprint, provisioned as provisioner says (empty:
 // as the blueprint says), in a child process of this same binary and
 // reads its JSON report; its progress goes to our stderr.
-func (o *rehearseOptions) child(ctx context.Context, file, provisioner string) (*report.Report, error) {
+func (o *rehearseOptions) child(ctx context.Context, file, provisioner, queueing string) (*report.Report, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -377,6 +409,9 @@ func (o *rehearseOptions) child(ctx context.Context, file, provisioner string) (
 	}
 	if provisioner != "" {
 		args = append(args, "--provisioner", provisioner)
+	}
+	if queueing != "" {
+		args = append(args, "--queueing", queueing)
 	}
 	if o.until > 0 {
 		args = append(args, "--until", o.until.String())
@@ -415,6 +450,20 @@ func indent(w io.Writer) io.Writer {
 		}
 	}()
 	return pw
+}
+
+// requeue has bp queue as queueing says (--queueing or --vs-queueing,
+// named by flag), if it says, and checks the blueprint as it then is: a
+// team's queue settings mean something only under Kueue.
+func requeue(bp *loadedBlueprint, queueing, flag string) error {
+	if queueing == "" || v1alpha1.Queueing(queueing) == bp.Spec.Queueing {
+		return nil
+	}
+	bp.Spec.Queueing = v1alpha1.Queueing(queueing)
+	if errs, _ := v1alpha1.Validate(bp.Blueprint); len(errs) > 0 {
+		return fmt.Errorf("blueprint %s (%s) queued with %s (%s):\n%w", bp.Metadata.Name, bp.source, queueing, flag, errs)
+	}
+	return nil
 }
 
 // provisionerOf names what provisions bp's User pools, for the report.

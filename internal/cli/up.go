@@ -25,7 +25,6 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/apply"
-	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
@@ -107,16 +106,9 @@ func (o *upOptions) Complete() error {
 	if err != nil {
 		return err
 	}
-	if o.bp.Spec.UsesKueue() {
-		// Said before a cluster starts, not once it is up.
-		if _, err := cluster.KueueBinary(); err != nil {
-			var p *problem.Problem
-			if errors.As(err, &p) && p.Field != "" {
-				at := blueprint.At(o.bp.source, o.bp.raw, *p)
-				return &at
-			}
-			return err
-		}
+	// Said before a cluster starts, not once it is up.
+	if err := kueueFound(o.bp); err != nil {
+		return err
 	}
 	if err := o.parseNodes(); err != nil {
 		return err
