@@ -228,7 +228,19 @@ func Run(ctx context.Context, opts Options) error {
 		cacheOptions = append(cacheOptions, schdcache.WithAdmissionFairSharing(cfg.AdmissionFairSharing))
 	}
 	cCache := schdcache.New(mgr.GetClient(), cacheOptions...)
-	requeuer := qcache.NewRequeuer()
+	var requeuerOptions []qcache.RequeuerOption
+	if opts.Clock != nil {
+		// Kueue batches the requeue of a queue's inadmissible workloads
+		// (when quota frees up) for a second, on a delaying queue of
+		// the wall clock it gives no way to replace: a rehearsal's
+		// clock would move on while it waits, and the quota freed at
+		// one moment would be offered at whatever moment the wall
+		// second ended in. On the clock the batch is empty, and the
+		// requeue comes at the same moment: within the rehearsal's
+		// one-second step of when Kueue would make it.
+		requeuerOptions = append(requeuerOptions, qcache.WithBatchPeriod(0))
+	}
+	requeuer := qcache.NewRequeuer(requeuerOptions...)
 	if err := mgr.Add(requeuer); err != nil {
 		return err
 	}

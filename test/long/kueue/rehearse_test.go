@@ -7,6 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 )
@@ -16,12 +19,11 @@ import (
 // borrows team-a's GPUs, team-a reclaims them at 20m, and the report
 // says so per team: GPU-hours borrowed and lent, two preemptions by
 // reclaim, time suspended, the preempted pods counted as Kueue's (not
-// interruptions), every Job done.
-//
-// Not checked: that a second replay gives the same figures. It does not
-// yet: replayed under --speed 600, Kueue gave a preempted Job another
-// flavor when it admitted it again, and the trace ended 8 minutes
-// sooner (docs/concepts/queueing.md says so).
+// interruptions), every Job done. Replayed again under a speed ceiling,
+// every figure is the same: Kueue keeps the rehearsal's time, not the
+// machine's. (Before Kueue's requeue of inadmissible workloads was put
+// on the clock, the second replay admitted a preempted Job on another
+// flavor and ended 8 minutes sooner.)
 func TestRehearseKueue(t *testing.T) {
 	args := []string{"-f", "testdata/kueue.yaml", "--trace", "testdata/reclaim-trace.yaml"}
 	fast := rehearseJSON(t, args...)
@@ -66,6 +68,13 @@ func TestRehearseKueue(t *testing.T) {
 		t.Errorf("%d pods ended because Kueue suspended their Jobs; want 2", requeued)
 	}
 
+	capped := rehearseJSON(t, append(args, "--speed", "600")...)
+	for _, r := range []*report.Report{fast, capped} {
+		t.Logf("speed %g: %s of trace in %s of wall time, %d clock steps", r.Speed, time.Duration(r.Rehearsed), time.Duration(r.Wall), r.Clock.Steps)
+	}
+	if diff := cmp.Diff(fast, capped, cmpopts.IgnoreFields(report.Report{}, "Speed", "Wall", "Clock")); diff != "" {
+		t.Errorf("the report at --speed 600 differs from the one as fast as the cluster settles (-fast +capped):\n%s", diff)
+	}
 }
 
 // rehearseJSON runs berth rehearse -o json with args and reads its
