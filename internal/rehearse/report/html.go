@@ -156,6 +156,9 @@ th{background:#f3f5f7}
 {{if .Storage}}<table><tr><th>storage class</th><th>volumes</th><th>peak GiB</th><th>GiB-h</th><th>cost</th></tr>
 {{range .Storage}}<tr><td>{{.Class}}</td><td>{{.Volumes}}</td><td>{{printf "%.0f" .PeakGiB}}</td><td>{{hours .GiBHours}}</td><td>{{if .Cost}}{{printf "$%.2f" (deref .Cost)}}{{else}}- (no pricePerGiBMonth){{end}}</td></tr>
 {{end}}</table>{{end}}
+{{if .Queues}}<table><tr><th>queue (Kueue)</th><th>suspended job-h</th><th>max</th><th>GPU-h borrowed</th><th>lent</th><th>preempted by reclaim</th><th>priority</th><th>fair sharing</th></tr>
+{{range .Queues}}<tr><td>{{.Team}}</td><td>{{jobHours .Suspended}}</td><td>{{short .SuspendedMax}}</td><td>{{hours .BorrowedGPUHours}}</td><td>{{hours .LentGPUHours}}</td><td>{{.PreemptedReclaim}}</td><td>{{.PreemptedPriority}}</td><td>{{.PreemptedFairSharing}}</td></tr>
+{{end}}</table>{{end}}
 {{with replacementLine .}}<p>{{.}}</p>{{end}}
 {{if .Disruptions}}<table><tr><th>disruption</th><th>at</th><th>pool</th><th>notice</th><th>took</th><th>nodes</th></tr>
 {{range .Disruptions}}<tr><td>{{.Kind}}</td><td>{{short .At}}</td><td>{{.Pool}}</td><td>{{if .Notice}}{{short .Notice}}{{else}}-{{end}}</td><td>{{if .Took}}{{short .Took}}{{else}}-{{end}}</td><td>{{if .Error}}failed: {{.Error}}{{else}}{{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{else}}(none up){{end}}{{end}}</td></tr>

@@ -40,6 +40,7 @@ func TestPageRendersAReport(t *testing.T) {
 				{Class: "files", Volumes: 1, PeakGiB: 10, GiBHours: 10}},
 			Jobs:   []JobResult{{Team: "ml", Name: "bert", Claimed: true, Replacements: 1, ReplacementWait: &wait}},
 			Series: &Series{Nodes: map[string][]Point{"gpu": {{T: 0, V: 0}, {T: Duration(time.Hour), V: 1}}}},
+			Queues: []QueueResult{{Team: "ml", Suspended: Duration(90 * time.Minute), SuspendedMax: Duration(time.Hour), BorrowedGPUHours: 2, PreemptedReclaim: 1}},
 		}
 	}
 	for _, b := range []*Report{nil, rep("b")} {
@@ -52,7 +53,7 @@ func TestPageRendersAReport(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, want := range []string{"exact to 1s", "737 steps of 1s", "<td>standard</td><td>1</td><td>50</td><td>50.0</td><td>$0.01</td>",
-			"- (no pricePerGiBMonth)", "1 replacement pods, each held to its checkpoint volume&#39;s zone; they waited 10m"} {
+			"- (no pricePerGiBMonth)", "<td>ml</td><td>1.5</td><td>1h</td><td>2.0</td><td>0.0</td><td>1</td><td>0</td><td>0</td>", "1 replacement pods, each held to its checkpoint volume&#39;s zone; they waited 10m"} {
 			if !strings.Contains(string(page), want) {
 				t.Errorf("the page lacks %q", want)
 			}
