@@ -61,6 +61,13 @@ func TestOverviewQueues(t *testing.T) {
 			t.Errorf("the Overview lacks %q:\n%s", want, html)
 		}
 	}
+	// Borrowing is how a cohort works: the flavor team-b borrows on is
+	// not marked full, as a quota over its limit would be.
+	row := html[strings.Index(html, `<tr data-queue="team-b">`):]
+	row = row[:strings.Index(row, "</tr>")]
+	if strings.Contains(row, "tag full") {
+		t.Errorf("team-b's queue, borrowing, is marked full:\n%s", row)
+	}
 	if html := render(overview(&View{Status: &status.Cluster{}})); strings.Contains(html, "queues-h") {
 		t.Error("an Overview without queues has a queues section")
 	}
