@@ -11,6 +11,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"os/exec"
@@ -24,6 +25,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"berth.io/berth/internal/cli"
+	"berth.io/berth/internal/rehearse/report"
 )
 
 // asCLI in the environment makes the test binary act as berth.
@@ -208,4 +210,20 @@ func Holds(t testing.TB, window time.Duration, what string, cond func() (bool, e
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// Rehearse runs berth rehearse -o json with args and reads its report;
+// the rehearsal's progress goes to the test's log.
+func Rehearse(t testing.TB, args ...string) *report.Report {
+	t.Helper()
+	out, errOut, code := BerthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
+	if code != 0 {
+		t.Fatalf("berth rehearse %v: exit %d\n%s\n%s", args, code, out, errOut)
+	}
+	var r report.Report
+	if err := json.Unmarshal([]byte(out), &r); err != nil {
+		t.Fatalf("reading the report: %v\n%s", err, out)
+	}
+	t.Logf("berth rehearse %v:\n%s", args, errOut)
+	return &r
 }

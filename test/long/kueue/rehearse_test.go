@@ -3,7 +3,6 @@
 package kueue_test
 
 import (
-	"encoding/json"
 	"testing"
 	"time"
 
@@ -26,7 +25,7 @@ import (
 // flavor and ended 8 minutes sooner.)
 func TestRehearseKueue(t *testing.T) {
 	args := []string{"-f", "testdata/kueue.yaml", "--trace", "testdata/reclaim-trace.yaml"}
-	fast := rehearseJSON(t, args...)
+	fast := harness.Rehearse(t, args...)
 	if fast.Queueing != "Kueue" {
 		t.Fatalf("the report's queueing is %q; want Kueue", fast.Queueing)
 	}
@@ -68,27 +67,11 @@ func TestRehearseKueue(t *testing.T) {
 		t.Errorf("%d pods ended because Kueue suspended their Jobs; want 2", requeued)
 	}
 
-	capped := rehearseJSON(t, append(args, "--speed", "600")...)
+	capped := harness.Rehearse(t, append(args, "--speed", "600")...)
 	for _, r := range []*report.Report{fast, capped} {
 		t.Logf("speed %g: %s of trace in %s of wall time, %d clock steps", r.Speed, time.Duration(r.Rehearsed), time.Duration(r.Wall), r.Clock.Steps)
 	}
 	if diff := cmp.Diff(fast, capped, cmpopts.IgnoreFields(report.Report{}, "Speed", "Wall", "Clock")); diff != "" {
 		t.Errorf("the report at --speed 600 differs from the one as fast as the cluster settles (-fast +capped):\n%s", diff)
 	}
-}
-
-// rehearseJSON runs berth rehearse -o json with args and reads its
-// report.
-func rehearseJSON(t *testing.T, args ...string) *report.Report {
-	t.Helper()
-	out, errOut, code := harness.BerthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("berth rehearse %v: exit %d\n%s\n%s", args, code, out, errOut)
-	}
-	var r report.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("reading the report: %v\n%s", err, out)
-	}
-	t.Logf("berth rehearse %v:\n%s", args, errOut)
-	return &r
 }

@@ -3,7 +3,6 @@
 package rehearse_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -20,22 +19,14 @@ import (
 // report.
 func rehearseJSON(t *testing.T, args ...string) *report.Report {
 	t.Helper()
-	out, errOut, code := harness.BerthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
-	if code != 0 {
-		t.Fatalf("berth rehearse %v: exit %d\n%s\n%s", args, code, out, errOut)
-	}
-	var r report.Report
-	if err := json.Unmarshal([]byte(out), &r); err != nil {
-		t.Fatalf("reading the report: %v\n%s", err, out)
-	}
-	t.Logf("berth rehearse %v:\n%s", args, errOut)
+	r := harness.Rehearse(t, args...)
 	for _, j := range r.Jobs {
 		t.Logf("%s: job %s %s, wait %s, run %s, interruptions %d, lost %.3f GPU-h", r.Blueprint, j.Name, j.State, orNone(j.Wait), orNone(j.Run), j.Interruptions, j.LostGPUHours)
 	}
 	for _, p := range r.Pools {
 		t.Logf("%s: pool %s %.3f node-h, peak %d, %.3f GPU-h held, at zero %s", r.Blueprint, p.Name, p.NodeHours, p.PeakNodes, p.GPUHoursAllocated, p.AtZero)
 	}
-	return &r
+	return r
 }
 
 func orNone(d *report.Duration) string {
