@@ -88,9 +88,6 @@ func (c *Clock) Remote(name string, w io.Writer) *Remote {
 	return r
 }
 
-// Name is the follower's name: the one its watches carry.
-func (r *Remote) Name() string { return r.name }
-
 // state is the moment as a follower must have settled at it.
 func (r *Remote) state() *remoteState {
 	s := &remoteState{now: r.clock.Now(), writes: r.clock.activity.mutations.Load(), written: make(map[string]int64, len(r.streams))}
