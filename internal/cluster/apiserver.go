@@ -105,8 +105,14 @@ func runAPIServer(ctx context.Context, args []string, ln net.Listener, clk *simt
 		generic.BuildHandlerChainFunc = func(h http.Handler, c *genericapiserver.Config) http.Handler {
 			return countRequests(build(h, c), clk.Activity(), inFlight)
 		}
+		view := newQuotaView(clk.Activity())
+		informer := config.KubeAPIs.ControlPlane.VersionedInformers.Core().V1().ResourceQuotas().Informer()
+		if err := view.follow(informer); err != nil {
+			return fmt.Errorf("following the quota admission's informer: %w", err)
+		}
+		go view.giveUp(ctx)
 		kube := config.KubeAPIs.ControlPlane.Generic
-		kube.RESTOptionsGetter = stampedOptions{kube.RESTOptionsGetter, clk}
+		kube.RESTOptionsGetter = quotaViewOptions{stampedOptions{kube.RESTOptionsGetter, clk}, view}
 		ext := config.ApiExtensions
 		ext.GenericConfig.RESTOptionsGetter = stampedOptions{ext.GenericConfig.RESTOptionsGetter, clk}
 		ext.ExtraConfig.CRDRESTOptionsGetter = stampedOptions{ext.ExtraConfig.CRDRESTOptionsGetter, clk}
