@@ -184,6 +184,13 @@ const (
 // Kueue.
 const KueueClockFollower = "kueue"
 
+// KueueVisibilityService is the Service, in kube-system, behind which
+// berth-kueue serves Kueue's visibility API (its pending Workloads and
+// their positions): the APIServices name it, and a local cluster's API
+// server resolves it to berth-kueue's loopback address. Kueue's
+// manifests name theirs the same, in kueue-system.
+const KueueVisibilityService = "kueue-visibility-server"
+
 // Field managers: who wrote a field, for server-side apply and for
 // people reading managedFields.
 const (

@@ -6,8 +6,9 @@
 // under a name they share (DynamicResourceAllocation) with another
 // definition: the two cannot be linked into one binary.
 //
-// It prints "ready" on stdout once Kueue admits, and writes its logs to
-// stderr. In a rehearsal (--follow-clock) Kueue keeps the rehearsal's
+// It prints "ready" on stdout once Kueue admits (and, with
+// --serve-visibility, "visibility ADDRESS" where it serves Kueue's
+// visibility API), and writes its logs to stderr. In a rehearsal (--follow-clock) Kueue keeps the rehearsal's
 // time: berth's clock asks on stdin, and berth-kueue answers on stdout
 // once it has settled (simtime.Follow).
 package main
@@ -17,6 +18,7 @@ import (
 	"crypto/tls"
 	"flag"
 	"fmt"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -38,16 +40,17 @@ func main() {
 	key := fs.String("tls-private-key-file", "", "the webhook server's key")
 	ca := fs.String("client-ca-bundle", "", "the CA that signed the certificate, which the API server trusts")
 	fair := fs.Bool("fair-sharing", false, "turn on Kueue's fair sharing (the blueprint's spec.fairSharing)")
+	visibility := fs.Bool("serve-visibility", false, "serve Kueue's visibility API on a loopback port, printed as \"visibility ADDRESS\" on stdout (berth up passes it)")
 	follow := fs.Int64("follow-clock", 0, "follow a rehearsal's clock, which stands at this Unix time in nanoseconds, asked on stdin (berth rehearse passes it)")
 	klog.InitFlags(fs)
 	_ = fs.Parse(os.Args[1:])
-	if err := run(*kubeconfig, *cert, *key, *ca, *fair, *follow); err != nil {
+	if err := run(*kubeconfig, *cert, *key, *ca, *fair, *visibility, *follow); err != nil {
 		fmt.Fprintln(os.Stderr, "berth-kueue:", err)
 		os.Exit(1)
 	}
 }
 
-func run(kubeconfig, certFile, keyFile, caFile string, fairSharing bool, follow int64) error {
+func run(kubeconfig, certFile, keyFile, caFile string, fairSharing, visibility bool, follow int64) error {
 	if kubeconfig == "" || certFile == "" || keyFile == "" || caFile == "" {
 		return fmt.Errorf("--kubeconfig, --tls-cert-file, --tls-private-key-file and --client-ca-bundle are required (berth up passes them)")
 	}
@@ -73,6 +76,14 @@ func run(kubeconfig, certFile, keyFile, caFile string, fairSharing bool, follow 
 		CABundle:    caBundle,
 		FairSharing: fairSharing,
 		Ready:       func() { fmt.Println("ready") },
+	}
+	if visibility {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return fmt.Errorf("listening for Kueue's visibility API: %w", err)
+		}
+		opts.Visibility = &kueue.Visibility{Listener: ln, CertFile: certFile, KeyFile: keyFile, Kubeconfig: kubeconfig}
+		fmt.Println("visibility", ln.Addr())
 	}
 	if follow == 0 {
 		return kueue.Run(ctx, opts)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -72,7 +73,7 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool,
 		return err
 	}
 	p := state.pki()
-	if err := p.IssueKueueWebhook(); err != nil {
+	if err := p.IssueKueueWebhook(v1alpha1.KueueVisibilityService + "." + metav1.NamespaceSystem + ".svc"); err != nil {
 		return fmt.Errorf("issuing Kueue's webhook certificate: %w", err)
 	}
 	logs, err := os.OpenFile(state.LogFile(), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -90,6 +91,10 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool,
 	}
 	if clk != nil {
 		args = append(args, "--follow-clock="+strconv.FormatInt(clk.Now().UnixNano(), 10))
+	} else {
+		// Not in a rehearsal, which nobody asks: its API server's
+		// wall-clock work would only slow the clock's settling.
+		args = append(args, "--serve-visibility")
 	}
 	cmd := exec.CommandContext(ctx, binary, args...)
 	c.kueueReady = make(chan struct{})
@@ -162,7 +167,9 @@ func (l *lastLine) String() string {
 }
 
 // readyLine is berth-kueue's standard output: it calls ready at the line
-// "ready", and passes the others to other (a Remote's answers), if set.
+// "ready", points the API server's resolver at the address of the line
+// "visibility ADDRESS", and passes the others to other (a Remote's
+// answers), if set.
 type readyLine struct {
 	ready func()
 	other func(string) bool
@@ -178,6 +185,8 @@ func (r *readyLine) Write(p []byte) (int, error) {
 		switch line := strings.TrimSpace(string(r.line)); {
 		case line == "ready":
 			r.ready()
+		case strings.HasPrefix(line, visibilityLine):
+			kueueVisibility.Store(&url.URL{Scheme: "https", Host: strings.TrimPrefix(line, visibilityLine)})
 		case r.other != nil:
 			r.other(line)
 		}
@@ -185,6 +194,10 @@ func (r *readyLine) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// visibilityLine starts the line where berth-kueue says where it serves
+// Kueue's visibility API.
+const visibilityLine = "visibility "
 
 // waitKueue waits, where the blueprint queues with Kueue, until Kueue
 // admits: the blueprint's Kueue objects are applied after, so that its
@@ -204,12 +217,15 @@ func (c *Cluster) waitKueue(ctx context.Context) error {
 	})
 }
 
-// retireKueue removes Kueue's webhook configurations from a cluster
-// started from a blueprint that does not queue with Kueue: left from an
-// earlier start under Kueue, they name a webhook nothing serves, and
-// Kueue's fail closed, so every Job would be refused.
+// retireKueue removes Kueue's webhook configurations and its visibility
+// API's APIServices from a cluster started from a blueprint that does
+// not queue with Kueue: left from an earlier start under Kueue, they name
+// servers nothing runs. Kueue's webhooks fail closed, so every Job would
+// be refused, and an APIService that does not answer fails every
+// client's discovery of the cluster's APIs.
 func retireKueue(ctx context.Context, client kubernetes.Interface) error {
 	hooks := client.AdmissionregistrationV1()
+	apis := client.Discovery().RESTClient()
 	for _, del := range []func() error{
 		func() error {
 			return hooks.MutatingWebhookConfigurations().Delete(ctx, v1alpha1.KueueMutatingWebhooks, metav1.DeleteOptions{})
@@ -217,9 +233,15 @@ func retireKueue(ctx context.Context, client kubernetes.Interface) error {
 		func() error {
 			return hooks.ValidatingWebhookConfigurations().Delete(ctx, v1alpha1.KueueValidatingWebhooks, metav1.DeleteOptions{})
 		},
+		func() error {
+			return apis.Delete().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices/v1beta2.visibility.kueue.x-k8s.io").Do(ctx).Error()
+		},
+		func() error {
+			return apis.Delete().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.visibility.kueue.x-k8s.io").Do(ctx).Error()
+		},
 	} {
 		if err := del(); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("removing Kueue's webhooks, which nothing serves without queueing: Kueue: %w", err)
+			return fmt.Errorf("removing Kueue's webhooks and visibility API, which nothing serves without queueing: Kueue: %w", err)
 		}
 	}
 	return nil

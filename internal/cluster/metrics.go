@@ -14,8 +14,10 @@ import (
 	"sync/atomic"
 	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/cluster/pki"
 	"berth.io/berth/internal/metricsapi"
 )
@@ -94,6 +96,9 @@ var (
 	resolverOnce    sync.Once
 	metricsEndpoint atomic.Pointer[url.URL]
 	apiEndpoint     atomic.Pointer[url.URL]
+	// kueueVisibility is where berth-kueue serves Kueue's visibility
+	// API, once it has said (startKueue).
+	kueueVisibility atomic.Pointer[url.URL]
 )
 
 type localServices struct{}
@@ -106,6 +111,10 @@ func (localServices) ResolveEndpoint(namespace, name string, port int32) (*url.U
 		}
 	case namespace == "default" && name == "kubernetes":
 		if u := apiEndpoint.Load(); u != nil {
+			return u, nil
+		}
+	case namespace == metav1.NamespaceSystem && name == v1alpha1.KueueVisibilityService:
+		if u := kueueVisibility.Load(); u != nil {
 			return u, nil
 		}
 	}

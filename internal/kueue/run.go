@@ -73,6 +73,9 @@ type Options struct {
 	// Kueue's caches have synced: Jobs submitted from then on are
 	// Kueue's.
 	Ready func()
+	// Visibility, when set, is where Kueue's visibility API is served
+	// (the pending Workloads of a queue and their positions).
+	Visibility *Visibility
 	// Clock, when set, is a rehearsal's clock this process follows
 	// (simtime.Follow): Kueue's queues, scheduler and Job reconcilers
 	// keep time on it, its requests are counted in its Activity, and
@@ -156,12 +159,13 @@ var setLoggerOnce sync.Once
 // until ctx ends, as cmd/kueue's main wires them (the core controllers,
 // the Job integration, and failure recovery and topology-aware
 // scheduling where Kueue's feature gates turn them on: TAS is on by
-// default), and registers the webhooks once their server answers. Left
-// out of main's wiring: the internal certificate management (off), the
-// metrics and health servers, the visibility server (VisibilityOnDemand),
-// MultiKueue (no other clusters), the ProvisioningRequest admission check
-// (no such API on a local cluster, which main skips too), elastic jobs
-// (off by default) and the signal-driven cache dumper.
+// default), registers the webhooks once their server answers, and serves
+// the visibility API where opts.Visibility says (VisibilityOnDemand, on
+// by default). Left out of main's wiring: the internal certificate
+// management (off), the metrics and health servers, MultiKueue (no other
+// clusters), the ProvisioningRequest admission check (no such API on a
+// local cluster, which main skips too), elastic jobs (off by default)
+// and the signal-driven cache dumper.
 func Run(ctx context.Context, opts Options) error {
 	logger := klog.FromContext(ctx).WithName("kueue")
 	ctx = log.IntoContext(ctx, logger)
@@ -324,7 +328,7 @@ func Run(ctx context.Context, opts Options) error {
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	errs := make(chan error, 1)
+	errs := make(chan error, 2)
 	go func() { errs <- mgr.Start(ctx) }()
 	select {
 	case err := <-errs:
@@ -336,6 +340,16 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	if !mgr.GetCache().WaitForCacheSync(ctx) {
 		return <-errs
+	}
+	if opts.Visibility != nil {
+		go func() {
+			if err := serveVisibility(ctx, opts.Visibility, queues, opts.Config); err != nil {
+				errs <- err
+			}
+		}()
+		if err := registerVisibility(ctx, opts.Config, opts.CABundle, opts.Visibility.Listener.Addr().String()); err != nil {
+			return err
+		}
 	}
 	if opts.Ready != nil {
 		opts.Ready()

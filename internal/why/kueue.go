@@ -10,7 +10,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
+	visibility "sigs.k8s.io/kueue/apis/visibility/v1beta2"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/problem"
@@ -27,6 +29,66 @@ type Queued struct {
 	// Workload is Kueue's Workload for the Job; nil while Kueue has made
 	// none.
 	Workload *kueue.Workload
+	// Position is where Kueue's visibility API places the Workload among
+	// those waiting; nil where the cluster does not serve that API or
+	// the Workload is not waiting.
+	Position *QueuePosition
+}
+
+// QueuePosition is a waiting Workload's place in Kueue's queues, as its
+// visibility API reports it.
+type QueuePosition struct {
+	// InLocalQueue and InClusterQueue count from 0, the next Workload
+	// Kueue tries to admit.
+	InLocalQueue, InClusterQueue int32
+	// Waiting is how many Workloads wait in the LocalQueue.
+	Waiting int
+}
+
+// readPosition asks Kueue's visibility API where Workload name waits in
+// LocalQueue queue of namespace; nil, nil where the cluster does not
+// serve the API or the Workload is not among those pending.
+func readPosition(ctx context.Context, rc rest.Interface, namespace, queue, name string) (*QueuePosition, error) {
+	// The discovery client asks for discovery documents first, which an
+	// aggregated server built as Kueue's refuses to negotiate: JSON.
+	raw, err := rc.Get().AbsPath("/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/"+namespace+"/localqueues/"+queue+"/pendingworkloads").
+		SetHeader("Accept", "application/json").DoRaw(ctx)
+	if err != nil {
+		return nil, nil // no visibility API (Kueue's VisibilityOnDemand off, or no Kueue)
+	}
+	var pending visibility.PendingWorkloadsSummary
+	if err := json.Unmarshal(raw, &pending); err != nil {
+		return nil, fmt.Errorf("reading the Workloads pending in LocalQueue %s/%s: %w", namespace, queue, err)
+	}
+	for _, p := range pending.Items {
+		if p.Name == name {
+			return &QueuePosition{InLocalQueue: p.PositionInLocalQueue, InClusterQueue: p.PositionInClusterQueue, Waiting: len(pending.Items)}, nil
+		}
+	}
+	return nil, nil
+}
+
+// String says the position for a person: "2nd of 3 waiting in the
+// LocalQueue, 4th in its ClusterQueue".
+func (p *QueuePosition) String() string {
+	return fmt.Sprintf("%s of %d waiting in the LocalQueue, %s in its ClusterQueue", ordinal(p.InLocalQueue+1), p.Waiting, ordinal(p.InClusterQueue+1))
+}
+
+// ordinal is 1st, 2nd, 3rd, 4th, ... 11th, 12th, 13th, 21st.
+func ordinal(n int32) string {
+	suffix := "th"
+	switch n % 10 {
+	case 1:
+		suffix = "st"
+	case 2:
+		suffix = "nd"
+	case 3:
+		suffix = "rd"
+	}
+	if n%100 >= 11 && n%100 <= 13 {
+		suffix = "th"
+	}
+	return fmt.Sprintf("%d%s", n, suffix)
 }
 
 // readQueued reads Kueue's Workload for the Job uid in namespace, where
@@ -51,11 +113,24 @@ func readQueued(ctx context.Context, c kubernetes.Interface, namespace string, u
 		for _, o := range list.Items[i].OwnerReferences {
 			if o.UID == uid {
 				q.Workload = &list.Items[i]
+				if q.Position, err = waitingPosition(ctx, rc, q.Workload); err != nil {
+					return nil, err
+				}
 				return q, nil
 			}
 		}
 	}
 	return q, nil
+}
+
+// waitingPosition is wl's position in its queues where it waits (no
+// quota reserved, not finished); nil otherwise.
+func waitingPosition(ctx context.Context, rc rest.Interface, wl *kueue.Workload) (*QueuePosition, error) {
+	if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
+		apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
+		return nil, nil
+	}
+	return readPosition(ctx, rc, wl.Namespace, string(wl.Spec.QueueName), wl.Name)
 }
 
 // queueCause is why Kueue holds the workload w, as the verdict of a Job
@@ -84,7 +159,7 @@ func queueCause(w *Workload) (Cause, bool) {
 			fix = "it ran on GPUs its team borrowed, and their team took them back; Kueue admits it again once its own quota is free. To keep a team's work on its own GPUs, set queue.borrow: 0 for the team in the blueprint"
 		}
 		return Cause{Layer: LayerQueue, Code: CauseQueuePreempted, Problem: problem.Problem{Object: obj,
-			Message: fmt.Sprintf("Kueue preempted %s (%s: %s) and holds it suspended in LocalQueue %s", job, c.Reason, c.Message, q.Queue),
+			Message: fmt.Sprintf("Kueue preempted %s (%s: %s) and holds it suspended in LocalQueue %s%s", job, c.Reason, c.Message, q.Queue, q.where()),
 			Fix:     fix,
 		}}, true
 	}
@@ -93,9 +168,18 @@ func queueCause(w *Workload) (Cause, bool) {
 		msg = c.Message
 	}
 	return Cause{Layer: LayerQueue, Code: CauseQueueWaiting, Problem: problem.Problem{Object: obj,
-		Message: fmt.Sprintf("%s waits suspended in LocalQueue %s, holding no quota: %s", job, q.Queue, msg),
+		Message: fmt.Sprintf("%s waits suspended in LocalQueue %s%s, holding no quota: %s", job, q.Queue, q.where(), msg),
 		Fix:     queueFix(msg, wl),
 	}}, true
+}
+
+// where is " (2nd of 3 waiting in the LocalQueue, 4th in its
+// ClusterQueue)" where the position is known, else "".
+func (q *Queued) where() string {
+	if q.Position == nil {
+		return ""
+	}
+	return " (" + q.Position.String() + ")"
 }
 
 // queueFix is the remedy for what Kueue's message says keeps a Workload
@@ -142,9 +226,13 @@ func readWaiting(ctx context.Context, c kubernetes.Interface, namespace string) 
 		}
 		for _, o := range wl.OwnerReferences {
 			if o.Kind == "Job" && o.Controller != nil && *o.Controller {
+				position, err := waitingPosition(ctx, rc, wl)
+				if err != nil {
+					return nil, err
+				}
 				out = append(out, Workload{Kind: "Job", Namespace: wl.Namespace, Name: o.Name, UID: o.UID, Desired: -1,
 					Creators: []Ref{{Kind: "Job", Name: o.Name, UID: o.UID}},
-					Queued:   &Queued{Queue: string(wl.Spec.QueueName), Suspended: true, Workload: wl}})
+					Queued:   &Queued{Queue: string(wl.Spec.QueueName), Suspended: true, Workload: wl, Position: position}})
 			}
 		}
 	}

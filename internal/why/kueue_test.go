@@ -35,6 +35,9 @@ func TestQueueCause(t *testing.T) {
 			waiting("couldn't assign flavors"))},
 			false, CauseQueuePreempted, "Kueue preempted job/team-b/b3 (InCohortReclamation: Preempted to accommodate", "queue.borrow: 0"},
 		{"no workload", &Queued{Queue: "team-b", Suspended: true}, false, CauseQueueWaiting, "Kueue has made no Workload", "berth-kueue"},
+		{"position", &Queued{Queue: "team-b", Suspended: true, Workload: wl(waiting("couldn't assign flavors")),
+			Position: &QueuePosition{InLocalQueue: 1, InClusterQueue: 3, Waiting: 3}},
+			false, CauseQueueWaiting, "waits suspended in LocalQueue team-b (2nd of 3 waiting in the LocalQueue, 4th in its ClusterQueue), holding no quota", "Kueue's conditions"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := &Workload{Kind: "Job", Namespace: "team-b", Name: "b3", Queued: tc.queued, Done: tc.done}
@@ -54,6 +57,14 @@ func TestQueueCause(t *testing.T) {
 	} {
 		if c, ok := queueCause(w); ok {
 			t.Errorf("%s: cause %s %q; want none", name, c.Code, c.Message)
+		}
+	}
+}
+
+func TestOrdinal(t *testing.T) {
+	for n, want := range map[int32]string{1: "1st", 2: "2nd", 3: "3rd", 4: "4th", 11: "11th", 12: "12th", 13: "13th", 21: "21st", 102: "102nd", 111: "111th"} {
+		if got := ordinal(n); got != want {
+			t.Errorf("ordinal(%d) = %q; want %q", n, got, want)
 		}
 	}
 }

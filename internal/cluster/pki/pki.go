@@ -170,11 +170,12 @@ func (d Dir) Issue(tmpl *x509.Certificate) (tls.Certificate, []byte, error) {
 func (d Dir) KueueWebhookCert() string { return d.path("kueue-webhook.crt") }
 func (d Dir) KueueWebhookKey() string  { return d.path("kueue-webhook.key") }
 
-// IssueKueueWebhook writes a serving certificate for 127.0.0.1, signed
-// by the cluster's CA, for Kueue's webhooks: made at each start, as the
-// metrics server's is, but in files, since Kueue runs as a process of
-// its own.
-func (d Dir) IssueKueueWebhook() error {
+// IssueKueueWebhook writes a serving certificate for 127.0.0.1 and
+// dnsNames, signed by the cluster's CA, for Kueue's webhooks and its
+// visibility API (which the aggregator reaches by its Service's name):
+// made at each start, as the metrics server's is, but in files, since
+// Kueue runs as a process of its own.
+func (d Dir) IssueKueueWebhook(dnsNames ...string) error {
 	ca, caKey, _, err := loadCA(d.CACert(), d.CAKey())
 	if err != nil {
 		return err
@@ -184,6 +185,7 @@ func (d Dir) IssueKueueWebhook() error {
 		KeyUsage:    x509.KeyUsageDigitalSignature | x509.KeyUsageKeyEncipherment,
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")},
+		DNSNames:    dnsNames,
 	}, ca, caKey, d.KueueWebhookCert(), d.KueueWebhookKey())
 }
 

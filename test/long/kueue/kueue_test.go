@@ -14,6 +14,7 @@ import (
 
 	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -263,10 +264,11 @@ func (k *kueueEnv) suspendedUntilFree(t *testing.T) {
 	if !strings.Contains(why, "insufficient unused quota") {
 		t.Errorf("the waiting Workload's reason is %q; want Kueue's insufficient quota", why)
 	}
-	// berth why says so, in Kueue's words, with the fix; --all lists it
-	// beside the Pending pods.
+	// berth why says so, in Kueue's words, with its place in the queue
+	// (Kueue's visibility API, through the aggregator) and the fix;
+	// --all lists it beside the Pending pods.
 	out, _ := harness.Berth(t, k.home, "why", "job/second", "-n", "team-c", "--context", "berth-kq")
-	for _, want := range []string{"waits suspended in LocalQueue team-c, holding no quota", "insufficient unused quota", "raise the team's quota.gpu"} {
+	for _, want := range []string{"waits suspended in LocalQueue team-c (1st of 1 waiting in the LocalQueue, 1st in its ClusterQueue), holding no quota", "insufficient unused quota", "raise the team's quota.gpu"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("berth why job/second does not say %q:\n%s", want, out)
 		}
@@ -483,6 +485,16 @@ func (k *kueueEnv) withoutKueue(t *testing.T, bpFile string) {
 	}
 	if _, err := hooks.ValidatingWebhookConfigurations().Get(context.Background(), v1alpha1.KueueValidatingWebhooks, metav1.GetOptions{}); err == nil {
 		t.Errorf("%s is still registered", v1alpha1.KueueValidatingWebhooks)
+	}
+	// Nor its visibility API, which would fail every client's discovery.
+	for _, v := range []string{"v1beta2", "v1beta1"} {
+		path := "/apis/apiregistration.k8s.io/v1/apiservices/" + v + ".visibility.kueue.x-k8s.io"
+		if _, err := k.c.Discovery().RESTClient().Get().AbsPath(path).DoRaw(context.Background()); !apierrors.IsNotFound(err) {
+			t.Errorf("APIService %s.visibility.kueue.x-k8s.io is still registered (or unreadable: %v)", v, err)
+		}
+	}
+	if _, err := k.c.Discovery().ServerGroups(); err != nil {
+		t.Errorf("discovering the cluster's APIs without Kueue: %v", err)
 	}
 	j := job("team-c", "plain", "training", 0)
 	delete(j.Labels, v1alpha1.LabelKueueQueueName)
