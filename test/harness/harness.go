@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -210,6 +211,29 @@ func Holds(t testing.TB, window time.Duration, what string, cond func() (bool, e
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// KeepCoresBusy starts a busy loop per core in processes of their own,
+// as another user's work would load the machine; stop ends them.
+func KeepCoresBusy(t testing.TB) (stop func()) {
+	t.Helper()
+	var loops []*exec.Cmd
+	stop = func() {
+		for _, c := range loops {
+			c.Process.Kill()
+			c.Wait()
+		}
+		loops = nil
+	}
+	t.Cleanup(stop)
+	for range runtime.NumCPU() {
+		c := exec.Command("sh", "-c", "while :; do :; done")
+		if err := c.Start(); err != nil {
+			t.Fatalf("starting a busy loop: %v", err)
+		}
+		loops = append(loops, c)
+	}
+	return stop
 }
 
 // Rehearse runs berth rehearse -o json with args and reads its report;

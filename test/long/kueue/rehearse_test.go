@@ -19,10 +19,11 @@ import (
 // says so per team: GPU-hours borrowed and lent, two preemptions by
 // reclaim, time suspended, the preempted pods counted as Kueue's (not
 // interruptions), every Job done. Replayed again under a speed ceiling,
-// every figure is the same: Kueue keeps the rehearsal's time, not the
-// machine's. (Before Kueue's requeue of inadmissible workloads was put
-// on the clock, the second replay admitted a preempted Job on another
-// flavor and ended 8 minutes sooner.)
+// and again with every core busy, every figure is the same: Kueue keeps
+// the rehearsal's time, not the machine's, across the two processes.
+// (Before Kueue's requeue of inadmissible workloads was put on the
+// clock, the second replay admitted a preempted Job on another flavor
+// and ended 8 minutes sooner.)
 func TestRehearseKueue(t *testing.T) {
 	args := []string{"-f", "testdata/kueue.yaml", "--trace", "testdata/reclaim-trace.yaml"}
 	fast := harness.Rehearse(t, args...)
@@ -68,10 +69,17 @@ func TestRehearseKueue(t *testing.T) {
 	}
 
 	capped := harness.Rehearse(t, append(args, "--speed", "600")...)
-	for _, r := range []*report.Report{fast, capped} {
+	stop := harness.KeepCoresBusy(t)
+	busy := harness.Rehearse(t, args...)
+	stop()
+	for _, r := range []*report.Report{fast, capped, busy} {
 		t.Logf("speed %g: %s of trace in %s of wall time, %d clock steps", r.Speed, time.Duration(r.Rehearsed), time.Duration(r.Wall), r.Clock.Steps)
 	}
-	if diff := cmp.Diff(fast, capped, cmpopts.IgnoreFields(report.Report{}, "Speed", "Wall", "Clock")); diff != "" {
+	same := cmpopts.IgnoreFields(report.Report{}, "Speed", "Wall", "Clock")
+	if diff := cmp.Diff(fast, capped, same); diff != "" {
 		t.Errorf("the report at --speed 600 differs from the one as fast as the cluster settles (-fast +capped):\n%s", diff)
+	}
+	if diff := cmp.Diff(fast, busy, same); diff != "" {
+		t.Errorf("the report with every core busy differs from the one on an idle machine (-idle +busy):\n%s", diff)
 	}
 }

@@ -3,9 +3,7 @@
 package rehearse_test
 
 import (
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"sort"
 	"testing"
@@ -15,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"berth.io/berth/internal/rehearse/report"
+	"berth.io/berth/test/harness"
 )
 
 // sameFigures compares two reports of one rehearsal, leaving out what
@@ -70,7 +69,7 @@ func TestRehearseInvariance(t *testing.T) {
 	args := []string{"-f", "testdata/rehearse-retail.yaml", "--trace", "testdata/rehearse-invariance.yaml"}
 	fast := rehearseJSON(t, args...)
 	capped := rehearseJSON(t, append(args, "--speed", "240")...)
-	stop := keepCoresBusy(t)
+	stop := harness.KeepCoresBusy(t)
 	busy := rehearseJSON(t, args...)
 	stop()
 	for _, r := range []*report.Report{fast, capped, busy} {
@@ -101,29 +100,6 @@ func TestRehearseInvariance(t *testing.T) {
 	if s := fast.Services[0]; s.PeakReplicas != 5 {
 		t.Errorf("the service peaked at %d replicas; want 5, at 100 rps", s.PeakReplicas)
 	}
-}
-
-// keepCoresBusy starts a busy loop per core in processes of their own,
-// as another user's work would load the machine; stop ends them.
-func keepCoresBusy(t *testing.T) (stop func()) {
-	t.Helper()
-	var loops []*exec.Cmd
-	stop = func() {
-		for _, c := range loops {
-			c.Process.Kill()
-			c.Wait()
-		}
-		loops = nil
-	}
-	t.Cleanup(stop)
-	for range runtime.NumCPU() {
-		c := exec.Command("sh", "-c", "while :; do :; done")
-		if err := c.Start(); err != nil {
-			t.Fatalf("starting a busy loop: %v", err)
-		}
-		loops = append(loops, c)
-	}
-	return stop
 }
 
 // scaleUps is the order in which the report's autoscaled pools grew: a
