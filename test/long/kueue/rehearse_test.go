@@ -3,13 +3,18 @@
 package kueue_test
 
 import (
+	"math"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
+	jobcontroller "k8s.io/kubernetes/pkg/controller/job"
+
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/rehearse/report"
+	"berth.io/berth/internal/simtime"
 	"berth.io/berth/test/harness"
 )
 
@@ -68,6 +73,8 @@ func TestRehearseKueue(t *testing.T) {
 		t.Errorf("%d pods ended because Kueue suspended their Jobs; want 2", requeued)
 	}
 
+	handWorked(t, fast)
+
 	capped := harness.Rehearse(t, append(args, "--speed", "600")...)
 	stop := harness.KeepCoresBusy(t)
 	busy := harness.Rehearse(t, args...)
@@ -81,5 +88,88 @@ func TestRehearseKueue(t *testing.T) {
 	}
 	if diff := cmp.Diff(fast, busy, same); diff != "" {
 		t.Errorf("the report with every core busy differs from the one on an idle machine (-idle +busy):\n%s", diff)
+	}
+}
+
+// handWorked checks the reclaim trace's report against its hand
+// calculation, every figure exact to the clock's step. The timings it
+// needs, each from where it is set: the autoscaler's scan grid (scan,
+// from the replay's start) and unneeded time; the Job controller's
+// batching of a Job's pod updates (jobDone, how long after its pod ends
+// a Job is Complete); the clock's step, in which Kueue admits a Job
+// whose quota a preemption has just freed. kueue.yaml sets no
+// provisioning time: a node asked for is there at once.
+//
+//	b1  0s   spot: the scan at 10s adds a spot node     wait scan   runs to 10s+1h
+//	b2  1m   on-demand (team-b's nominal), the scan at 1m         wait 0     to 1m+1h
+//	b3  2m   spot, borrowed from team-a, the scan at 2m           wait 0
+//	b4  3m   on-demand, borrowed, the scan at 3m                  wait 0
+//	a1  20m  Kueue preempts b3 (reclaim), admits a1 a step later  wait step  30m on b3's node
+//	a2  21m  the same with b4                                      wait step  30m
+//	b3  suspended from 20m until a1's Job is done, 20m+step+30m+jobDone; runs 1h again
+//	b4  suspended from 21m until a2's is done, 21m+step+30m+jobDone; runs 1h again
+//
+// team-b borrows while b3 and b4 run beside b1 and b2: from their starts
+// to the reclaim, and from their readmission to b1's and b2's ends. The
+// first nodes go once unneeded for unneeded: b1's spot node at
+// 10s+1h+unneeded, b2's at 1m+1h+unneeded.
+func handWorked(t *testing.T, r *report.Report) {
+	t.Helper()
+	var (
+		scan     = v1alpha1.DefaultScanInterval
+		unneeded = v1alpha1.DefaultScaleDownUnneededTime
+		jobDone  = jobcontroller.SyncJobBatchPeriod
+		step     = simtime.DefaultStep
+		hour     = time.Hour
+	)
+	b3Back := 20*time.Minute + step + 30*time.Minute + jobDone
+	b4Back := 21*time.Minute + step + 30*time.Minute + jobDone
+	want := map[string]struct{ submit, wait, run time.Duration }{
+		"b1": {0, scan, hour + jobDone},
+		"b2": {time.Minute, 0, hour + jobDone},
+		"b3": {2 * time.Minute, 0, b3Back + hour + jobDone - 2*time.Minute},
+		"b4": {3 * time.Minute, 0, b4Back + hour + jobDone - 3*time.Minute},
+		"a1": {20 * time.Minute, step, 30*time.Minute + jobDone},
+		"a2": {21 * time.Minute, step, 30*time.Minute + jobDone},
+	}
+	tolerance := time.Duration(r.Tolerance)
+	exactly := func(what string, got, want time.Duration) {
+		t.Helper()
+		if (got - want).Abs() > tolerance {
+			t.Errorf("%s is %s; the hand calculation gives %s", what, got, want)
+		}
+	}
+	for _, j := range r.Jobs {
+		w, ok := want[j.Name]
+		if !ok || j.Wait == nil || j.Run == nil {
+			t.Errorf("job %s/%s: not in the trace, or with no wait or run (%s)", j.Team, j.Name, j.State)
+			continue
+		}
+		exactly(j.Name+"'s wait", time.Duration(*j.Wait), w.wait)
+		exactly(j.Name+"'s run", time.Duration(*j.Run), w.run)
+	}
+	queues := map[string]report.QueueResult{}
+	for _, q := range r.Queues {
+		queues[q.Team] = q
+	}
+	a, b := queues["team-a"], queues["team-b"]
+	exactly("team-b's time suspended", time.Duration(b.Suspended), (b3Back-20*time.Minute)+(b4Back-21*time.Minute))
+	exactly("team-b's longest suspension", time.Duration(b.SuspendedMax), b4Back-21*time.Minute)
+	exactly("team-a's time suspended", time.Duration(a.Suspended), 2*step)
+	borrowed := (20*time.Minute - 2*time.Minute) + (21*time.Minute - 3*time.Minute) +
+		(scan + hour - b3Back) + (time.Minute + hour - b4Back)
+	if math.Abs(b.BorrowedGPUHours-borrowed.Hours()) > 4*step.Hours() {
+		t.Errorf("team-b borrowed %.4f GPU-hours; the hand calculation gives %.4f (%s)", b.BorrowedGPUHours, borrowed.Hours(), borrowed)
+	}
+	for pool, down := range map[string]time.Duration{"spot-gpu": scan + hour + unneeded, "gpu": time.Minute + hour + unneeded} {
+		points := r.Series.Nodes[pool]
+		var at time.Duration = -1
+		for i := 1; i < len(points); i++ {
+			if points[i].V < points[i-1].V {
+				at = time.Duration(points[i].T)
+				break
+			}
+		}
+		exactly("the first of pool "+pool+"'s nodes removed", at, down)
 	}
 }
