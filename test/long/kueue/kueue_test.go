@@ -36,7 +36,7 @@ func TestKueue(t *testing.T) {
 	k, bpFile := startCluster(t, "testdata/kueue.yaml", "kq")
 
 	t.Run("the blueprint's ClusterQueues are active", k.queuesActive)
-	t.Run("a team's Job that names no queue gets its team's; one naming another team's is refused", k.guardrails)
+	t.Run("a team's Job that names no queue gets its team's; one naming another team's is refused, on update too; other namespaces' Jobs are left alone", k.guardrails)
 	t.Run("a Job for a full ClusterQueue waits suspended with no pods, and is admitted when a running Job completes", k.suspendedUntilFree)
 	t.Run("team-b runs on team-a's unused GPUs, and team-a reclaims them by preemption", k.borrowAndReclaim)
 	t.Run("a Job lands on its flavor's pool, and on on-demand only where its class allows", k.flavors)
@@ -403,7 +403,9 @@ func (k *kueueEnv) flavors(t *testing.T) {
 // The guardrails: a Job in a team namespace that names no queue gets its
 // team's LocalQueue on admission, early enough for Kueue's webhook to
 // suspend it at creation (it never has a pod before Kueue admits it);
-// one naming another team's queue is refused, saying which and the fix.
+// one naming another team's queue is refused, saying which and the fix,
+// whether created so or relabelled; a Job outside the team namespaces
+// (default, kube-system) is left as it is.
 func (k *kueueEnv) guardrails(t *testing.T) {
 	defer k.removeJobs(t, "team-c")
 	bare := job("team-c", "bare", "training", 0)
@@ -431,6 +433,38 @@ func (k *kueueEnv) guardrails(t *testing.T) {
 	for _, want := range []string{v1alpha1.RuleTeamQueue, "names LocalQueue team-a", "whose LocalQueue is team-c", "Fix: "} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("the refusal %q does not say %q", err, want)
+		}
+	}
+
+	// An update is held to the same rule: the finished Job, relabelled
+	// to team-a's queue (a dry run: admission decides, nothing is kept).
+	done, err := k.c.BatchV1().Jobs("team-c").Get(context.Background(), "bare", metav1.GetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done.Labels[v1alpha1.LabelKueueQueueName] = "team-a"
+	_, err = k.c.BatchV1().Jobs("team-c").Update(context.Background(), done, metav1.UpdateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), v1alpha1.RuleTeamQueue) {
+		t.Errorf("relabelling team-c's Job to team-a's queue: %v; want refused by %s", err, v1alpha1.RuleTeamQueue)
+	}
+
+	// Outside the team namespaces a Job is not Kueue's unless it says
+	// so: given no queue, not suspended.
+	for _, ns := range []string{metav1.NamespaceDefault, metav1.NamespaceSystem} {
+		plain := &batchv1.Job{
+			ObjectMeta: metav1.ObjectMeta{Name: "plain", Namespace: ns},
+			Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{
+				RestartPolicy: corev1.RestartPolicyNever,
+				Containers:    []corev1.Container{{Name: "main", Image: "registry.example.com/tools:1"}},
+			}}},
+		}
+		got, err := k.c.BatchV1().Jobs(ns).Create(context.Background(), plain, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+		if err != nil {
+			t.Errorf("a Job in %s: %v; want admitted as it is", ns, err)
+			continue
+		}
+		if q, ok := got.Labels[v1alpha1.LabelKueueQueueName]; ok || ptr.Deref(got.Spec.Suspend, false) {
+			t.Errorf("a Job in %s came back in queue %q, suspended %v; want no queue and not suspended", ns, q, ptr.Deref(got.Spec.Suspend, false))
 		}
 	}
 }
