@@ -16,7 +16,8 @@ import (
 )
 
 // watched is the server's one informer cache. It tells the server when
-// anything a page shows has changed, and holds what the pages read most:
+// anything a page shows has changed (Jobs too, which Kueue may hold with
+// no pod), and holds what the pages read most:
 // pods, nodes and events (which status and why read through it, see
 // cachedClient), PodDisruptionBudgets. Objects are kept without their
 // managed fields. Secrets are never watched.
@@ -53,6 +54,10 @@ func newWatched(c kubernetes.Interface, changed func()) (*watched, error) {
 		f.Autoscaling().V2().HorizontalPodAutoscalers().Informer(),
 		f.Policy().V1().PodDisruptionBudgets().Informer(),
 		f.Scheduling().V1().PriorityClasses().Informer(),
+		// A Job Kueue holds has no pod: without its own watch, one
+		// submitted into a full queue would reach the Waiting page only
+		// with the next pod, node or event that changed.
+		f.Batch().V1().Jobs().Informer(),
 	}
 	for _, i := range informers {
 		if _, err := i.AddEventHandler(h); err != nil {

@@ -5,13 +5,16 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
+	batchv1 "k8s.io/api/batch/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/kubernetes/fake"
 	corelisters "k8s.io/client-go/listers/core/v1"
 	"k8s.io/client-go/tools/cache"
 
+	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/listing"
 )
 
@@ -69,3 +72,32 @@ func TestCachedListerListsFromTheCacheWhereItCan(t *testing.T) {
 }
 
 const activePodsForTest = "status.phase!=Succeeded,status.phase!=Failed"
+
+// A Job submitted is a change the pages are read again for, though it
+// has no pod yet: Kueue holds one in a full queue with none.
+func TestAJobIsAChange(t *testing.T) {
+	c := fake.NewClientset()
+	changes := make(chan struct{}, 100)
+	w, err := newWatched(c, func() { changes <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.factory.Start(ctx.Done())
+	if !cache.WaitForCacheSync(ctx.Done(), w.synced...) {
+		t.Fatal("the informers did not sync")
+	}
+	for len(changes) > 0 {
+		<-changes
+	}
+	job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{Name: "train", Namespace: "team-b", Labels: map[string]string{v1alpha1.LabelKueueQueueName: "team-b"}}}
+	if _, err := c.BatchV1().Jobs("team-b").Create(ctx, job, metav1.CreateOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-changes:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a Job was created and the dashboard was not told within 5s")
+	}
+}
