@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	kueue "sigs.k8s.io/kueue/apis/kueue/v1beta2"
 )
@@ -66,5 +68,23 @@ func TestOrdinal(t *testing.T) {
 		if got := ordinal(n); got != want {
 			t.Errorf("ordinal(%d) = %q; want %q", n, got, want)
 		}
+	}
+}
+
+// A Job Kueue holds is explained by Kueue alone: the namespace's
+// ResourceQuotas (here a class's pods, 0 of 0) are not what it waits on,
+// and are not shown beside it.
+func TestQueuedJobShowsNoResourceQuota(t *testing.T) {
+	s := &Snapshot{ResourceQuotas: []corev1.ResourceQuota{{
+		ObjectMeta: metav1.ObjectMeta{Name: "team-classes", Namespace: "team-b"},
+		Status: corev1.ResourceQuotaStatus{
+			Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")},
+			Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")},
+		},
+	}}}
+	w := &Workload{Kind: "Job", Namespace: "team-b", Name: "b3", Desired: -1, Queued: &Queued{Queue: "team-b", Suspended: true}}
+	v := ExplainWorkload(s, w)
+	if v.Top.Code != CauseQueueWaiting || len(v.Quota) != 0 {
+		t.Errorf("verdict %s with quota %+v; want %s and no ResourceQuota", v.Top.Code, v.Quota, CauseQueueWaiting)
 	}
 }

@@ -46,11 +46,13 @@ func explainWorkload(s *Snapshot, w *Workload) Verdict {
 		}
 	}
 	v := Verdict{Workload: w.String(), Causes: []Cause{}}
-	v.Quota = quotaUse(s, w.Namespace)
 	if qc, ok := queueCause(w); ok {
+		// Kueue's quota holds it, not the namespace's ResourceQuotas:
+		// their use (a class's pods 0/0, say) would only mislead.
 		v.Top = qc
 		return v
 	}
+	v.Quota = quotaUse(s, w.Namespace)
 	missing := w.Desired < 0 || int32(len(pods)) < w.Desired
 	if ev := s.lastFailedCreate(w); ev != nil && missing && !w.Done {
 		v.Top = s.createFailure(w, ev, len(pods))
