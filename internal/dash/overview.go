@@ -53,6 +53,7 @@ type QuotaRow struct {
 	Team      string          `json:"team"`
 	Namespace string          `json:"namespace"`
 	Name      string          `json:"name"`
+	Scope     string          `json:"scope,omitempty"`
 	Resources []QuotaResource `json:"resources"`
 }
 
@@ -116,7 +117,7 @@ func overview(v *View) Overview {
 		out.Pools = append(out.Pools, row)
 	}
 	for _, q := range st.Quotas {
-		row := QuotaRow{Team: q.Team, Namespace: q.Namespace, Name: q.Name}
+		row := QuotaRow{Team: q.Team, Namespace: q.Namespace, Name: q.Name, Scope: q.Scope}
 		for _, name := range gpusFirst(q.Hard) {
 			used, hard := q.Used[name], q.Hard[name]
 			row.Resources = append(row.Resources, QuotaResource{Name: string(name), Usage: usage(used.String(), hard.String(), q.Used, q.Hard, name)})

@@ -96,7 +96,11 @@ func renderQuotas(w io.Writer, quotas []Quota) error {
 			hard := q.Hard[name]
 			parts = append(parts, fmt.Sprintf("%s %s/%s", name, used.String(), hard.String()))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Team, q.Namespace, q.Name, strings.Join(parts, ", "))
+		name := q.Name
+		if q.Scope != "" {
+			name += " (pods of " + q.Scope + ")"
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", q.Team, q.Namespace, name, strings.Join(parts, ", "))
 	}
 	return tw.Flush()
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -46,6 +47,34 @@ type Pool struct {
 type Quota struct {
 	Team, Namespace, Name string
 	Used, Hard            corev1.ResourceList
+	// Scope says which pods a scoped quota counts ("PriorityClass in
+	// system-cluster-critical, system-node-critical"); "" for all.
+	Scope string
+}
+
+// QuotaScope says which pods q counts, from its scopes and scope
+// selector; "" when it counts all. A quota of pods 0 of 0 that counts
+// only some classes refuses those classes, not the team's work.
+func QuotaScope(q *corev1.ResourceQuotaSpec) string {
+	var parts []string
+	for _, s := range q.Scopes {
+		parts = append(parts, string(s))
+	}
+	if q.ScopeSelector != nil {
+		for _, e := range q.ScopeSelector.MatchExpressions {
+			switch e.Operator {
+			case corev1.ScopeSelectorOpIn:
+				parts = append(parts, string(e.ScopeName)+" in "+strings.Join(e.Values, ", "))
+			case corev1.ScopeSelectorOpNotIn:
+				parts = append(parts, string(e.ScopeName)+" not in "+strings.Join(e.Values, ", "))
+			case corev1.ScopeSelectorOpExists:
+				parts = append(parts, "any "+string(e.ScopeName))
+			case corev1.ScopeSelectorOpDoesNotExist:
+				parts = append(parts, "no "+string(e.ScopeName))
+			}
+		}
+	}
+	return strings.Join(parts, "; ")
 }
 
 // Class is one workload class of the blueprint and its PriorityClass.
@@ -262,7 +291,7 @@ func collectQuotas(ctx context.Context, c kubernetes.Interface, bp *v1alpha1.Blu
 				return nil, fmt.Errorf("listing quotas in %s: %w", ns, err)
 			}
 			for _, q := range list.Items {
-				out = append(out, Quota{Team: t.Name, Namespace: ns, Name: q.Name, Used: q.Status.Used, Hard: q.Status.Hard})
+				out = append(out, Quota{Team: t.Name, Namespace: ns, Name: q.Name, Used: q.Status.Used, Hard: q.Status.Hard, Scope: QuotaScope(&q.Spec)})
 			}
 		}
 	}

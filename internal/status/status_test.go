@@ -2,6 +2,7 @@ package status
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,5 +48,29 @@ func TestCollectRequestsByPool(t *testing.T) {
 		if got.Cmp(resource.MustParse(want[p.Name])) != 0 {
 			t.Errorf("pool %s requests %s CPU, want %s", p.Name, got.String(), want[p.Name])
 		}
+	}
+}
+
+// A scoped quota says which pods it counts: the guard that keeps a team's
+// pods out of the system's classes is pods 0 of 0, which read alone
+// looks like a team that may run nothing.
+func TestQuotaScope(t *testing.T) {
+	guard := &corev1.ResourceQuotaSpec{ScopeSelector: &corev1.ScopeSelector{MatchExpressions: []corev1.ScopedResourceSelectorRequirement{{
+		ScopeName: corev1.ResourceQuotaScopePriorityClass, Operator: corev1.ScopeSelectorOpIn, Values: []string{"system-cluster-critical", "system-node-critical"},
+	}}}}
+	if got, want := QuotaScope(guard), "PriorityClass in system-cluster-critical, system-node-critical"; got != want {
+		t.Errorf("scope %q; want %q", got, want)
+	}
+	if got := QuotaScope(&corev1.ResourceQuotaSpec{}); got != "" {
+		t.Errorf("an unscoped quota's scope is %q; want none", got)
+	}
+	var out strings.Builder
+	q := Quota{Team: "team-a", Namespace: "team-a", Name: "team-classes", Scope: QuotaScope(guard),
+		Hard: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}, Used: corev1.ResourceList{corev1.ResourcePods: resource.MustParse("0")}}
+	if err := renderQuotas(&out, []Quota{q}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "team-classes (pods of PriorityClass in system-cluster-critical, system-node-critical)") {
+		t.Errorf("status does not say what the quota counts:\n%s", out.String())
 	}
 }
