@@ -11,8 +11,6 @@ import (
 	"k8s.io/apimachinery/pkg/runtime/schema"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/storage"
-	"k8s.io/apiserver/pkg/storage/storagebackend"
-	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/client-go/tools/cache"
 
 	"berth.io/berth/internal/simtime"
@@ -188,20 +186,7 @@ func (o quotaViewOptions) GetRESTOptions(resource schema.GroupResource, example 
 	if err != nil || resource != resourceQuotas {
 		return opts, err
 	}
-	decorate := opts.Decorator
-	if decorate == nil {
-		decorate = generic.UndecoratedStorage
-	}
-	opts.Decorator = func(config *storagebackend.ConfigForResource, resourcePrefix string, keyFunc func(obj runtime.Object) (string, error),
-		newFunc, newListFunc func() runtime.Object, getAttrsFunc storage.AttrFunc, trigger storage.IndexerFuncs, indexers *cache.Indexers,
-	) (storage.Interface, factory.DestroyFunc, error) {
-		s, destroy, err := decorate(config, resourcePrefix, keyFunc, newFunc, newListFunc, getAttrsFunc, trigger, indexers)
-		if err != nil {
-			return s, destroy, err
-		}
-		return viewedStorage{Interface: s, view: o.view}, destroy, nil
-	}
-	return opts, nil
+	return wrapStorage(opts, func(s storage.Interface) storage.Interface { return viewedStorage{Interface: s, view: o.view} }), nil
 }
 
 // viewedStorage notes each write it makes, from the object it returns.

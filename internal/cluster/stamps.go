@@ -40,6 +40,12 @@ func (o stampedOptions) GetRESTOptions(resource schema.GroupResource, example ru
 	if err != nil {
 		return opts, err
 	}
+	return wrapStorage(opts, func(s storage.Interface) storage.Interface { return stampedStorage{Interface: s, clock: o.clock} }), nil
+}
+
+// wrapStorage has opts decorate the storage it makes with wrap, after
+// the decorator it had (the watch cache).
+func wrapStorage(opts generic.RESTOptions, wrap func(storage.Interface) storage.Interface) generic.RESTOptions {
 	decorate := opts.Decorator
 	if decorate == nil {
 		decorate = generic.UndecoratedStorage
@@ -51,9 +57,9 @@ func (o stampedOptions) GetRESTOptions(resource schema.GroupResource, example ru
 		if err != nil {
 			return s, destroy, err
 		}
-		return stampedStorage{Interface: s, clock: o.clock}, destroy, nil
+		return wrap(s), destroy, nil
 	}
-	return opts, nil
+	return opts
 }
 
 // stampedStorage stamps objects with clock as they are created or first
