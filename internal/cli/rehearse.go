@@ -335,6 +335,11 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*report.Report, error) 
 		pace = fmt.Sprintf("at most %g seconds of trace a second", o.speed)
 	}
 	fmt.Fprintf(o.ErrOut, "Replaying %d jobs over %s of trace time, %s\n", len(o.trace.Jobs), o.trace.End(), pace)
+	if o.speed > 0 {
+		// Paced for a person to watch: say how. The cluster's files go
+		// with the rehearsal.
+		fmt.Fprintf(o.ErrOut, "Watch it: berth dash --kubeconfig %s (until the rehearsal ends)\n", c.State.Kubeconfig())
+	}
 	cloud, _ := prices.ParseCloud(o.cloud)
 	prices := prices.Price(o.bp.Blueprint, o.table, cloud)
 	rep, err := rehearse.Run(ctx, rehearse.Options{

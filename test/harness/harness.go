@@ -240,6 +240,13 @@ func KeepCoresBusy(t testing.TB) (stop func()) {
 // the rehearsal's progress goes to the test's log.
 func Rehearse(t testing.TB, args ...string) *report.Report {
 	t.Helper()
+	r, _ := RehearseProgress(t, args...)
+	return r
+}
+
+// RehearseProgress is Rehearse, and the progress it printed.
+func RehearseProgress(t testing.TB, args ...string) (*report.Report, string) {
+	t.Helper()
 	out, errOut, code := BerthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
 	if code != 0 {
 		t.Fatalf("berth rehearse %v: exit %d\n%s\n%s", args, code, out, errOut)
@@ -249,5 +256,5 @@ func Rehearse(t testing.TB, args ...string) *report.Report {
 		t.Fatalf("reading the report: %v\n%s", err, out)
 	}
 	t.Logf("berth rehearse %v:\n%s", args, errOut)
-	return &r
+	return &r, errOut
 }

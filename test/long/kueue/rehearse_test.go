@@ -4,6 +4,7 @@ package kueue_test
 
 import (
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -75,7 +76,11 @@ func TestRehearseKueue(t *testing.T) {
 
 	handWorked(t, fast)
 
-	capped := harness.Rehearse(t, append(args, "--speed", "600")...)
+	capped, progress := harness.RehearseProgress(t, append(args, "--speed", "600")...)
+	// Paced for a person, it says how to watch it.
+	if !strings.Contains(progress, "Watch it: berth dash --kubeconfig ") {
+		t.Errorf("a rehearsal at --speed 600 does not say how to watch it in berth dash:\n%s", progress)
+	}
 	stop := harness.KeepCoresBusy(t)
 	busy := harness.Rehearse(t, args...)
 	stop()
