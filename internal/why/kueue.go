@@ -45,10 +45,10 @@ type QueuePosition struct {
 	Waiting int
 }
 
-// readPosition asks Kueue's visibility API where Workload name waits in
-// LocalQueue queue of namespace; nil, nil where the cluster does not
-// serve the API or the Workload is not among those pending.
-func readPosition(ctx context.Context, rc rest.Interface, namespace, queue, name string) (*QueuePosition, error) {
+// readPositions asks Kueue's visibility API where each Workload pending
+// in LocalQueue queue of namespace waits, by Workload name; nil, nil
+// where the cluster does not serve the API.
+func readPositions(ctx context.Context, rc rest.Interface, namespace, queue string) (map[string]*QueuePosition, error) {
 	// The discovery client asks for discovery documents first, which an
 	// aggregated server built as Kueue's refuses to negotiate: JSON.
 	raw, err := rc.Get().AbsPath("/apis/visibility.kueue.x-k8s.io/v1beta2/namespaces/"+namespace+"/localqueues/"+queue+"/pendingworkloads").
@@ -60,12 +60,11 @@ func readPosition(ctx context.Context, rc rest.Interface, namespace, queue, name
 	if err := json.Unmarshal(raw, &pending); err != nil {
 		return nil, fmt.Errorf("reading the Workloads pending in LocalQueue %s/%s: %w", namespace, queue, err)
 	}
+	out := make(map[string]*QueuePosition, len(pending.Items))
 	for _, p := range pending.Items {
-		if p.Name == name {
-			return &QueuePosition{InLocalQueue: p.PositionInLocalQueue, InClusterQueue: p.PositionInClusterQueue, Waiting: len(pending.Items)}, nil
-		}
+		out[p.Name] = &QueuePosition{InLocalQueue: p.PositionInLocalQueue, InClusterQueue: p.PositionInClusterQueue, Waiting: len(pending.Items)}
 	}
-	return nil, nil
+	return out, nil
 }
 
 // String says the position for a person: "2nd of 3 waiting in the
@@ -113,7 +112,7 @@ func readQueued(ctx context.Context, c kubernetes.Interface, namespace string, u
 		for _, o := range list.Items[i].OwnerReferences {
 			if o.UID == uid {
 				q.Workload = &list.Items[i]
-				if q.Position, err = waitingPosition(ctx, rc, q.Workload); err != nil {
+				if q.Position, err = waitingPosition(ctx, rc, q.Workload, map[string]map[string]*QueuePosition{}); err != nil {
 					return nil, err
 				}
 				return q, nil
@@ -124,13 +123,24 @@ func readQueued(ctx context.Context, c kubernetes.Interface, namespace string, u
 }
 
 // waitingPosition is wl's position in its queues where it waits (no
-// quota reserved, not finished); nil otherwise.
-func waitingPosition(ctx context.Context, rc rest.Interface, wl *kueue.Workload) (*QueuePosition, error) {
+// quota reserved, not finished); nil otherwise. read holds the positions
+// already read, by namespace/queue: one request per queue, however many
+// of its Workloads are explained.
+func waitingPosition(ctx context.Context, rc rest.Interface, wl *kueue.Workload, read map[string]map[string]*QueuePosition) (*QueuePosition, error) {
 	if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
 		apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 		return nil, nil
 	}
-	return readPosition(ctx, rc, wl.Namespace, string(wl.Spec.QueueName), wl.Name)
+	key := wl.Namespace + "/" + string(wl.Spec.QueueName)
+	positions, ok := read[key]
+	if !ok {
+		var err error
+		if positions, err = readPositions(ctx, rc, wl.Namespace, string(wl.Spec.QueueName)); err != nil {
+			return nil, err
+		}
+		read[key] = positions
+	}
+	return positions[wl.Name], nil
 }
 
 // queueCause is why Kueue holds the workload w, as the verdict of a Job
@@ -218,6 +228,7 @@ func readWaiting(ctx context.Context, c kubernetes.Interface, namespace string) 
 		return nil, fmt.Errorf("reading Kueue's Workloads: %w", err)
 	}
 	var out []Workload
+	positions := map[string]map[string]*QueuePosition{}
 	for i := range list.Items {
 		wl := &list.Items[i]
 		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
@@ -226,7 +237,7 @@ func readWaiting(ctx context.Context, c kubernetes.Interface, namespace string) 
 		}
 		for _, o := range wl.OwnerReferences {
 			if o.Kind == "Job" && o.Controller != nil && *o.Controller {
-				position, err := waitingPosition(ctx, rc, wl)
+				position, err := waitingPosition(ctx, rc, wl, positions)
 				if err != nil {
 					return nil, err
 				}
