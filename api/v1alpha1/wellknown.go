@@ -191,6 +191,11 @@ const KueueClockFollower = "kueue"
 // manifests name theirs the same, in kueue-system.
 const KueueVisibilityService = "kueue-visibility-server"
 
+// KueueVisibilityAPIServices are the APIServices of Kueue's visibility
+// API, one per version Kueue serves: registered by berth-kueue, removed
+// by a local cluster started without Kueue.
+var KueueVisibilityAPIServices = []string{"v1beta2.visibility.kueue.x-k8s.io", "v1beta1.visibility.kueue.x-k8s.io"}
+
 // Field managers: who wrote a field, for server-side apply and for
 // people reading managedFields.
 const (

@@ -233,15 +233,15 @@ func retireKueue(ctx context.Context, client kubernetes.Interface) error {
 		func() error {
 			return hooks.ValidatingWebhookConfigurations().Delete(ctx, v1alpha1.KueueValidatingWebhooks, metav1.DeleteOptions{})
 		},
-		func() error {
-			return apis.Delete().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices/v1beta2.visibility.kueue.x-k8s.io").Do(ctx).Error()
-		},
-		func() error {
-			return apis.Delete().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices/v1beta1.visibility.kueue.x-k8s.io").Do(ctx).Error()
-		},
 	} {
 		if err := del(); err != nil && !apierrors.IsNotFound(err) {
-			return fmt.Errorf("removing Kueue's webhooks and visibility API, which nothing serves without queueing: Kueue: %w", err)
+			return fmt.Errorf("removing Kueue's webhooks, which nothing serves without queueing: Kueue: %w", err)
+		}
+	}
+	for _, name := range v1alpha1.KueueVisibilityAPIServices {
+		err := apis.Delete().AbsPath("/apis/apiregistration.k8s.io/v1/apiservices/" + name).Do(ctx).Error()
+		if err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("removing APIService %s (Kueue's visibility API), which nothing serves without queueing: Kueue: %w", name, err)
 		}
 	}
 	return nil

@@ -157,3 +157,15 @@ func TestConfigurationLoads(t *testing.T) {
 		t.Errorf("fair sharing asked for: %+v; want it on, with its preemption strategies", fair.FairSharing)
 	}
 }
+
+// The cluster removes by name the APIServices berth-kueue registers:
+// the two lists must be one.
+func TestVisibilityAPIServicesNamed(t *testing.T) {
+	var registered []string
+	for _, gv := range visibilityVersions {
+		registered = append(registered, gv.Version+"."+gv.Group)
+	}
+	if !slices.Equal(registered, v1alpha1.KueueVisibilityAPIServices) {
+		t.Errorf("berth-kueue registers %v; the cluster removes %v", registered, v1alpha1.KueueVisibilityAPIServices)
+	}
+}

@@ -105,7 +105,9 @@ func serveVisibility(ctx context.Context, v *Visibility, queues *qcache.Manager,
 }
 
 // visibilityVersions are the group versions Kueue's manifests register
-// with the aggregator, one APIService each.
+// with the aggregator, one APIService each
+// (v1alpha1.KueueVisibilityAPIServices names them, for the cluster that
+// removes them).
 var visibilityVersions = []schema.GroupVersion{visibilityv1beta2.GroupVersion, visibilityv1beta1.GroupVersion}
 
 // registerVisibility waits for the visibility server at addr to answer,

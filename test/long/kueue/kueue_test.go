@@ -521,10 +521,10 @@ func (k *kueueEnv) withoutKueue(t *testing.T, bpFile string) {
 		t.Errorf("%s is still registered", v1alpha1.KueueValidatingWebhooks)
 	}
 	// Nor its visibility API, which would fail every client's discovery.
-	for _, v := range []string{"v1beta2", "v1beta1"} {
-		path := "/apis/apiregistration.k8s.io/v1/apiservices/" + v + ".visibility.kueue.x-k8s.io"
+	for _, name := range v1alpha1.KueueVisibilityAPIServices {
+		path := "/apis/apiregistration.k8s.io/v1/apiservices/" + name
 		if _, err := k.c.Discovery().RESTClient().Get().AbsPath(path).DoRaw(context.Background()); !apierrors.IsNotFound(err) {
-			t.Errorf("APIService %s.visibility.kueue.x-k8s.io is still registered (or unreadable: %v)", v, err)
+			t.Errorf("APIService %s is still registered (or unreadable: %v)", name, err)
 		}
 	}
 	if _, err := k.c.Discovery().ServerGroups(); err != nil {
