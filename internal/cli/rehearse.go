@@ -91,7 +91,7 @@ queue, GPU-hours borrowed and lent, and preemptions by reclaim.`,
 			return o.Run(cmd.Context())
 		},
 	}
-	cmd.AddCommand(newRehearseImportCommand(s))
+	cmd.AddCommand(newRehearseImportCommand(s), newRehearseCompareCommand(s))
 	f := cmd.Flags()
 	f.StringVarP(&o.file, "file", "f", "", "blueprint file (default ./berth.yaml, else the retail template)")
 	f.StringVar(&o.tracePath, "trace", "", "the workload trace, CSV or YAML (see docs/reference/trace-format.md)")
