@@ -262,13 +262,13 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 // writeBoth prints the two designs' reports as asked and writes the
 // report directory.
 func (o *rehearseOptions) writeBoth(a, b *report.Report) error {
-	if o.output == "json" {
-		return json.NewEncoder(o.Out).Encode(map[string]*report.Report{"a": a, "b": b})
-	}
 	if o.reportDir != "" {
 		if err := report.WriteDir(o.reportDir, a, b); err != nil {
 			return err
 		}
+	}
+	if o.output == "json" {
+		return json.NewEncoder(o.Out).Encode(map[string]*report.Report{"a": a, "b": b})
 	}
 	return report.WriteComparison(o.Out, a, b)
 }
