@@ -40,6 +40,7 @@ func TestKueue(t *testing.T) {
 	t.Run("a Job for a full ClusterQueue waits suspended with no pods, and is admitted when a running Job completes", k.suspendedUntilFree)
 	t.Run("team-b runs on team-a's unused GPUs, and team-a reclaims them by preemption", k.borrowAndReclaim)
 	t.Run("a Job lands on its flavor's pool, and on on-demand only where its class allows", k.flavors)
+	t.Run("a team added by berth apply gets its ClusterQueue, LocalQueue and queue guardrails; --prune takes them away", func(t *testing.T) { k.teamAdded(t, bpFile) })
 	t.Run("berth down and up: Kueue comes back, its Workloads kept, and admits", func(t *testing.T) { k.resume(t, bpFile) })
 	t.Run("started again under ResourceQuota: Kueue's webhooks are gone and Jobs run", func(t *testing.T) { k.withoutKueue(t, bpFile) })
 }
@@ -467,6 +468,78 @@ func (k *kueueEnv) guardrails(t *testing.T) {
 			t.Errorf("a Job in %s came back in queue %q, suspended %v; want no queue and not suspended", ns, q, ptr.Deref(got.Spec.Suspend, false))
 		}
 	}
+}
+
+// A team added to the blueprint later, through berth apply, is queued as
+// the first ones are: its ClusterQueue joins the cohort, its namespace
+// gets a LocalQueue, and the guardrails, which name the blueprint's team
+// namespaces literally, are written again to hold its namespace too: a
+// Job there that names no queue gets team-e's and Kueue admits it; one
+// naming team-a's is refused. apply --prune with the first blueprint
+// removes the team's queues again.
+func (k *kueueEnv) teamAdded(t *testing.T, bpFile string) {
+	raw, err := os.ReadFile(bpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const teamE = `  - name: team-e
+    quota: {gpu: 1}
+    queue:
+      gpus: [{pool: spot-gpu, count: 1}, {pool: gpu, count: 0}]
+      borrow: 0
+      lend: 0
+  classes:
+`
+	doc := strings.Replace(string(raw), "  classes:\n", teamE, 1)
+	added := filepath.Join(t.TempDir(), "team-e.yaml")
+	if err := os.WriteFile(added, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	harness.MustBerth(t, k.home, "apply", "-f", added, "--context", "berth-kq")
+	harness.Eventually(t, time.Minute, "team-e's ClusterQueue Active", func() (bool, error) {
+		cq, err := k.kq.KueueV1beta2().ClusterQueues().Get(context.Background(), "team-e", metav1.GetOptions{})
+		if apierrors.IsNotFound(err) {
+			return false, nil
+		}
+		return err == nil && apimeta.IsStatusConditionTrue(cq.Status.Conditions, kueue.ClusterQueueActive), err
+	})
+
+	bare := job("team-e", "bare", "spot-training", 0)
+	delete(bare.Labels, v1alpha1.LabelKueueQueueName)
+	got, err := k.c.BatchV1().Jobs("team-e").Create(context.Background(), bare, metav1.CreateOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if q := got.Labels[v1alpha1.LabelKueueQueueName]; q != "team-e" || !ptr.Deref(got.Spec.Suspend, false) {
+		t.Errorf("a Job in team-e that named no queue came back in queue %q, suspended %v; want team-e's, suspended", q, ptr.Deref(got.Spec.Suspend, false))
+	}
+	harness.Eventually(t, 2*time.Minute, "team-e's Job admitted by Kueue and complete", func() (bool, error) {
+		return k.complete("team-e", "bare")
+	})
+	other := job("team-e", "elsewhere", "spot-training", 0)
+	other.Labels[v1alpha1.LabelKueueQueueName] = "team-a"
+	_, err = k.c.BatchV1().Jobs("team-e").Create(context.Background(), other, metav1.CreateOptions{DryRun: []string{metav1.DryRunAll}})
+	if err == nil || !strings.Contains(err.Error(), "whose LocalQueue is team-e") {
+		t.Errorf("a Job in team-e naming team-a's queue: %v; want refused by %s, naming team-e's queue", err, v1alpha1.RuleTeamQueue)
+	}
+	k.removeJobs(t, "team-e")
+
+	harness.MustBerth(t, k.home, "apply", "-f", bpFile, "--prune", "--context", "berth-kq")
+	// Kueue holds a ClusterQueue in use by its finalizer until its last
+	// Workload is gone; removeJobs waited for those.
+	harness.Eventually(t, time.Minute, "team-e's ClusterQueue and LocalQueue gone after apply --prune without the team", func() (bool, error) {
+		_, cqErr := k.kq.KueueV1beta2().ClusterQueues().Get(context.Background(), "team-e", metav1.GetOptions{})
+		_, lqErr := k.kq.KueueV1beta2().LocalQueues("team-e").Get(context.Background(), "team-e", metav1.GetOptions{})
+		for _, err := range []error{cqErr, lqErr} {
+			if err == nil {
+				return false, nil
+			}
+			if !apierrors.IsNotFound(err) {
+				return false, err
+			}
+		}
+		return true, nil
+	})
 }
 
 // A cluster stopped and started again runs Kueue again, on a new
