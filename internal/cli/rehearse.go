@@ -250,7 +250,7 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 		}
 		return err
 	}
-	if err := o.writeBoth(a, b); err != nil {
+	if err := writeBoth(o.Out, o.output, o.reportDir, a, b); err != nil {
 		return err
 	}
 	if ctx.Err() != nil {
@@ -259,18 +259,19 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	return nil
 }
 
-// writeBoth prints the two designs' reports as asked and writes the
-// report directory.
-func (o *rehearseOptions) writeBoth(a, b *report.Report) error {
-	if o.reportDir != "" {
-		if err := report.WriteDir(o.reportDir, a, b); err != nil {
+// writeBoth writes two designs' reports to dir ("" for none) and prints
+// them to out side by side, as a table or as JSON ({"a": ..., "b": ...}):
+// for --vs and for berth rehearse compare.
+func writeBoth(out io.Writer, output, dir string, a, b *report.Report) error {
+	if dir != "" {
+		if err := report.WriteDir(dir, a, b); err != nil {
 			return err
 		}
 	}
-	if o.output == "json" {
-		return json.NewEncoder(o.Out).Encode(map[string]*report.Report{"a": a, "b": b})
+	if output == "json" {
+		return json.NewEncoder(out).Encode(map[string]*report.Report{"a": a, "b": b})
 	}
-	return report.WriteComparison(o.Out, a, b)
+	return report.WriteComparison(out, a, b)
 }
 
 // rehearse starts a throwaway local cluster from the blueprint, on a

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -69,13 +68,5 @@ func (o *compareOptions) run(pathA, pathB string) error {
 	for _, w := range report.Uneven(a, b) {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
-	if o.reportDir != "" {
-		if err := report.WriteDir(o.reportDir, a, b); err != nil {
-			return err
-		}
-	}
-	if o.output == "json" {
-		return json.NewEncoder(o.Out).Encode(map[string]*report.Report{"a": a, "b": b})
-	}
-	return report.WriteComparison(o.Out, a, b)
+	return writeBoth(o.Out, o.output, o.reportDir, a, b)
 }
