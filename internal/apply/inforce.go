@@ -28,16 +28,24 @@ import (
 // probe is a server-side dry run that a policy in force answers in a way
 // none other would:
 //
-//   - the mutating policies: a pod of a class, made as the class's
-//     policies would place it (classProbePods) in a namespace of a team
-//     that may use it, comes back with the class's placement, and so
-//     does a Deployment, StatefulSet, Job and CronJob around it, one
+//   - the mutating policies: a pod of each class, made as the class's
+//     policies would place it (classProbePods) in each namespace of each
+//     team that may use it, comes back with the class's placement, and
+//     so does a Deployment, StatefulSet, Job and CronJob around it, one
 //     policy each (or, in a
 //     blueprint with no such pod, a pod asking a GPU in requests only
 //     comes back with the limit, or is refused by berth/gpu-limit, which
 //     reads the mark only the mutation sets);
-//   - under queueing: Kueue, a Job that names no queue, in a team
-//     namespace, comes back with its team's (berth-kueue-queue);
+//   - under queueing: Kueue, a Job that names no queue, in each team
+//     namespace, comes back with its team's (berth-kueue-queue).
+//
+// Every namespace is probed, not one: the policies name the team
+// namespaces literally, so a team added to the blueprint changes them,
+// and until the API server compiles the new version the old one refuses
+// the new team's workloads (berth/gpu-namespace) and gives its Jobs no
+// queue, while the first team's probe already passes. A probe pod that
+// only a ResourceQuota refuses (its team's quota is in use) passed every
+// policy; one placed pod of the kind is then enough.
 //   - the validating policies, when they refuse (guardrails Enforce): a
 //     namespace claiming a team it is not listed under is refused by
 //     berth-namespaces. Under Warn and Audit a refusal is not visible to
@@ -99,21 +107,30 @@ func guardrailProbes(c kubernetes.Interface, bp *v1alpha1.Blueprint) []probe {
 		// every class.
 		for _, k := range workloadProbes(c) {
 			out = append(out, probe{"MutatingAdmissionPolicy", k.policy, func(ctx context.Context) error {
-				var errs []string
+				placed := 0
+				var full error
 				for _, pod := range pods {
 					got, err := k.create(ctx, pod, dry)
 					switch {
+					// A team whose quota is in use refuses the probe
+					// after every policy has admitted it: the quota's
+					// answer, not a policy's.
+					case err != nil && strings.Contains(err.Error(), "exceeded quota"):
+						full = err
 					case err != nil:
-						errs = append(errs, err.Error())
+						return err
 					// Not the tolerations or the priority class: the API
 					// server's own admission plugins add those too.
-					case got.Affinity != nil || len(got.TopologySpreadConstraints) > 0:
-						return nil
+					case got.Affinity == nil && len(got.TopologySpreadConstraints) == 0:
+						return fmt.Errorf("a %s of class %s in %s came back without the class's placement", k.kind, pod.Labels[v1alpha1.LabelClass], pod.Namespace)
 					default:
-						errs = append(errs, fmt.Sprintf("a %s of class %s in %s came back without the class's placement", k.kind, pod.Labels[v1alpha1.LabelClass], pod.Namespace))
+						placed++
 					}
 				}
-				return fmt.Errorf("%s", strings.Join(errs, "; "))
+				if placed == 0 {
+					return full
+				}
+				return nil
 			}})
 		}
 	case gpu != "":
@@ -139,14 +156,20 @@ func guardrailProbes(c kubernetes.Interface, bp *v1alpha1.Blueprint) []probe {
 	}
 	if bp.Spec.UsesKueue() && len(namespaces) > 0 {
 		out = append(out, probe{"MutatingAdmissionPolicy", compile.QueuePolicy, func(ctx context.Context) error {
-			job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-"},
-				Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: probeSpec()}}}
-			got, err := c.BatchV1().Jobs(namespaces[0]).Create(ctx, job, dry)
-			if err != nil {
-				return err
-			}
-			if got.Labels[v1alpha1.LabelKueueQueueName] == "" {
-				return fmt.Errorf("a Job in %s that names no queue came back without its team's", namespaces[0])
+			for _, t := range bp.Spec.Teams {
+				for _, ns := range t.Namespaces {
+					job := &batchv1.Job{ObjectMeta: metav1.ObjectMeta{GenerateName: "berth-guardrail-probe-"},
+						Spec: batchv1.JobSpec{Template: corev1.PodTemplateSpec{Spec: probeSpec()}}}
+					got, err := c.BatchV1().Jobs(ns).Create(ctx, job, dry)
+					if err != nil {
+						return err
+					}
+					// The LocalQueue in each of a team's namespaces is
+					// named after the team (compile's queue objects).
+					if q := got.Labels[v1alpha1.LabelKueueQueueName]; q != t.Name {
+						return fmt.Errorf("a Job in %s that names no queue came back in queue %q, not its team's %s", ns, q, t.Name)
+					}
+				}
 			}
 			return nil
 		}})

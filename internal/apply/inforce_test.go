@@ -132,3 +132,76 @@ func TestWaitForGuardrailsProbesEveryKind(t *testing.T) {
 		t.Errorf("error %v; want the Jobs' policy berth-class-jobs not in force", err)
 	}
 }
+
+// Every team namespace is probed, not the first that answers: a team
+// added by apply is refused by the policies' old version (which name the
+// team namespaces literally) until the API server compiles the new one,
+// while the first team's probes already pass. A probe refused only by
+// its team's quota has passed the policies, and counts as neither.
+func TestWaitForGuardrailsProbesEveryNamespace(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		refuse  map[string]string // namespace: the refusal its probes get
+		wantErr string            // "" when the wait passes
+	}{
+		{"the new team refused by the old policy", map[string]string{
+			"team-b": `pods "probe" is forbidden: ValidatingAdmissionPolicy 'berth-workloads' with binding 'berth-workloads' denied request: berth/gpu-namespace: namespace team-b has no GPU quota`,
+		}, "namespace team-b has no GPU quota"},
+		{"a team whose quota is in use", map[string]string{
+			"team-a": `pods "probe" is forbidden: exceeded quota: team-a, requested: nvidia.com/gpu=1, used: nvidia.com/gpu=1, limited: nvidia.com/gpu=1`,
+		}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				parts := strings.Split(r.URL.Path, "/")
+				ns := ""
+				for i, p := range parts[:len(parts)-1] {
+					if p == "namespaces" {
+						ns = parts[i+1]
+					}
+				}
+				w.Header().Set("Content-Type", "application/json")
+				if msg, ok := c.refuse[ns]; ok {
+					w.WriteHeader(http.StatusForbidden)
+					json.NewEncoder(w).Encode(&metav1.Status{
+						TypeMeta: metav1.TypeMeta{Kind: "Status", APIVersion: "v1"},
+						Status:   metav1.StatusFailure, Message: msg, Reason: metav1.StatusReasonForbidden, Code: http.StatusForbidden,
+					})
+					return
+				}
+				var obj map[string]any
+				if err := json.NewDecoder(r.Body).Decode(&obj); err != nil {
+					http.Error(w, err.Error(), http.StatusBadRequest)
+					return
+				}
+				spec := obj["spec"].(map[string]any)
+				switch path.Base(r.URL.Path) {
+				case "pods":
+				case "cronjobs":
+					spec = spec["jobTemplate"].(map[string]any)["spec"].(map[string]any)["template"].(map[string]any)["spec"].(map[string]any)
+				default:
+					spec = spec["template"].(map[string]any)["spec"].(map[string]any)
+				}
+				spec["affinity"] = map[string]any{"nodeAffinity": map[string]any{}}
+				w.WriteHeader(http.StatusCreated)
+				json.NewEncoder(w).Encode(obj)
+			}))
+			defer srv.Close()
+			cl, err := kubernetes.NewForConfig(&rest.Config{Host: srv.URL, ContentConfig: rest.ContentConfig{ContentType: "application/json"}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Inference on both pools: its probe pods are in team-a and
+			// team-b; training's, asking a GPU, in team-a only.
+			bp := gpuOnly(t, "[cpu, gpu]")
+			bp.Spec.Guardrails = v1alpha1.GuardrailsWarn // no namespace probe
+			err = WaitForGuardrails(context.Background(), cl, bp, 300*time.Millisecond)
+			switch {
+			case c.wantErr == "" && err != nil:
+				t.Errorf("wait: %v; want passed", err)
+			case c.wantErr != "" && (err == nil || !strings.Contains(err.Error(), c.wantErr)):
+				t.Errorf("wait: %v; want an error with %q", err, c.wantErr)
+			}
+		})
+	}
+}
