@@ -194,7 +194,7 @@ wait:
 			break
 		}
 		if at >= until {
-			fmt.Fprintf(o.Progress, "  stopped at %s of trace time (--until): jobs still waiting or running are reported unfinished\n", report.Round(until))
+			fmt.Fprintf(o.Progress, "  stopped at %s of trace time (--until): jobs still waiting or running are reported unfinished\n", until.Round(time.Second))
 			break
 		}
 		select {
