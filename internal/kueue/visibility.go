@@ -18,6 +18,7 @@ import (
 	genericoptions "k8s.io/apiserver/pkg/server/options"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/rest"
+	"k8s.io/client-go/util/retry"
 	"k8s.io/component-base/compatibility"
 	baseversion "k8s.io/component-base/version"
 	apiregistrationv1 "k8s.io/kube-aggregator/pkg/apis/apiregistration/v1"
@@ -166,13 +167,23 @@ func registerVisibility(ctx context.Context, cfg *rest.Config, caBundle []byte, 
 				VersionPriority:      100,
 			},
 		}
-		have, err := apis.Get(ctx, want.Name, metav1.GetOptions{})
-		if apierrors.IsNotFound(err) {
-			_, err = apis.Create(ctx, want, metav1.CreateOptions{})
-		} else if err == nil {
+		// On a cluster started again the APIService is still there, and
+		// the aggregator's availability controller writes its status
+		// (the old port no longer answers) while this updates its spec:
+		// a conflict, tried again on the object as it now is.
+		err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
+			have, err := apis.Get(ctx, want.Name, metav1.GetOptions{})
+			if apierrors.IsNotFound(err) {
+				_, err = apis.Create(ctx, want, metav1.CreateOptions{})
+				return err
+			}
+			if err != nil {
+				return err
+			}
 			have.Spec = want.Spec
 			_, err = apis.Update(ctx, have, metav1.UpdateOptions{})
-		}
+			return err
+		})
 		if err != nil {
 			return fmt.Errorf("registering APIService %s: %w", want.Name, err)
 		}
