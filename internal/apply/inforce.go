@@ -37,7 +37,11 @@ import (
 //     comes back with the limit, or is refused by berth/gpu-limit, which
 //     reads the mark only the mutation sets);
 //   - under queueing: Kueue, a Job that names no queue, in each team
-//     namespace, comes back with its team's (berth-kueue-queue).
+//     namespace, comes back with its team's (berth-kueue-queue);
+//   - the validating policies, when they refuse (guardrails Enforce): a
+//     namespace claiming a team it is not listed under is refused by
+//     berth-namespaces. Under Warn and Audit a refusal is not visible to
+//     the client, so only the mutating policies are probed.
 //
 // Every namespace is probed, not one: the policies name the team
 // namespaces literally, so a team added to the blueprint changes them,
@@ -46,10 +50,6 @@ import (
 // queue, while the first team's probe already passes. A probe pod that
 // only a ResourceQuota refuses (its team's quota is in use) passed every
 // policy; one placed pod of the kind is then enough.
-//   - the validating policies, when they refuse (guardrails Enforce): a
-//     namespace claiming a team it is not listed under is refused by
-//     berth-namespaces. Under Warn and Audit a refusal is not visible to
-//     the client, so only the mutating policies are probed.
 //
 // It returns an error saying what the probes last saw when timeout
 // passes first.
