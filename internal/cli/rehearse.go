@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -363,8 +364,36 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*report.Report, error) 
 		fmt.Fprintf(o.ErrOut, "Replayed %s of trace in %s of wall time: %d clock steps, %s settling (the longest %s%s)\n",
 			time.Duration(rep.Rehearsed).Round(time.Second), time.Duration(rep.Wall).Round(time.Second), k.Steps,
 			time.Duration(k.Settling).Round(time.Millisecond), time.Duration(k.MaxSettle).Round(time.Millisecond), most)
+		if line := boundBy(k); line != "" {
+			fmt.Fprintln(o.ErrOut, line)
+		}
 	}
 	return rep, err
+}
+
+// boundBy says, of a rehearsal's clock, what it spent the most settling
+// after and which requests its API server spent the most time on: where
+// a slow replay's time went (the report's clock section has the rest).
+func boundBy(k report.ClockReport) string {
+	var parts []string
+	if len(k.Causes) > 0 {
+		c := k.Causes[0]
+		parts = append(parts, fmt.Sprintf("most settling after timers of %s (%s over %d moments, %d of them its alone)",
+			c.Component, time.Duration(c.Settling).Round(time.Millisecond), c.Moments, c.Alone))
+	}
+	if len(k.Requests) > 0 {
+		r := k.Requests[0]
+		refused := ""
+		if r.Refused > 0 {
+			refused = fmt.Sprintf(", %d refused", r.Refused)
+		}
+		parts = append(parts, fmt.Sprintf("the API server's longest work %s %s (%d requests%s, %s)",
+			r.Verb, r.Resource, r.Count, refused, time.Duration(r.Served).Round(time.Millisecond)))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "Bound by: " + strings.Join(parts, "; ")
 }
 
 // seeded is a copy of bp whose spot pools' random interruptions are

@@ -6,10 +6,13 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 	utilerrors "k8s.io/apimachinery/pkg/util/errors"
+	"k8s.io/apimachinery/pkg/util/sets"
+	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 	genericapiserver "k8s.io/apiserver/pkg/server"
 	"k8s.io/client-go/rest"
@@ -152,6 +155,7 @@ func countRequests(next http.Handler, activity *simtime.Activity, inFlight *simt
 		rec := &statusRecorder{ResponseWriter: w, code: http.StatusOK}
 		begin := time.Now()
 		next.ServeHTTP(responsewriter.WrapForHTTP1Or2(rec), r)
+		activity.Requests().Served(requestKind(r), rec.code >= 400, time.Since(begin))
 		if simtime.Tracing {
 			simtime.Tracef("request %s %s %d %s (%s, %s)", r.Method, r.URL.Path, rec.code, time.Since(begin).Round(time.Microsecond), r.UserAgent(), begin.Format("15:04:05.000000"))
 		}
@@ -162,6 +166,31 @@ func countRequests(next http.Handler, activity *simtime.Activity, inFlight *simt
 			inFlight.Refused()
 		}
 	})
+}
+
+// requestInfo reads a request's verb and resource as the API server's
+// own handler chain does.
+var requestInfo = &request.RequestInfoFactory{
+	APIPrefixes:          sets.NewString("api", "apis"),
+	GrouplessAPIPrefixes: sets.NewString("api"),
+}
+
+// requestKind is the verb and resource of a request the API server
+// serves: "create" "pods", "update" "jobs.batch/status", or a path that
+// names no resource ("get" "/readyz").
+func requestKind(r *http.Request) simtime.RequestKind {
+	info, err := requestInfo.NewRequestInfo(r)
+	if err != nil || !info.IsResourceRequest {
+		return simtime.RequestKind{Verb: strings.ToLower(r.Method), Resource: r.URL.Path}
+	}
+	resource := info.Resource
+	if info.APIGroup != "" {
+		resource += "." + info.APIGroup
+	}
+	if info.Subresource != "" {
+		resource += "/" + info.Subresource
+	}
+	return simtime.RequestKind{Verb: info.Verb, Resource: resource}
 }
 
 // retried says whether a request that got code is one its client will

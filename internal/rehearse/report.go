@@ -22,8 +22,30 @@ func clockReport(c *simtime.Clock, d *simtime.Driver) report.ClockReport {
 		Step: report.Duration(c.Step()), Steps: s.Steps, Timers: s.Fired,
 		Settling: report.Duration(s.Settling), MaxSettle: report.Duration(s.MaxSettle), Quiet: report.Duration(s.Quiet),
 		Counted: report.Duration(s.Counted), Running: report.Duration(s.Running), Grace: report.Duration(s.Grace), Windows: report.Duration(s.Windows), Gated: s.Gated,
-		WaitedOn: waitedOn(s.WaitedOn),
+		WaitedOn: waitedOn(s.WaitedOn), Causes: causes(s.Causes), Requests: requests(c.Activity().Requests().Counts()),
 	}
+}
+
+// causes are the clock's moments by cause, the longest settling first
+// (then by name, so that the order repeats).
+func causes(by map[string]simtime.Cause) []report.ClockCause {
+	out := make([]report.ClockCause, 0, len(by))
+	for name, c := range by {
+		out = append(out, report.ClockCause{Component: name, Moments: c.Moments, Alone: c.Alone, Timers: c.Timers, Settling: report.Duration(c.Settling.Round(time.Millisecond))})
+	}
+	slices.SortFunc(out, func(a, b report.ClockCause) int {
+		return cmp.Or(cmp.Compare(b.Settling, a.Settling), cmp.Compare(a.Component, b.Component))
+	})
+	return out
+}
+
+// requests are the API server's requests as the report gives them.
+func requests(counts []simtime.RequestCount) []report.RequestCount {
+	out := make([]report.RequestCount, 0, len(counts))
+	for _, c := range counts {
+		out = append(out, report.RequestCount{Verb: c.Verb, Resource: c.Resource, Count: c.Count, Refused: c.Refused, Served: report.Duration(c.Served.Round(time.Microsecond))})
+	}
+	return out
 }
 
 // waitedOn is the counted wait by what was at work, longest first.

@@ -35,6 +35,8 @@ type Activity struct {
 	// watches are counted clients' watch streams, whose events may be
 	// in a socket between the server and the client.
 	watches watchStreams
+	// requests is the tally of the requests the API server served.
+	requests Requests
 
 	// mu guards the registered counters, probes and gates.
 	mu       sync.Mutex
@@ -208,6 +210,10 @@ func (a *Activity) sinceRefusal() time.Duration {
 	}
 	return time.Since(time.Unix(0, at))
 }
+
+// Requests is the tally of the requests the API server on the clock
+// served, which its handler keeps.
+func (a *Activity) Requests() *Requests { return &a.requests }
 
 // Refusals counts the refusals so far.
 func (a *Activity) Refusals() int64 { return a.refusals.Load() }

@@ -100,7 +100,13 @@ func (c *Clock) NewTimer(d time.Duration) clock.Timer { return c.newTimer(d, nil
 func (c *Clock) AfterFunc(d time.Duration, f func()) clock.Timer { return c.newTimer(d, f, 0) }
 
 func (c *Clock) newTimer(d time.Duration, f func(), phase int) clock.Timer {
-	t := &timer{c: c, f: f, phase: phase, index: -1}
+	return c.newTimerOf("", d, f, phase)
+}
+
+// newTimerOf is newTimer for a timer of the named cause; "" is the
+// caller's component (timerCause).
+func (c *Clock) newTimerOf(cause string, d time.Duration, f func(), phase int) clock.Timer {
+	t := &timer{c: c, f: f, phase: phase, index: -1, cause: cause}
 	if f == nil {
 		t.ch = make(chan time.Time, 1)
 	}
@@ -189,12 +195,17 @@ func (c *Clock) Changed() <-chan struct{} { return c.changed }
 // of the first phase that has any (FireDue), and every ticker that passed
 // a tick. It reports how many timers fired.
 func (c *Clock) Advance(to time.Time) int {
+	n, _ := c.advance(to)
+	return n
+}
+
+func (c *Clock) advance(to time.Time) (int, map[string]int) {
 	c.mu.Lock()
 	if to.After(c.now) {
 		c.now = to
 	}
 	c.mu.Unlock()
-	return c.FireDue()
+	return c.fireDue()
 }
 
 // Due reports whether a timer is due now.
@@ -209,6 +220,13 @@ func (c *Clock) Due() bool {
 // Phase(2) and so on), and reports how many it fired. A Driver calls it
 // again, phase after phase, as the cluster settles from each.
 func (c *Clock) FireDue() int {
+	n, _ := c.fireDue()
+	return n
+}
+
+// fireDue is FireDue, which also says how many timers of each cause
+// (the component that set it) fired.
+func (c *Clock) fireDue() (int, map[string]int) {
 	c.mu.Lock()
 	now := c.now
 	var due, keep []*timer
@@ -252,10 +270,12 @@ func (c *Clock) FireDue() int {
 		default:
 		}
 	}
+	causes := make(map[string]int, 2)
 	for _, t := range due {
+		causes[t.cause]++
 		t.fire(now)
 	}
-	return len(due)
+	return len(due), causes
 }
 
 // deadline is when a timer set for d from now fires: rounded up to the
@@ -274,6 +294,9 @@ func (c *Clock) deadline(d time.Duration) time.Time {
 // arm schedules t for d from now. A timer of phase 0 already due fires at
 // once; one of a later phase waits for its phase of the moment.
 func (c *Clock) arm(t *timer, d time.Duration) {
+	if t.cause == "" {
+		t.cause = timerCause()
+	}
 	c.mu.Lock()
 	if d <= 0 && t.phase == 0 {
 		now := c.now
@@ -311,6 +334,8 @@ type timer struct {
 	index int // in the clock's heap; -1 when not pending
 	// caller is where the timer was set, when traceTimers is on.
 	caller string
+	// cause is the component that set it (timerCause).
+	cause string
 }
 
 func (t *timer) C() <-chan time.Time { return t.ch }

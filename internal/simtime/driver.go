@@ -55,6 +55,10 @@ type Driver struct {
 	// quietAt is the count of writes when the cluster was last seen
 	// quiet for a window: watch events of writes before it have arrived.
 	quietAt uint64
+	// moment is the causes whose timers fired at the clock's current
+	// moment; settling the causes of the timers fired last, whose share
+	// of the next settle they get.
+	moment, settling map[string]int
 }
 
 // Stats are what a Driver did.
@@ -81,6 +85,9 @@ type Stats struct {
 	// WaitedOn is the counted settling by what was at work: a request
 	// counter's name, a probe's, a watch's.
 	WaitedOn map[string]time.Duration `json:"waitedOn,omitempty"`
+	// Causes are the clock's moments and the settling after them by the
+	// component whose timers fired (see Cause).
+	Causes map[string]Cause `json:"causes,omitempty"`
 
 	lastSettle time.Duration
 }
@@ -96,6 +103,8 @@ func (d *Driver) Stats() Stats {
 	defer d.mu.Unlock()
 	s := d.stats
 	s.WaitedOn = maps.Clone(d.stats.WaitedOn)
+	s.Causes = maps.Clone(d.stats.Causes)
+	d.countMoment(&s)
 	return s
 }
 
@@ -120,10 +129,7 @@ func (d *Driver) Run(ctx context.Context) error {
 		// The moment's timers of the next phase, once the earlier
 		// phases have settled.
 		if d.clock.Due() {
-			fired := d.clock.FireDue()
-			d.mu.Lock()
-			d.stats.Fired += fired
-			d.mu.Unlock()
+			d.fired(false)(d.clock.fireDue())
 			continue
 		}
 		next, ok := d.clock.Next()
@@ -152,11 +158,48 @@ func (d *Driver) Run(ctx context.Context) error {
 		if traceTimers {
 			Tracef("settled in %s (quiet window %s)", d.Stats().lastSettle, d.window())
 		}
-		fired := d.clock.Advance(next)
+		d.fired(true)(d.clock.advance(next))
+	}
+}
+
+// fired returns the function that notes the timers just fired, by cause;
+// step says they began a new moment of the clock.
+func (d *Driver) fired(step bool) func(n int, causes map[string]int) {
+	return func(n int, causes map[string]int) {
 		d.mu.Lock()
-		d.stats.Steps++
-		d.stats.Fired += fired
-		d.mu.Unlock()
+		defer d.mu.Unlock()
+		d.stats.Fired += n
+		if step {
+			d.stats.Steps++
+			d.countMoment(&d.stats)
+			d.moment = nil
+		}
+		if d.stats.Causes == nil {
+			d.stats.Causes = map[string]Cause{}
+		}
+		if d.moment == nil {
+			d.moment = map[string]int{}
+		}
+		for name, k := range causes {
+			c := d.stats.Causes[name]
+			c.Timers += k
+			d.stats.Causes[name] = c
+			d.moment[name] += k
+		}
+		d.settling = causes
+	}
+}
+
+// countMoment adds the moment now ending (or, for a snapshot of the
+// statistics, going on) to s's causes. d.mu is held.
+func (d *Driver) countMoment(s *Stats) {
+	for name := range d.moment {
+		c := s.Causes[name]
+		c.Moments++
+		if len(d.moment) == 1 {
+			c.Alone++
+		}
+		s.Causes[name] = c
 	}
 }
 
@@ -170,6 +213,15 @@ func (d *Driver) Settle(ctx context.Context) error {
 		d.stats.MaxSettle = max(d.stats.MaxSettle, took)
 		d.stats.lastSettle = took
 		d.waiting = ""
+		if len(d.settling) > 0 {
+			share := took / time.Duration(len(d.settling))
+			for name := range d.settling {
+				c := d.stats.Causes[name]
+				c.Settling += share
+				d.stats.Causes[name] = c
+			}
+			d.settling = nil
+		}
 		d.mu.Unlock()
 	}()
 	a := d.clock.activity

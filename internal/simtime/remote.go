@@ -152,7 +152,7 @@ func (r *Remote) Answer(line string) bool {
 			// A timer of the clock's own at the follower's deadline: the
 			// clock stops there, and the moment's changed time asks the
 			// follower to fire it.
-			r.next = r.clock.NewTimer(time.Unix(0, next).Sub(r.clock.Now()))
+			r.next = r.clock.newTimerOf(r.name, time.Unix(0, next).Sub(r.clock.Now()), nil, 0)
 		}
 	}
 	r.mu.Unlock()

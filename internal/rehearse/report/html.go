@@ -120,8 +120,16 @@ func gpuChart(a, b *Report) template.HTML {
 	return chart.Bars("Idle GPU-hours per pool", bars)
 }
 
+// topRequests are the kinds of request a report's page lists: the ten
+// the API server spent the most time on (the JSON has every kind).
+func topRequests(rs []RequestCount) []RequestCount { return rs[:min(len(rs), 10)] }
+
+// wall is a wall-clock duration of the clock's account, to the
+// millisecond.
+func wall(d Duration) string { return time.Duration(d).Round(time.Millisecond).String() }
+
 var reportPage = template.Must(template.New("report").Funcs(template.FuncMap{"short": short, "hours": hours, "jobHours": func(d Duration) string { return hours(time.Duration(d).Hours()) }, "charts": charts,
-	"deref": func(f *float64) float64 { return *f }, "replacementLine": replacementLine}).Parse(`<!doctype html>
+	"deref": func(f *float64) float64 { return *f }, "replacementLine": replacementLine, "topRequests": topRequests, "wall": wall}).Parse(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>berth rehearse: {{.NameA}}{{if .B}} vs {{.NameB}}{{end}}</title>
 <style>
 body{font-family:system-ui,sans-serif;margin:2em;color:#222}
@@ -164,5 +172,11 @@ th{background:#f3f5f7}
 {{range .Disruptions}}<tr><td>{{.Kind}}</td><td>{{short .At}}</td><td>{{.Pool}}</td><td>{{if .Notice}}{{short .Notice}}{{else}}-{{end}}</td><td>{{if .Took}}{{short .Took}}{{else}}-{{end}}</td><td>{{if .Error}}failed: {{.Error}}{{else}}{{range $i, $n := .Nodes}}{{if $i}}, {{end}}{{$n}}{{else}}(none up){{end}}{{end}}</td></tr>
 {{end}}</table>{{end}}
 <p>The clock took {{.Clock.Steps}} steps of {{short .Clock.Step}}{{if .Speed}}, at most {{.Speed}} times real time{{end}}; the cluster settled before them in {{short .Clock.Settling}} of wall time in all.</p>
+{{if .Clock.Causes}}<table><tr><th>the clock stopped for</th><th>moments</th><th>alone</th><th>settling after</th></tr>
+{{range .Clock.Causes}}<tr><td>{{.Component}}</td><td>{{.Moments}}</td><td>{{.Alone}}</td><td>{{wall .Settling}}</td></tr>
+{{end}}</table>{{end}}
+{{with topRequests .Clock.Requests}}<table><tr><th>the API server's longest work</th><th>requests</th><th>refused</th><th>served in</th></tr>
+{{range .}}<tr><td>{{.Verb}} {{.Resource}}</td><td>{{.Count}}</td><td>{{.Refused}}</td><td>{{wall .Served}}</td></tr>
+{{end}}</table>{{end}}
 {{range .Notes}}<p>note: {{.}}</p>{{end}}
 {{end}}`))

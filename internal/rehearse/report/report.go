@@ -85,6 +85,41 @@ type ClockReport struct {
 	// WaitedOn is where the counted wait went, longest first: "requests
 	// sent by kube-controller-manager 1m2s".
 	WaitedOn []string `json:"waitedOn,omitempty"`
+	// Causes are the components whose timers stopped the clock, the one
+	// the cluster spent the most settling after first: what bounded the
+	// replay's steps.
+	Causes []ClockCause `json:"causes,omitempty"`
+	// Requests are the API server's requests by verb and resource, the
+	// longest served first: what bounded its settling.
+	Requests []RequestCount `json:"requests,omitempty"`
+}
+
+// ClockCause is what one component's timers did to the clock.
+type ClockCause struct {
+	Component string `json:"component"`
+	// Moments counts the moments at which a timer of the component
+	// fired; Alone those at which no other component's did (the moments
+	// the clock would skip without it); Timers its timers fired.
+	Moments int `json:"moments"`
+	Alone   int `json:"alone"`
+	Timers  int `json:"timers"`
+	// Settling is its share of the wall time the cluster took to settle
+	// after its timers fired, shared evenly with the components whose
+	// timers fired with its.
+	Settling Duration `json:"settling"`
+}
+
+// RequestCount is the requests of one verb and resource the rehearsal's
+// API server served.
+type RequestCount struct {
+	Verb     string `json:"verb"`
+	Resource string `json:"resource"`
+	// Count counts them, Refused those answered with an error (a pod
+	// the quota refused); Served is the wall time the server took on
+	// them in all.
+	Count   int      `json:"count"`
+	Refused int      `json:"refused,omitempty"`
+	Served  Duration `json:"served"`
 }
 
 // QueueResult is a team's queue under Kueue: how long its Jobs waited
