@@ -8,7 +8,7 @@
 //	                     [-shapes yaml-stream-bare-flow]
 //	go run ./bench autoscale [-runs 5]                  # pending GPU pod -> new node Ready -> pod Running
 //	go run ./bench queue [-runs 3]                      # queue depth -> HPA from zero -> GPU nodes -> workers Running
-//	go run ./bench rehearse [-until 24h] [-against 60]  # the retail week on its clock: steps, settling, wall time, peak memory
+//	go run ./bench rehearse [-until 24h] [-queueing Kueue] [-against 60]  # the retail week on its clock: steps, settling, wall time, peak memory
 //	                        [-vs examples/retail-gpu4.yaml] [-busy]
 //
 // It links only client-go, never the control plane, so it measures the
@@ -74,6 +74,8 @@ func main() {
 		fs.StringVar(&o.trace, "trace", "examples/retail-week.csv", "the trace")
 		fs.StringVar(&o.until, "until", "", "stop at this trace time (default: berth rehearse's)")
 		fs.StringVar(&o.vs, "vs", "", "a second design, as berth rehearse --vs")
+		fs.StringVar(&o.queueing, "queueing", "", "ResourceQuota or Kueue, as berth rehearse --queueing (default: the blueprint's)")
+		fs.StringVar(&o.vsQueueing, "vs-queueing", "", "compare with the same blueprint queued this way, as berth rehearse --vs-queueing")
 		fs.StringVar(&o.cloud, "cloud", "aws", "the cloud whose prices the cost uses")
 		fs.Float64Var(&o.speed, "speed", 0, "the speed ceiling (0: as fast as the cluster settles)")
 		fs.Float64Var(&o.against, "against", 0, "replay again at this ceiling and check the two reports are equal")

@@ -19,7 +19,10 @@ import (
 // rehearseOptions are what `bench rehearse` replays.
 type rehearseOptions struct {
 	file, trace, until, vs, cloud string
-	speed                         float64
+	// queueing and vsQueueing are berth rehearse's --queueing and
+	// --vs-queueing: the same blueprint under ResourceQuota or Kueue.
+	queueing, vsQueueing string
+	speed                float64
 	// against is a second speed ceiling to replay the same at, whose
 	// report must equal the first's in every figure.
 	against float64
@@ -82,6 +85,12 @@ func (e *env) rehearse(o rehearseOptions, speed float64, busy bool, save string)
 	if o.vs != "" {
 		args = append(args, "--vs", o.vs)
 	}
+	if o.queueing != "" {
+		args = append(args, "--queueing", o.queueing)
+	}
+	if o.vsQueueing != "" {
+		args = append(args, "--vs-queueing", o.vsQueueing)
+	}
 	if o.cloud != "" {
 		args = append(args, "--cloud", o.cloud)
 	}
@@ -138,6 +147,22 @@ func printClock(name string, r map[string]any) {
 	fmt.Printf("  %s%s of trace in %s of wall time: %v clock steps (%v timers), %s settling (the longest %s; counted work %s, goroutines running %s, retry grace %s, quiet windows %s), %v pods placed one at a time\n",
 		name, r["rehearsed"], short(r["wall"]), c["steps"], c["timers"], short(c["settling"]), short(c["maxSettle"]),
 		short(c["counted"]), short(c["running"]), short(c["grace"]), short(c["windows"]), c["gated"])
+	// What bounded it: the components whose timers the cluster settled
+	// after longest, and the API server's longest work.
+	causes, _ := c["causes"].([]any)
+	for _, v := range causes[:min(len(causes), 4)] {
+		k, _ := v.(map[string]any)
+		fmt.Printf("    settled %s after timers of %s (%v moments, %v of them its alone)\n", short(k["settling"]), k["component"], k["moments"], k["alone"])
+	}
+	requests, _ := c["requests"].([]any)
+	for _, v := range requests[:min(len(requests), 5)] {
+		k, _ := v.(map[string]any)
+		refused := ""
+		if n, ok := k["refused"].(float64); ok && n > 0 {
+			refused = fmt.Sprintf(", %v refused", n)
+		}
+		fmt.Printf("    served %s: %s %s (%v requests%s)\n", short(k["served"]), k["verb"], k["resource"], k["count"], refused)
+	}
 }
 
 // short rounds a duration string of the report to the millisecond.
