@@ -29,6 +29,7 @@ import (
 
 	"berth.io/berth/internal/kueue"
 	"berth.io/berth/internal/simtime"
+	"berth.io/berth/internal/version"
 )
 
 func main() {
@@ -42,12 +43,31 @@ func main() {
 	fair := fs.Bool("fair-sharing", false, "turn on Kueue's fair sharing (the blueprint's spec.fairSharing)")
 	visibility := fs.Bool("serve-visibility", false, "serve Kueue's visibility API on a loopback port, printed as \"visibility ADDRESS\" on stdout (berth up passes it)")
 	follow := fs.Int64("follow-clock", 0, "follow a rehearsal's clock, which stands at this Unix time in nanoseconds, asked on stdin (berth rehearse passes it)")
+	expect := fs.String("expect", "", "the Kueue and clock protocol berth expects (berth up passes its own); berth-kueue stops at once when it was built with others")
+	printVersion := fs.Bool("version", false, "print the Kueue and clock protocol berth-kueue was built with, and exit")
 	klog.InitFlags(fs)
 	_ = fs.Parse(os.Args[1:])
+	if *printVersion {
+		fmt.Println(version.Peer(simtime.RemoteProtocol))
+		return
+	}
+	if err := checkPeer(*expect, version.Peer(simtime.RemoteProtocol)); err != nil {
+		fmt.Fprintln(os.Stderr, "berth-kueue:", err)
+		os.Exit(1)
+	}
 	if err := run(*kubeconfig, *cert, *key, *ca, *fair, *visibility, *follow); err != nil {
 		fmt.Fprintln(os.Stderr, "berth-kueue:", err)
 		os.Exit(1)
 	}
+}
+
+// checkPeer compares what berth expects of this binary with what it was
+// built with ("" expects nothing: started by hand).
+func checkPeer(expect, own string) error {
+	if expect == "" || expect == own {
+		return nil
+	}
+	return fmt.Errorf("built with %s, but berth expects %s: build both from one checkout (go build -o bin/ ./cmd/berth ./cmd/berth-kueue), or point BERTH_KUEUE_BINARY at the berth-kueue built with this berth", own, expect)
 }
 
 func run(kubeconfig, certFile, keyFile, caFile string, fairSharing, visibility bool, follow int64) error {

@@ -23,6 +23,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/simtime"
+	"berth.io/berth/internal/version"
 )
 
 // KueueBinaryEnv names the berth-kueue binary to run, where it is not
@@ -85,6 +86,9 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool,
 		"--tls-cert-file=" + p.KueueWebhookCert(),
 		"--tls-private-key-file=" + p.KueueWebhookKey(),
 		"--client-ca-bundle=" + p.CACert(),
+		// Built apart from berth, it must speak berth's clock protocol
+		// and run the Kueue berth's objects are written for.
+		"--expect=" + version.Peer(simtime.RemoteProtocol),
 	}
 	if fairSharing {
 		args = append(args, "--fair-sharing")

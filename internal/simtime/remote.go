@@ -15,6 +15,13 @@ import (
 	"k8s.io/utils/clock"
 )
 
+// RemoteProtocol is the version of the lines a clock's owner and its
+// follower exchange (queries, answers, watch byte counts): raise it with
+// any change to them, so that a berth and a berth-kueue built apart
+// refuse to run together rather than misread each other
+// (version.Peer).
+const RemoteProtocol = 1
+
 // A rehearsal's clock reaches across a process boundary through a
 // Remote (in the process that owns the clock) and Follow (in the process
 // that follows it: berth-kueue, which cannot be linked into berth). They

@@ -7,6 +7,7 @@
 package version
 
 import (
+	"fmt"
 	"runtime/debug"
 	"strings"
 	"sync/atomic"
@@ -65,3 +66,28 @@ func init() {
 
 // Kubernetes is the Kubernetes version the embedded control plane reports.
 func Kubernetes() string { return version.Get().GitVersion }
+
+// kueuePinned is the Kueue module go.mod requires, for a binary that
+// carries no module list (a test's; TestPinnedIsGoMods keeps the two in
+// step).
+const kueuePinned = "v0.17.1"
+
+// Kueue is the version of Kueue's module the binary was built with.
+func Kueue() string {
+	if info, ok := debug.ReadBuildInfo(); ok {
+		for _, dep := range info.Deps {
+			if dep.Path == "sigs.k8s.io/kueue" {
+				return dep.Version
+			}
+		}
+	}
+	return kueuePinned
+}
+
+// Peer is what berth and berth-kueue, built apart, compare when berth
+// starts berth-kueue: the Kueue module each was built with and the
+// version of the clock's line protocol each speaks (protocol:
+// simtime.RemoteProtocol).
+func Peer(protocol int) string {
+	return fmt.Sprintf("Kueue %s, clock protocol %d", Kueue(), protocol)
+}
