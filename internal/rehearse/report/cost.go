@@ -3,8 +3,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 
+	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/rehearse/cost"
 )
 
@@ -38,12 +40,51 @@ func writeCost(w io.Writer, c *cost.Report) error {
 	if c.SpotAtOnDemand > 0 {
 		fmt.Fprintf(w, "Spot saved %s: its node-hours would have cost %s on demand (%.1f%% less).\n", dollars(c.SpotSavings), dollars(c.SpotAtOnDemand), c.SpotSavingsPercent)
 	}
-	for _, p := range c.Pools {
-		if p.Problem != nil && (p.OnDemandHours > 0 || p.SpotHours > 0) {
-			fmt.Fprintf(w, "pool %s has no price: %s\n", p.Price.Pool, p.Problem)
-		}
+	for _, line := range unpriced(c.Pools) {
+		fmt.Fprintln(w, line)
 	}
 	return nil
+}
+
+// unpriced says why the pools that ran without a price have none: once
+// for the pools that lack one for the same reason (the retail template
+// rehearsed with no --cloud: every pool), with the fix for each.
+func unpriced(pools []cost.PoolCost) []string {
+	var order []string
+	same := map[string][]*problem.Problem{}
+	for _, p := range pools {
+		if p.Problem == nil || p.OnDemandHours == 0 && p.SpotHours == 0 {
+			continue
+		}
+		if _, seen := same[p.Problem.Message]; !seen {
+			order = append(order, p.Problem.Message)
+		}
+		same[p.Problem.Message] = append(same[p.Problem.Message], p.Problem)
+	}
+	var out []string
+	for _, message := range order {
+		ps := same[message]
+		if len(ps) == 1 {
+			out = append(out, ps[0].String())
+			continue
+		}
+		names := make([]string, len(ps))
+		fields := make([]string, 0, len(ps))
+		for i, p := range ps {
+			names[i] = p.Object.Name
+			if p.Field != "" {
+				fields = append(fields, p.Field)
+			}
+		}
+		fix := ps[0].Fix
+		if len(fields) == len(ps) {
+			// The fix names the first pool's field: name each one's.
+			fix = strings.Replace(fix, ps[0].Field, "each one's price ("+strings.Join(fields, ", ")+")", 1)
+		}
+		why := strings.TrimPrefix(message, "the pool has no price: ")
+		out = append(out, fmt.Sprintf("Pools %s have no price, each because %s\n    fix: %s", strings.Join(names, ", "), why, fix))
+	}
+	return out
 }
 
 func dollars(m cost.Money) string { return m.String() }
