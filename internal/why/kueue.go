@@ -162,15 +162,27 @@ func queueCause(w *Workload) (Cause, bool) {
 	}
 	wl := q.Workload
 	obj := problem.Object{Kind: "Workload", Namespace: wl.Namespace, Name: wl.Name}
-	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue &&
-		!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+	// Preempted or evicted and not admitted again: Kueue sets both back
+	// to False when it reserves quota for the Workload anew. Until its
+	// pods have stopped, the Workload still holds its old reservation.
+	releasing := ""
+	if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) {
+		releasing = ", giving back its quota as its pods stop"
+	}
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadPreempted); c != nil && c.Status == metav1.ConditionTrue {
 		fix := "Kueue admits it again once its queue has quota; nothing to do unless it must not be preempted"
 		if c.Reason == kueue.InCohortReclamationReason {
 			fix = "it ran on GPUs its team borrowed, and their team took them back; Kueue admits it again once its own quota is free. To keep a team's work on its own GPUs, set queue.borrow: 0 for the team in the blueprint"
 		}
 		return Cause{Layer: LayerQueue, Code: CauseQueuePreempted, Problem: problem.Problem{Object: obj,
-			Message: fmt.Sprintf("Kueue preempted %s (%s: %s) and holds it suspended in LocalQueue %s%s", job, c.Reason, c.Message, q.Queue, q.where()),
+			Message: fmt.Sprintf("Kueue preempted %s (%s: %s) and holds it suspended in LocalQueue %s%s%s", job, c.Reason, c.Message, q.Queue, q.where(), releasing),
 			Fix:     fix,
+		}}, true
+	}
+	if c := apimeta.FindStatusCondition(wl.Status.Conditions, kueue.WorkloadEvicted); c != nil && c.Status == metav1.ConditionTrue {
+		return Cause{Layer: LayerQueue, Code: CauseQueuePreempted, Problem: problem.Problem{Object: obj,
+			Message: fmt.Sprintf("Kueue evicted %s (%s: %s) and holds it suspended in LocalQueue %s%s%s", job, c.Reason, c.Message, q.Queue, q.where(), releasing),
+			Fix:     "Kueue admits it again once its queue has quota and the reason is gone; its conditions say more: kubectl get workload " + wl.Name + " -n " + wl.Namespace + " -o yaml",
 		}}, true
 	}
 	msg := "Kueue has not yet considered it"
@@ -231,7 +243,10 @@ func readWaiting(ctx context.Context, c kubernetes.Interface, namespace string) 
 	positions := map[string]map[string]*QueuePosition{}
 	for i := range list.Items {
 		wl := &list.Items[i]
-		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) ||
+		// Held: no quota reserved, or evicted (preempted) and still
+		// giving back the quota it held; not finished.
+		if apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadQuotaReserved) &&
+			!apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadEvicted) ||
 			apimeta.IsStatusConditionTrue(wl.Status.Conditions, kueue.WorkloadFinished) {
 			continue
 		}

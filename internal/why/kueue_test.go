@@ -36,6 +36,17 @@ func TestQueueCause(t *testing.T) {
 			metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue, Reason: kueue.InCohortReclamationReason, Message: "Preempted to accommodate a workload (UID: u) due to reclamation within the cohort"},
 			waiting("couldn't assign flavors"))},
 			false, CauseQueuePreempted, "Kueue preempted job/team-b/b3 (InCohortReclamation: Preempted to accommodate", "queue.borrow: 0"},
+		// A moment after the preemption: its old reservation still
+		// holds until its pods stop.
+		{"reclaimed, pods stopping", &Queued{Queue: "team-b", Suspended: true, Workload: wl(
+			metav1.Condition{Type: kueue.WorkloadQuotaReserved, Status: metav1.ConditionTrue, Reason: "QuotaReserved"},
+			metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: kueue.WorkloadEvictedByPreemption, Message: "Preempted to accommodate a workload (UID: u) due to reclamation within the cohort"},
+			metav1.Condition{Type: kueue.WorkloadPreempted, Status: metav1.ConditionTrue, Reason: kueue.InCohortReclamationReason, Message: "Preempted to accommodate a workload (UID: u) due to reclamation within the cohort"})},
+			false, CauseQueuePreempted, "Kueue preempted job/team-b/b3 (InCohortReclamation: Preempted to accommodate a workload (UID: u) due to reclamation within the cohort) and holds it suspended in LocalQueue team-b, giving back its quota as its pods stop", "queue.borrow: 0"},
+		{"evicted", &Queued{Queue: "team-b", Suspended: true, Workload: wl(
+			metav1.Condition{Type: kueue.WorkloadEvicted, Status: metav1.ConditionTrue, Reason: "Deactivated", Message: "The workload is deactivated"},
+			waiting("couldn't assign flavors"))},
+			false, CauseQueuePreempted, "Kueue evicted job/team-b/b3 (Deactivated: The workload is deactivated)", "kubectl get workload job-b3-x"},
 		{"no workload", &Queued{Queue: "team-b", Suspended: true}, false, CauseQueueWaiting, "Kueue has made no Workload", "berth-kueue"},
 		{"position", &Queued{Queue: "team-b", Suspended: true, Workload: wl(waiting("couldn't assign flavors")),
 			Position: &QueuePosition{InLocalQueue: 1, InClusterQueue: 3, Waiting: 3}},
