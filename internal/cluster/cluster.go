@@ -553,8 +553,9 @@ func pickEtcdPorts(m *meta) error {
 	return nil
 }
 
-// routeLogs sends klog (every component's logging) to the cluster's log
-// file, keeping the terminal for berth's own output.
+// routeLogs sends klog (every component's logging), KWOK's and the etcd
+// clients' to the cluster's log file, keeping the terminal for berth's
+// own output.
 func routeLogs(path string) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
@@ -576,6 +577,7 @@ func routeLogs(path string) error {
 	// errors, such as a stage it failed to apply, are kept.
 	slog.SetDefault(slog.New(slog.NewTextHandler(f, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	log.SetOutput(f)
+	routeEtcdClientLogs(f)
 	return flagErr
 }
 
