@@ -1179,7 +1179,7 @@ func (a *HorizontalController) storeScaleEvent(behavior *autoscalingv2.Horizonta
 				oldSampleIndex = i
 			}
 		}
-		newEvent := timestampedScaleEvent{replicaChange, time.Now(), false}
+		newEvent := timestampedScaleEvent{replicaChange, clockNow(), false}
 		if foundOldSample {
 			a.scaleUpEvents[key][oldSampleIndex] = newEvent
 		} else {
@@ -1198,7 +1198,7 @@ func (a *HorizontalController) storeScaleEvent(behavior *autoscalingv2.Horizonta
 				oldSampleIndex = i
 			}
 		}
-		newEvent := timestampedScaleEvent{replicaChange, time.Now(), false}
+		newEvent := timestampedScaleEvent{replicaChange, clockNow(), false}
 		if foundOldSample {
 			a.scaleDownEvents[key][oldSampleIndex] = newEvent
 		} else {
