@@ -44,7 +44,7 @@ var dollarsRE = regexp.MustCompile(`^([0-9]{1,9})(?:\.([0-9]{1,6}))?$`)
 func ParseDollars(s string) (Dollars, error) {
 	m := dollarsRE.FindStringSubmatch(s)
 	if m == nil {
-		return 0, problem.New(fmt.Sprintf("%q is not an amount of US dollars", s), `write dollars as a decimal with at most 6 places, like "3.06"`)
+		return 0, problem.New(`write dollars as a decimal with at most 6 places, like "3.06"`, fmt.Sprintf("%q is not an amount of US dollars", s))
 	}
 	whole, _ := strconv.ParseInt(m[1], 10, 64)
 	frac, _ := strconv.ParseInt((m[2] + "000000")[:6], 10, 64)

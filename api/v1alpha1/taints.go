@@ -10,6 +10,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation"
 
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 var taintEffects = []corev1.TaintEffect{corev1.TaintEffectNoSchedule, corev1.TaintEffectPreferNoSchedule, corev1.TaintEffectNoExecute}
@@ -26,7 +27,7 @@ type Taint corev1.Taint
 func ParseTaint(s string) (Taint, error) {
 	kv, effect, ok := strings.Cut(s, ":")
 	if !ok || strings.Contains(effect, ":") {
-		return Taint{}, problem.New(fmt.Sprintf("taint %q is not KEY[=VALUE]:EFFECT", s), `write it like "gpu=true:NoSchedule"`)
+		return Taint{}, problem.New(`write it like "gpu=true:NoSchedule"`, fmt.Sprintf("taint %q is not KEY[=VALUE]:EFFECT", s))
 	}
 	key, value, _ := strings.Cut(kv, "=")
 	t := Taint{Key: key, Value: value, Effect: corev1.TaintEffect(effect)}
@@ -49,11 +50,11 @@ func MustParseTaint(s string) Taint {
 // check says what is wrong with the taint's key, value or effect, or nil.
 func (t Taint) check() *problem.Problem {
 	if errs := validation.IsQualifiedName(t.Key); len(errs) > 0 {
-		return problem.New(fmt.Sprintf("taint key %q is invalid: %s", t.Key, strings.Join(errs, "; ")), `use a key like "gpu" or "example.com/gpu"`)
+		return problem.New(`use a key like "gpu" or "example.com/gpu"`, fmt.Sprintf("taint key %q is invalid: %s", t.Key, strings.Join(errs, "; ")))
 	}
 	if t.Value != "" {
 		if errs := validation.IsValidLabelValue(t.Value); len(errs) > 0 {
-			return problem.New(fmt.Sprintf("taint value %q is invalid: %s", t.Value, strings.Join(errs, "; ")), `use a label-like value such as "true"`)
+			return problem.New(`use a label-like value such as "true"`, fmt.Sprintf("taint value %q is invalid: %s", t.Value, strings.Join(errs, "; ")))
 		}
 	}
 	if slices.Contains(taintEffects, t.Effect) {
@@ -63,7 +64,7 @@ func (t Taint) check() *problem.Problem {
 	if e, ok := suggest(string(t.Effect), taintEffects...); ok {
 		fix = fmt.Sprintf("did you mean %q?", e)
 	}
-	return problem.New(fmt.Sprintf("effect %q is not one of NoSchedule, PreferNoSchedule, NoExecute", t.Effect), fix)
+	return problem.New(fix, fmt.Sprintf("effect %q is not one of NoSchedule, PreferNoSchedule, NoExecute", t.Effect))
 }
 
 // String writes the taint as KEY[=VALUE]:EFFECT.
@@ -77,7 +78,7 @@ func (t Taint) MarshalJSON() ([]byte, error) { return json.Marshal(t.String()) }
 func (t *Taint) UnmarshalJSON(data []byte) error {
 	var s string
 	if err := json.Unmarshal(data, &s); err != nil {
-		return problem.New("a taint is written as one string", `write it like "gpu=true:NoSchedule"`)
+		return problem.New(`write it like "gpu=true:NoSchedule"`, "a taint is written as one string")
 	}
 	parsed, err := ParseTaint(s)
 	if err != nil {
@@ -104,31 +105,9 @@ func TaintString(t corev1.Taint) string {
 	return t.Key + "=" + t.Value + ":" + string(t.Effect)
 }
 
-// closeTo reports whether a and b are within an edit distance of two,
-// enough to catch "NoSchedual" for "NoSchedule".
-func closeTo(a, b string) bool {
-	a, b = strings.ToLower(a), strings.ToLower(b)
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)] <= 2
-}
-
 // suggest picks the allowed value v was probably meant to be: one that
-// differs only in case, else one within closeTo.
+// differs only in case, else one within an edit distance of two, case
+// aside (enough to catch "NoSchedual" for "NoSchedule").
 func suggest[T ~string](v string, allowed ...T) (T, bool) {
 	for _, a := range allowed {
 		if strings.EqualFold(string(a), v) {
@@ -136,7 +115,7 @@ func suggest[T ~string](v string, allowed ...T) (T, bool) {
 		}
 	}
 	for _, a := range allowed {
-		if closeTo(string(a), v) {
+		if words.EditDistance(strings.ToLower(string(a)), strings.ToLower(v)) <= 2 {
 			return a, true
 		}
 	}

@@ -62,8 +62,8 @@ func LoadFiles(paths []string, stdin io.Reader) (*Inventory, error) {
 	problems = append(problems, inv.resolvePods()...)
 	if len(problems) > 0 {
 		sort.Strings(problems)
-		return nil, problem.New(fmt.Sprintf("%d manifest(s) could not be read:\n%s", len(problems), strings.Join(problems, "\n")),
-			"correct them, or leave them out of the paths audited")
+		return nil, problem.New("correct them, or leave them out of the paths audited",
+			fmt.Sprintf("%d manifest(s) could not be read:\n%s", len(problems), strings.Join(problems, "\n")))
 	}
 	return inv, nil
 }
@@ -230,7 +230,7 @@ func (f *file) jsonDocs(i int) ([]doc, error) {
 			end, kind, items, err = document(f.data, i)
 		}
 		if err != nil {
-			return nil, fmt.Errorf("%s:%d: not valid JSON: %v", f.name, f.lineAt(i), err)
+			return nil, fmt.Errorf("%s:%d: not valid JSON: %w", f.name, f.lineAt(i), err)
 		}
 		if f.data[i] == '{' && !strings.HasSuffix(kind, "List") {
 			out = append(out, doc{file: f, data: f.data[i:end]})

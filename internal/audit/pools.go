@@ -9,6 +9,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/words"
 )
 
 // spotLabels mark spot (or preemptible) nodes on each platform.
@@ -196,14 +197,14 @@ func (v *view) checkPools() {
 		if p.gpu {
 			if bare := p.without(isGPUTaint); len(bare) > 0 {
 				v.add(v1alpha1.RuleGPUPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
-					fmt.Sprintf("GPU pool %s: %s of %d node(s) have no GPU taint (%s), so any pod may land on them and hold them", p.name, nodeList(bare), len(p.nodes), strings.Join(taintStrings(v.gpuTaints), ", ")),
+					fmt.Sprintf("GPU pool %s: %s of %d node(s) have no GPU taint (%s), so any pod may land on them and hold them", p.name, words.List(bare, 3), len(p.nodes), strings.Join(taintStrings(v.gpuTaints), ", ")),
 					fmt.Sprintf("taint pool %s %s (blueprint: pools[].taints; kubectl taint nodes %s %s)", p.name, v.gpuTaints[0].ToString(), bare[0], v.gpuTaints[0].ToString()))
 			}
 		}
 		if p.system {
 			if bare := p.without(criticalAddonsOnly); len(bare) > 0 {
 				v.add(v1alpha1.RuleSystemPoolTaint, Object{Kind: "Node", Name: bare[0]}, "spec.taints",
-					fmt.Sprintf("system pool %s: %s of %d node(s) have no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", p.name, nodeList(bare), len(p.nodes)),
+					fmt.Sprintf("system pool %s: %s of %d node(s) have no CriticalAddonsOnly taint, so application pods can take the room cluster add-ons need", p.name, words.List(bare, 3), len(p.nodes)),
 					fmt.Sprintf("taint pool %s CriticalAddonsOnly=true:NoSchedule (blueprint: pools[].taints; on AKS: --node-taints CriticalAddonsOnly=true:NoSchedule)", p.name))
 			}
 		}
@@ -228,13 +229,6 @@ func hasTaint(n *corev1.Node, match func(corev1.Taint) bool) bool {
 		}
 	}
 	return false
-}
-
-func nodeList(names []string) string {
-	if len(names) > 3 {
-		return strings.Join(names[:3], ", ") + fmt.Sprintf(" and %d more", len(names)-3)
-	}
-	return strings.Join(names, ", ")
 }
 
 func taintStrings(ts []corev1.Taint) []string {

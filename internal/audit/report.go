@@ -11,6 +11,7 @@ import (
 	"unicode/utf8"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/words"
 )
 
 // Format is an output format of `berth audit`.
@@ -123,24 +124,17 @@ func summary(r *Report) string {
 	for _, n := range r.Objects {
 		objects += n
 	}
-	s := "no findings in " + plural(objects, "object")
+	s := "no findings in " + words.Count(objects, "object")
 	if len(r.Findings) > 0 {
-		s = plural(errors, "error") + ", " + plural(warnings, "warning") + " in " + plural(objects, "object")
+		s = words.Count(errors, "error") + ", " + words.Count(warnings, "warning") + " in " + words.Count(objects, "object")
 	}
 	if r.Source != "" {
 		s += " (" + r.Source + ")"
 	}
 	if r.Suppressed > 0 {
-		s += fmt.Sprintf("; %s left out by --ignore or %s", plural(r.Suppressed, "finding"), v1alpha1.AnnotationAuditIgnore)
+		s += fmt.Sprintf("; %s left out by --ignore or %s", words.Count(r.Suppressed, "finding"), v1alpha1.AnnotationAuditIgnore)
 	}
 	return s
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return "1 " + noun
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
 
 // severityCounts returns the number of error and of warning findings.

@@ -16,6 +16,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
+	"berth.io/berth/internal/words"
 )
 
 // inferenceWindow is the shortest scale-down stabilization window for GPU
@@ -131,7 +132,7 @@ func (v *view) checkNamespaces() {
 		}
 		if len(gpu) > 0 && !quotaGPU[ns] {
 			v.add(v1alpha1.RuleGPUQuotaMissing, obj, "",
-				fmt.Sprintf("runs %d GPU workload(s) (%s) but no ResourceQuota caps requests.nvidia.com/gpu, so it can take every GPU in the cluster", len(gpu), nodeList(gpu)),
+				fmt.Sprintf("runs %d GPU workload(s) (%s) but no ResourceQuota caps requests.nvidia.com/gpu, so it can take every GPU in the cluster", len(gpu), words.List(gpu, 3)),
 				fmt.Sprintf("add a ResourceQuota in %s with hard requests.nvidia.com/gpu (berth: the team's quota.gpu)", ns))
 		}
 		if !v.limitRanges[ns] {

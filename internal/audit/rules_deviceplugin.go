@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/words"
 )
 
 // gpuPool is a GPU pool and the taints its nodes carry.
@@ -185,7 +186,7 @@ func (v *view) checkAdvertised(plugins []*workload) {
 			fix = fmt.Sprintf("find out why: kubectl -n %s get pods -o wide --field-selector spec.nodeName=%s", plugins[0].obj.Namespace, bare[0])
 		}
 		v.add(v1alpha1.RuleDevicePlugin, Object{Kind: "Node", Name: bare[0]}, "status.allocatable",
-			fmt.Sprintf("GPU pool %s: %s of %d node(s) advertise no GPUs: %s, so no GPU pod can run there", p.name, nodeList(bare), len(p.nodes), why),
+			fmt.Sprintf("GPU pool %s: %s of %d node(s) advertise no GPUs: %s, so no GPU pod can run there", p.name, words.List(bare, 3), len(p.nodes), why),
 			fix)
 	}
 }

@@ -17,6 +17,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/pools"
+	"berth.io/berth/internal/words"
 )
 
 // provision asks for a node: it registers at u.due, as a cloud's VM
@@ -123,7 +124,7 @@ func (c *Controller) removeDrained(ctx context.Context, v *view, cd *candidate) 
 	}
 	c.draining = n.Name
 	c.recorder.Event(n, corev1.EventTypeNormal, castatus.ReasonScaleDownNode, "marked the node as toBeDeleted/unschedulable")
-	c.event(ctx, corev1.EventTypeNormal, castatus.ReasonScaleDownNode, "Scale-down: removing node %s, utilization: %s, pods to reschedule: %s", n.Name, cd.util, list(podNames(cd.pods), 5))
+	c.event(ctx, corev1.EventTypeNormal, castatus.ReasonScaleDownNode, "Scale-down: removing node %s, utilization: %s, pods to reschedule: %s", n.Name, cd.util, words.List(podNames(cd.pods), 5))
 	grace := int64(*v.profile.MaxGracefulTerminationSec)
 	unneededFor := since(v.now, cd.since)
 	go func() {
@@ -147,7 +148,7 @@ func (c *Controller) removeDrained(ctx context.Context, v *view, cd *candidate) 
 		delete(c.unneeded, n.Name)
 		c.lastScaleDown = now
 		g.lastDown = &castatus.Event{Time: metaTime(now), From: from, To: g.target(),
-			Reason: fmt.Sprintf("node %s was unneeded for %s (%s); %s moved", n.Name, unneededFor, cd.util, plural(len(cd.pods), "pod"))}
+			Reason: fmt.Sprintf("node %s was unneeded for %s (%s); %s moved", n.Name, unneededFor, cd.util, words.Count(len(cd.pods), "pod"))}
 	}()
 }
 

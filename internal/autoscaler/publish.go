@@ -3,7 +3,6 @@ package autoscaler
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -154,18 +153,3 @@ func (c *Controller) event(ctx context.Context, typ, reason, format string, args
 func metaTime(t time.Time) metav1.Time { return metav1.NewTime(t.Truncate(time.Second)) }
 
 func since(now, t time.Time) string { return now.Sub(t).Round(time.Second).String() }
-
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// list names at most max items and counts the rest.
-func list(names []string, max int) string {
-	if len(names) <= max {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
-}

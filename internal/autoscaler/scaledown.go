@@ -137,37 +137,37 @@ func (c *Controller) cooldown(v *view) string {
 func (c *Controller) unremovable(ctx context.Context, v *view, sim *simulate.Simulator, g *group, n *corev1.Node, pods []*corev1.Pod, budgets *budgetCounter, planned int) *problem.Problem {
 	p := v.profile
 	if n.Annotations[v1alpha1.AnnotationScaleDownDisabled] == "true" {
-		return problem.New(fmt.Sprintf("the node has the annotation %s: \"true\" (ScaleDownDisabledAnnotation)", v1alpha1.AnnotationScaleDownDisabled),
-			"remove the annotation to let it go")
+		return problem.New("remove the annotation to let it go",
+			fmt.Sprintf("the node has the annotation %s: \"true\" (ScaleDownDisabledAnnotation)", v1alpha1.AnnotationScaleDownDisabled))
 	}
 	if g.target()-planned <= g.min() {
-		return problem.New(fmt.Sprintf("pool %s is at its minimum of %d (NodeGroupMinSizeReached)", g.name(), g.min()),
-			"lower autoscale.min in the blueprint")
+		return problem.New("lower autoscale.min in the blueprint",
+			fmt.Sprintf("pool %s is at its minimum of %d (NodeGroupMinSizeReached)", g.name(), g.min()))
 	}
 	for _, pod := range pods {
 		ref := pod.Namespace + "/" + pod.Name
 		safe := pod.Annotations[v1alpha1.AnnotationSafeToEvict]
 		switch {
 		case safe == "false":
-			return problem.New(fmt.Sprintf("pod %s has the annotation %s: \"false\" (NotSafeToEvictAnnotation)", ref, v1alpha1.AnnotationSafeToEvict),
-				"remove it if the pod may move")
+			return problem.New("remove it if the pod may move",
+				fmt.Sprintf("pod %s has the annotation %s: \"false\" (NotSafeToEvictAnnotation)", ref, v1alpha1.AnnotationSafeToEvict))
 		case safe == "true":
 			continue
 		case metav1.GetControllerOf(pod) == nil:
-			return problem.New(fmt.Sprintf("pod %s has no controller, so nothing would recreate it (NotReplicated)", ref),
-				fmt.Sprintf("run it under a Deployment, StatefulSet or Job, or annotate it %s: \"true\"", v1alpha1.AnnotationSafeToEvict))
+			return problem.New(fmt.Sprintf("run it under a Deployment, StatefulSet or Job, or annotate it %s: \"true\"", v1alpha1.AnnotationSafeToEvict),
+				fmt.Sprintf("pod %s has no controller, so nothing would recreate it (NotReplicated)", ref))
 		case pod.Namespace == metav1.NamespaceSystem && *p.SkipNodesWithSystemPods && !budgets.covers(pod):
-			return problem.New(fmt.Sprintf("pod %s is a kube-system pod without a PodDisruptionBudget (UnmovableKubeSystemPod)", ref),
-				fmt.Sprintf("give it a PodDisruptionBudget, or annotate it %s: \"true\"", v1alpha1.AnnotationSafeToEvict))
+			return problem.New(fmt.Sprintf("give it a PodDisruptionBudget, or annotate it %s: \"true\"", v1alpha1.AnnotationSafeToEvict),
+				fmt.Sprintf("pod %s is a kube-system pod without a PodDisruptionBudget (UnmovableKubeSystemPod)", ref))
 		}
 		if vol := localVolume(pod); vol != "" && *p.SkipNodesWithLocalStorage {
-			return problem.New(fmt.Sprintf("pod %s uses local storage (volume %s) (LocalStorageRequested)", ref, vol),
-				fmt.Sprintf("annotate it %s: \"true\" if the data may be lost, or set skipNodesWithLocalStorage: false", v1alpha1.AnnotationSafeToEvict))
+			return problem.New(fmt.Sprintf("annotate it %s: \"true\" if the data may be lost, or set skipNodesWithLocalStorage: false", v1alpha1.AnnotationSafeToEvict),
+				fmt.Sprintf("pod %s uses local storage (volume %s) (LocalStorageRequested)", ref, vol))
 		}
 	}
 	if pdb := budgets.take(pods); pdb != "" {
-		return problem.New(fmt.Sprintf("PodDisruptionBudget %s allows no more disruptions now (NotEnoughPdb)", pdb),
-			"wait for its pods to be Ready, or relax the budget")
+		return problem.New("wait for its pods to be Ready, or relax the budget",
+			fmt.Sprintf("PodDisruptionBudget %s allows no more disruptions now (NotEnoughPdb)", pdb))
 	}
 	_, stuck, err := sim.TryRemove(ctx, n.Name, pods)
 	if err != nil {
@@ -176,8 +176,8 @@ func (c *Controller) unremovable(ctx context.Context, v *view, sim *simulate.Sim
 	if len(stuck) > 0 {
 		budgets.give(pods)
 		s := stuck[0]
-		return problem.New(fmt.Sprintf("pod %s/%s would have no place to go (NoPlaceToMovePods)", s.Namespace, s.Name),
-			"the node is still needed; lower the pod's requests or let it run on more pools")
+		return problem.New("the node is still needed; lower the pod's requests or let it run on more pools",
+			fmt.Sprintf("pod %s/%s would have no place to go (NoPlaceToMovePods)", s.Namespace, s.Name))
 	}
 	return nil
 }

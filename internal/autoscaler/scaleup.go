@@ -16,6 +16,7 @@ import (
 
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/simulate"
+	"berth.io/berth/internal/words"
 )
 
 // option is one pool that could grow for some of the pending pods.
@@ -156,7 +157,7 @@ func (c *Controller) grow(ctx context.Context, v *view, o *option, chose string)
 		c.recorder.Event(p.Pod, corev1.EventTypeNormal, castatus.ReasonTriggeredScaleUp, msg)
 		delete(c.notified, p.Pod.UID)
 	}
-	reason := fmt.Sprintf("%s waiting (%s) fit %d new node(s); %s", plural(len(pods), "pod"), list(pods, 3), n, chose)
+	reason := fmt.Sprintf("%s waiting (%s) fit %d new node(s); %s", words.Count(len(pods), "pod"), words.List(pods, 3), n, chose)
 	g.lastUp = &castatus.Event{Time: metaTime(v.now), From: from, To: to, Reason: reason}
 	c.event(ctx, corev1.EventTypeNormal, castatus.ReasonScaledUpGroup, "Scale-up: setting group %s size to %d instead of %d (max: %d)", g.name(), to, from, g.max())
 }

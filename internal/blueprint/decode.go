@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/validation/field"
 
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 // decoder fills a Go value from a YAML node tree, strictly: an unknown
@@ -252,7 +253,7 @@ func suggestField(name string, fields map[string]int) string {
 	sort.Strings(known)
 	best, bestDist := "", 3
 	for _, k := range known {
-		if dist := editDistance(strings.ToLower(name), strings.ToLower(k)); dist < bestDist {
+		if dist := words.EditDistance(strings.ToLower(name), strings.ToLower(k)); dist < bestDist {
 			best, bestDist = k, dist
 		}
 	}
@@ -271,24 +272,4 @@ func describe(n *yaml.Node) string {
 	default:
 		return strconv.Quote(n.Value)
 	}
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur := make([]int, len(b)+1)
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev = cur
-	}
-	return prev[len(b)]
 }

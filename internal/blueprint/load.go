@@ -123,7 +123,7 @@ func parseYAML(data []byte) (*yaml.Node, error) {
 }
 
 // emptyFile is parseYAML's problem with a file that holds no document.
-var emptyFile = problem.New("the file is empty", "run `berth init` for a starting blueprint")
+var emptyFile = problem.New("run `berth init` for a starting blueprint", "the file is empty")
 
 // SyntaxProblem is what a YAML parse error says of file: parseYAML's own
 // problem (an empty file, a second document), or yaml.v3's syntax error

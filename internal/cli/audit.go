@@ -100,7 +100,7 @@ func (o *auditOptions) Run(ctx context.Context) error {
 	)
 	if len(o.paths) > 0 {
 		if len(o.namespaces) > 0 {
-			return problem.New("-n selects namespaces of a cluster; with files, audit every object they hold", "drop -n, or audit only the files of those namespaces")
+			return problem.New("drop -n, or audit only the files of those namespaces", "-n selects namespaces of a cluster; with files, audit every object they hold")
 		}
 		if bp, err = o.filesBlueprint(warn); err != nil {
 			return err

@@ -135,11 +135,11 @@ type dashConfig struct {
 func startDash(ctx context.Context, out, errOut io.Writer, c dashConfig) (stop func(), err error) {
 	host, _, err := net.SplitHostPort(c.listen)
 	if err != nil {
-		return nil, problem.Errorf("e.g. --listen 127.0.0.1:8470", "--listen %q is not HOST:PORT: %v", c.listen, err)
+		return nil, problem.Errorf("e.g. --listen 127.0.0.1:8470", "--listen %q is not HOST:PORT: %w", c.listen, err)
 	}
 	ln, err := net.Listen("tcp", c.listen)
 	if err != nil {
-		return nil, problem.Errorf("choose another port, or --listen 127.0.0.1:0 for a free one", "the dashboard cannot listen on %s: %v", c.listen, err)
+		return nil, problem.Errorf("choose another port, or --listen 127.0.0.1:0 for a free one", "the dashboard cannot listen on %s: %w", c.listen, err)
 	}
 	addr := ln.Addr().String()
 	if ip := net.ParseIP(host); !(host == "localhost" || ip != nil && ip.IsLoopback()) {

@@ -76,7 +76,7 @@ func (o *downOptions) Run() error {
 func (o *downOptions) stop(state cluster.State) error {
 	pid, err := state.Pid()
 	if err != nil {
-		return problem.Errorf(fmt.Sprintf("stop the berth process holding %s by hand", state.Dir), "cluster %q is running but its pid file is unreadable (%v)", o.name, err)
+		return problem.Errorf(fmt.Sprintf("stop the berth process holding %s by hand", state.Dir), "cluster %q is running but its pid file is unreadable (%w)", o.name, err)
 	}
 	proc, err := os.FindProcess(pid)
 	if err == nil {

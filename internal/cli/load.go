@@ -86,7 +86,7 @@ kube-system/berth-load).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if !cmd.Flags().Changed("depth") {
-				return problem.New("--depth is required", fmt.Sprintf("berth load queue %s --depth N", args[0]))
+				return problem.New(fmt.Sprintf("berth load queue %s --depth N", args[0]), "--depth is required")
 			}
 			return o.queue(cmd.Context(), args[0], cmd.Flags().Changed("item-time"))
 		},
@@ -173,7 +173,7 @@ func (o *loadOptions) set(ctx context.Context, ref string, cmd *cobra.Command) e
 	}
 	f := cmd.Flags()
 	if !f.Changed("rps") && !f.Changed("gpu-util") && !f.Changed("cpu-util") {
-		return problem.New("no load given", "add --rps N, --gpu-util P or --cpu-util P")
+		return problem.New("add --rps N, --gpu-util P or --cpu-util P", "no load given")
 	}
 	for _, v := range []struct {
 		flag string

@@ -35,7 +35,7 @@ keeps the previous version for readers still on it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if to == "" {
-				return problem.New("pull needs --to DIR", "name the directory the model goes to, as --to /models")
+				return problem.New("name the directory the model goes to, as --to /models", "pull needs --to DIR")
 			}
 			r, err := o.registry()
 			if err != nil {

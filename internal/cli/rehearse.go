@@ -113,7 +113,7 @@ queue, GPU-hours borrowed and lent, and preemptions by reclaim.`,
 
 func (o *rehearseOptions) Complete() error {
 	if o.tracePath == "" {
-		return problem.New("berth rehearse needs a trace", "pass --trace FILE (CSV or YAML; docs/reference/trace-format.md gives the format)")
+		return problem.New("pass --trace FILE (CSV or YAML; docs/reference/trace-format.md gives the format)", "berth rehearse needs a trace")
 	}
 	if o.output != "table" && o.output != "json" {
 		return problem.Errorf("pass -o table or -o json", "-o %q: unknown output", o.output)

@@ -36,7 +36,7 @@ The two must have replayed the same trace with the same --seed; berth checks the
 and the seed, and says where they differ.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return problem.New("berth rehearse compare takes two reports", "run `berth rehearse compare A/report.json B/report.json` (or the two --report directories)")
+				return problem.New("run `berth rehearse compare A/report.json B/report.json` (or the two --report directories)", "berth rehearse compare takes two reports")
 			}
 			return nil
 		},

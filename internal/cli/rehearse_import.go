@@ -50,7 +50,7 @@ time. What was kept, dropped and rounded is reported on stderr.`,
 			case len(args) > 0 && args[0] == "alibaba" && len(args) == 3:
 			case len(args) > 0 && args[0] == "philly" && len(args) == 2:
 			default:
-				return problem.New("berth rehearse import takes a source and its files", "run `berth rehearse import alibaba pai_job_table.csv pai_task_table.csv` or `berth rehearse import philly cluster_job_log`")
+				return problem.New("run `berth rehearse import alibaba pai_job_table.csv pai_task_table.csv` or `berth rehearse import philly cluster_job_log`", "berth rehearse import takes a source and its files")
 			}
 			return nil
 		},

@@ -72,7 +72,7 @@ func (o *spotOptions) Run(ctx context.Context) error {
 	}
 	nodes = spot.Pick(nodes, o.count, o.seed)
 	if len(nodes) == 0 {
-		return problem.New("every selected node is being interrupted already", "wait for them to go, or select others")
+		return problem.New("wait for them to go, or select others", "every selected node is being interrupted already")
 	}
 	// Without --notice each node takes its pool's notice.
 	notices := map[string]time.Duration{}

@@ -113,7 +113,7 @@ func (f *upAutoscalerFlags) tuneProfile(p *v1alpha1.AutoscalerProfile) error {
 	for k, raw := range f.settings {
 		doc, _ := json.Marshal(map[string]json.RawMessage{k: raw})
 		if err := json.Unmarshal(doc, p); err != nil {
-			return problem.Errorf("write durations like 10s, shares like 0.5, counts like 10, switches as true or false", "--autoscaler %s=%s: %v", k, raw, err)
+			return problem.Errorf("write durations like 10s, shares like 0.5, counts like 10, switches as true or false", "--autoscaler %s=%s: %w", k, raw, err)
 		}
 	}
 	return nil

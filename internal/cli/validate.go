@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"berth.io/berth/internal/blueprint"
+	"berth.io/berth/internal/words"
 )
 
 type validateOptions struct {
@@ -40,7 +41,7 @@ func (o *validateOptions) Run() error {
 				errCount++
 			}
 		}
-		return &ExitError{Code: 1, Err: fmt.Errorf("%s: %d %s", o.file, errCount, plural(errCount, "problem", "problems"))}
+		return &ExitError{Code: 1, Err: fmt.Errorf("%s: %s", o.file, words.Count(errCount, "problem"))}
 	}
 	if err != nil {
 		return &ExitError{Code: 1, Err: err}
@@ -51,11 +52,4 @@ func (o *validateOptions) Run() error {
 	fmt.Fprintf(o.Out, "%s: blueprint %q is valid (%d pools, %d teams, %d classes)\n",
 		o.file, bp.Metadata.Name, len(bp.Spec.Pools), len(bp.Spec.Teams), len(bp.Spec.Classes))
 	return nil
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

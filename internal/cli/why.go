@@ -102,9 +102,9 @@ func (o *whyOptions) Validate(args []string) error {
 	case o.output != "text" && o.output != "json":
 		return fmt.Errorf("-o %s: the output is text or json", o.output)
 	case o.all && len(args) > 0:
-		return problem.New("--all explains every Pending pod; it takes no POD", fmt.Sprintf("drop %s, or drop --all", args[0]))
+		return problem.New(fmt.Sprintf("drop %s, or drop --all", args[0]), "--all explains every Pending pod; it takes no POD")
 	case !o.all && len(args) == 0:
-		return problem.New("which pod?", "berth why POD [-n NAMESPACE], berth why deployment/NAME, or berth why --all")
+		return problem.New("berth why POD [-n NAMESPACE], berth why deployment/NAME, or berth why --all", "which pod?")
 	case o.name == "" && !o.all:
 		return problem.Errorf("berth why POD or KIND/NAME", "%q names no object", args[0])
 	}

@@ -12,6 +12,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/compile"
+	"berth.io/berth/internal/words"
 )
 
 // The node autoscaler's profile (spec.autoscaler) is cluster-autoscaler's
@@ -66,7 +67,7 @@ const (
 // the profile's fields. The profile must be defaulted.
 func caFlags(a *v1alpha1.AutoscalerProfile) []caFlag {
 	dur := func(field, name string, d time.Duration) caFlag {
-		return caFlag{field: field, name: name, value: caDuration(d), dur: &d}
+		return caFlag{field: field, name: name, value: words.Duration(d), dur: &d}
 	}
 	return []caFlag{
 		dur("scanInterval", caScanInterval, a.ScanInterval.Duration),
@@ -123,22 +124,6 @@ func andList(parts []string) string {
 		return strings.Join(parts, "")
 	}
 	return strings.Join(parts[:len(parts)-1], ", ") + " and " + parts[len(parts)-1]
-}
-
-// caDuration writes d as cluster-autoscaler's flags take it, without Go's
-// trailing zero units: 10m, not 10m0s.
-func caDuration(d time.Duration) string {
-	if d == 0 {
-		return "0s"
-	}
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }
 
 // ceilTo rounds d up to a whole multiple of unit, and says whether it had

@@ -266,17 +266,6 @@ func TestScaleDownDisabled(t *testing.T) {
 	}
 }
 
-func TestCADuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		0: "0s", 10 * time.Second: "10s", 10 * time.Minute: "10m", 90 * time.Second: "1m30s",
-		time.Hour: "1h", 90 * time.Minute: "1h30m", 1500 * time.Millisecond: "1.5s",
-	} {
-		if got := caDuration(d); got != want {
-			t.Errorf("caDuration(%v) = %q, want %q", d, got, want)
-		}
-	}
-}
-
 // TestAKSDurations: AKS's formats, and a note whenever a value had to be
 // rounded to fit one.
 func TestAKSDurations(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"berth.io/berth/api/v1alpha1"
+	"berth.io/berth/internal/words"
 )
 
 // Karpenter is not cluster-autoscaler: the autoscaler profile's nearest
@@ -29,9 +30,9 @@ func karpenterDisruption(a *v1alpha1.AutoscalerProfile, p *v1alpha1.Pool) (disru
 	var notes []string
 	if *a.ScaleDownEnabled {
 		d, rounded := ceilTo(a.ScaleDownUnneededTime.Duration, time.Second)
-		after = caDuration(d)
+		after = words.Duration(d)
 		if rounded {
-			notes = append(notes, fmt.Sprintf("Karpenter takes consolidateAfter in whole seconds: scaleDownUnneededTime %s is rounded up to %s.", caDuration(a.ScaleDownUnneededTime.Duration), after))
+			notes = append(notes, fmt.Sprintf("Karpenter takes consolidateAfter in whole seconds: scaleDownUnneededTime %s is rounded up to %s.", words.Duration(a.ScaleDownUnneededTime.Duration), after))
 		}
 	}
 	if p.Machine.GPU == nil {
@@ -88,7 +89,7 @@ func karpenterWeights(bp *v1alpha1.Blueprint, exported []*v1alpha1.Pool) (map[st
 func karpenterProfileNotes(bp *v1alpha1.Blueprint, weighted bool, rankNote string) []string {
 	a := profile(bp)
 	flags := caFlags(a)
-	consolidation := fmt.Sprintf("Each NodePool's consolidateAfter is scaleDownUnneededTime (%s).", caDuration(a.ScaleDownUnneededTime.Duration))
+	consolidation := fmt.Sprintf("Each NodePool's consolidateAfter is scaleDownUnneededTime (%s).", words.Duration(a.ScaleDownUnneededTime.Duration))
 	if !*a.ScaleDownEnabled {
 		consolidation = "scaleDownEnabled is false, so each NodePool's consolidateAfter is Never: Karpenter never consolidates. It still replaces drifted and expired nodes; to stop that too, add a disruption budget of nodes: \"0\"."
 	}

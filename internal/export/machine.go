@@ -165,7 +165,6 @@ func shape(p *v1alpha1.Pool) string {
 	parts := []string{cpuString(p) + " CPU", p.Machine.Memory.String() + " memory"}
 	if g := p.Machine.GPU; g != nil {
 		parts = append(parts, fmt.Sprintf("%dx %s", g.Count, g.Product))
-		return strings.Join(parts[:2], ", ") + " and " + parts[2]
 	}
-	return strings.Join(parts, " and ")
+	return andList(parts)
 }

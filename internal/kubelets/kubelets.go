@@ -41,7 +41,7 @@ func (s Selection) empty() bool { return len(s.Names) == 0 && s.Pool == "" && s.
 // an error naming what exists.
 func Select(ctx context.Context, c kubernetes.Interface, s Selection) ([]corev1.Node, error) {
 	if s.empty() {
-		return nil, problem.New("no node named", "name nodes, or pass --pool POOL or --zone ZONE")
+		return nil, problem.New("name nodes, or pass --pool POOL or --zone ZONE", "no node named")
 	}
 	list, err := c.CoreV1().Nodes().List(ctx, metav1.ListOptions{LabelSelector: v1alpha1.LabelPool})
 	if err != nil {

@@ -168,7 +168,7 @@ func ParseProfile(data []byte) (*Profile, error) {
 // *problem.Problem whose field is a path within the profile.
 func CheckProfile(p *Profile) error {
 	if len(p.Steps) == 0 {
-		return problem.New("the profile has no steps", "add `steps:`, each with `at:` and the loads it sets")
+		return problem.New("add `steps:`, each with `at:` and the loads it sets", "the profile has no steps")
 	}
 	for i, s := range p.Steps {
 		if i > 0 && s.At.Duration < p.Steps[i-1].At.Duration {

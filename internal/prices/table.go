@@ -146,7 +146,7 @@ func ReadTable(file string, data []byte) (*Table, problem.List) {
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil {
-		return nil, problem.List{csvProblem(file, err)}
+		return nil, problem.List{problem.FromCSV(file, err, Header)}
 	}
 	if got := strings.Join(header, ","); got != Header {
 		line, _ := r.FieldPos(0)
@@ -161,7 +161,7 @@ func ReadTable(file string, data []byte) (*Table, problem.List) {
 		}
 		if err != nil {
 			// The reader cannot say where the next row starts.
-			return nil, append(ps, csvProblem(file, err))
+			return nil, append(ps, problem.FromCSV(file, err, Header))
 		}
 		line, _ := r.FieldPos(0)
 		bad := func(col int, message, fix string) {
@@ -242,19 +242,6 @@ func readRow(record []string, bad func(col int, message, fix string)) (Row, bool
 		row.SpotPrice = d
 	}
 	return row, ok
-}
-
-// csvProblem is what the csv reader's error says, at the line it names.
-func csvProblem(file string, err error) problem.Problem {
-	p := problem.Problem{File: file, Message: err.Error(), Fix: "quote a value that holds a comma or a quote, doubling the quotes inside it", Err: err}
-	var perr *csv.ParseError
-	if errors.As(err, &perr) {
-		p.Line, p.Message = perr.Line, perr.Err.Error()
-	}
-	if errors.Is(err, io.EOF) {
-		p.Message, p.Fix = "the file is empty", "start with the header: "+Header
-	}
-	return p
 }
 
 // Rows are the table's rows in the order they were read.

@@ -40,13 +40,15 @@ type Problem struct {
 	Err error `json:"-"`
 }
 
-// New returns a problem with a message and a fix.
-func New(message, fix string) *Problem {
+// New returns a problem with a fix and a message: the fix first, as
+// Errorf takes it.
+func New(fix, message string) *Problem {
 	return &Problem{Message: message, Fix: fix}
 }
 
-// Errorf returns a problem whose message is formatted; a %w verb wraps
-// its operand as the problem's Err.
+// Errorf returns a problem with a fix and a formatted message: the fix
+// first, as New takes it; a %w verb wraps its operand as the problem's
+// Err.
 func Errorf(fix, format string, args ...any) *Problem {
 	err := fmt.Errorf(format, args...)
 	return &Problem{Message: err.Error(), Fix: fix, Err: errors.Unwrap(err)}

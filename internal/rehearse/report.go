@@ -7,12 +7,12 @@ import (
 	"math"
 	"slices"
 	"sort"
-	"strings"
 	"time"
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/simtime"
+	"berth.io/berth/internal/words"
 )
 
 // clockReport is c's and d's account of the rehearsal.
@@ -149,11 +149,7 @@ func (r *recorder) report(stopped time.Time, o Options) *report.Report {
 		}
 	}
 	if n := len(unfinished); n > 0 {
-		names := strings.Join(unfinished[:min(n, 3)], ", ")
-		if n > 3 {
-			names += fmt.Sprintf(" and %d more", n-3)
-		}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("%d %s had not finished when the rehearsal stopped (%s): their waits and runs are missing, and the waits above leave them out (\"never ran\" counts those that never started); a later --until lets them finish", n, plural(n, "job", "jobs"), names))
+		rep.Notes = append(rep.Notes, fmt.Sprintf("%s had not finished when the rehearsal stopped (%s): their waits and runs are missing, and the waits above leave them out (\"never ran\" counts those that never started); a later --until lets them finish", words.Count(n, "job"), words.List(unfinished, 3)))
 	}
 	for _, gk := range sortedGroupKeys(groups) {
 		g := groups[gk]
@@ -257,13 +253,6 @@ func sortedGroupKeys(m map[[2]string]*report.GroupResult) [][2]string {
 		return keys[a][1] < keys[b][1]
 	})
 	return keys
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // hoursPerMonth is the month the clouds bill storage by.

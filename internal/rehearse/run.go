@@ -77,7 +77,7 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 		until = 3 * end
 	}
 	if len(o.Trace.Interruptions) > 0 && o.Interrupt == nil {
-		return nil, problem.New("the trace interrupts spot pools and this rehearsal has no way to", "set Options.Interrupt (berth rehearse sets spot.Interrupt)")
+		return nil, problem.New("set Options.Interrupt (berth rehearse sets spot.Interrupt)", "the trace interrupts spot pools and this rehearsal has no way to")
 	}
 	plan, err := planOf(o)
 	if err != nil {

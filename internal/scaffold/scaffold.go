@@ -17,6 +17,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 // Kind is what a scaffold runs.
@@ -115,17 +116,17 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 	}
 	if o.Model != "" {
 		if o.Kind != Inference {
-			return nil, problem.New("--model is for inference: the berth.io/model wiring adds the puller to Deployments and StatefulSets", "drop --model, or scaffold inference")
+			return nil, problem.New("drop --model, or scaffold inference", "--model is for inference: the berth.io/model wiring adds the puller to Deployments and StatefulSets")
 		}
 		if !validModel(o.Model) {
 			return nil, problem.Errorf("e.g. --model reco@production or --model reco:4", "--model %q: want NAME@ALIAS or NAME:VERSION", o.Model)
 		}
 	}
 	if o.Queue != "" && o.Kind != Batch {
-		return nil, problem.New("--queue is for batch workers", "drop --queue, or scaffold batch")
+		return nil, problem.New("drop --queue, or scaffold batch", "--queue is for batch workers")
 	}
 	if o.StorageClass != "" && o.Kind != Training {
-		return nil, problem.New("--storage-class is for training's checkpoint claim", "drop --storage-class, or scaffold training")
+		return nil, problem.New("drop --storage-class, or scaffold training", "--storage-class is for training's checkpoint claim")
 	}
 	if o.StorageClass != "" && !hasStorageClass(bp, o.StorageClass) {
 		return nil, problem.Errorf(fmt.Sprintf("use one of %s, or add the class to spec.storage.classes", strings.Join(storageClassNames(bp), ", ")), "--storage-class %s: the blueprint has no such storage class", o.StorageClass)
@@ -138,7 +139,7 @@ func New(bp *v1alpha1.Blueprint, o Options) (*Scaffold, error) {
 		return nil, problem.Errorf("pass --scaler hpa (an HPA on the queue's depth, the default) or --scaler keda (a KEDA ScaledObject)", "--scaler %q: want hpa or keda", o.Scaler)
 	}
 	if o.Scaler == ScalerKEDA && o.Kind != Batch {
-		return nil, problem.New("--scaler keda is for batch workers, which KEDA scales on their queue", "drop --scaler, or scaffold batch with --queue URL")
+		return nil, problem.New("drop --scaler, or scaffold batch with --queue URL", "--scaler keda is for batch workers, which KEDA scales on their queue")
 	}
 	team := findTeam(bp, o.Team)
 	if team == nil {
@@ -317,24 +318,17 @@ func pickClass(bp *v1alpha1.Blueprint, team *v1alpha1.Team, o Options) (*v1alpha
 		return nil, "", problem.Errorf(fmt.Sprintf("add one to spec.classes, e.g. %s", roleExample(o.Kind)), "the blueprint has no %s class (%s: %s), so %s has nowhere to run", role, o.Kind, roleRule(role), o.Kind)
 	}
 	if len(unfit) > 0 {
-		p := problem.Errorf("ask for GPUs (--gpus 1), or give one of them a pool without GPUs in the blueprint", "no %s class team %s may use has a pool without GPUs for pods that ask for none: %s %s only GPU pools", role, team.Name, strings.Join(unfit, ", "), plural(len(unfit), "has", "have"))
+		p := problem.Errorf("ask for GPUs (--gpus 1), or give one of them a pool without GPUs in the blueprint", "no %s class team %s may use has a pool without GPUs for pods that ask for none: %s %s only GPU pools", role, team.Name, strings.Join(unfit, ", "), words.Pick(len(unfit), "has", "have"))
 		if o.GPUs > 0 {
-			p = problem.Errorf("ask for no GPUs, or give one of them a GPU pool in the blueprint", "no %s class team %s may use has a GPU pool for pods with %d GPU(s): %s %s none", role, team.Name, o.GPUs, strings.Join(unfit, ", "), plural(len(unfit), "has", "have"))
+			p = problem.Errorf("ask for no GPUs, or give one of them a GPU pool in the blueprint", "no %s class team %s may use has a GPU pool for pods with %d GPU(s): %s %s none", role, team.Name, o.GPUs, strings.Join(unfit, ", "), words.Pick(len(unfit), "has", "have"))
 		}
 		p.Field = "gpus"
 		return nil, "", p
 	}
-	return nil, "", problem.Errorf(fmt.Sprintf("add one of them to team %s's classes in the blueprint (then berth apply)", team.Name), "team %s may not use a %s class: %s %s, and the team's classes are %s", team.Name, role, strings.Join(forbidden, ", "), plural(len(forbidden), "is", "are"), strings.Join(team.Classes, ", "))
+	return nil, "", problem.Errorf(fmt.Sprintf("add one of them to team %s's classes in the blueprint (then berth apply)", team.Name), "team %s may not use a %s class: %s %s, and the team's classes are %s", team.Name, role, strings.Join(forbidden, ", "), words.Pick(len(forbidden), "is", "are"), strings.Join(team.Classes, ", "))
 }
 
 func hasQueue(c *v1alpha1.Class) bool { return c.Scaling != nil && c.Scaling.Queue != nil }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
 
 func roleRule(r v1alpha1.ClassRole) string {
 	switch r {

@@ -13,6 +13,7 @@ import (
 	"k8s.io/client-go/kubernetes"
 
 	"berth.io/berth/internal/autoscaler/castatus"
+	"berth.io/berth/internal/words"
 )
 
 // Autoscaler is what the node autoscaler last published: berth's own on a
@@ -103,11 +104,7 @@ func scaleEvent(e *castatus.Event, now time.Time) string {
 	if e == nil {
 		return "-"
 	}
-	reason := e.Reason
-	if len(reason) > 120 {
-		reason = reason[:117] + "..."
-	}
-	return fmt.Sprintf("%d→%d %s ago: %s", e.From, e.To, ago(now, e.Time.Time), strings.ReplaceAll(reason, "\t", " "))
+	return fmt.Sprintf("%d→%d %s ago: %s", e.From, e.To, ago(now, e.Time.Time), strings.ReplaceAll(words.Truncate(e.Reason, 120), "\t", " "))
 }
 
 func ago(now, t time.Time) string {

@@ -16,7 +16,7 @@ import (
 // one line, the reason's fix indented beneath.
 func TestRenderAutoscaler(t *testing.T) {
 	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
-	atMin := problem.New("pool cpu is at its minimum of 4 (NodeGroupMinSizeReached)", "lower autoscale.min in the blueprint").String()
+	atMin := problem.New("lower autoscale.min in the blueprint", "pool cpu is at its minimum of 4 (NodeGroupMinSizeReached)").String()
 	a := &Autoscaler{
 		Updated: now.Add(-2 * time.Second),
 		Message: "scale-down waits: a scale-up 5s ago (scaleDownDelayAfterAdd 10m0s)",

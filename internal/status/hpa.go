@@ -15,6 +15,7 @@ import (
 
 	"berth.io/berth/internal/listing"
 	"berth.io/berth/internal/status/hpastatus"
+	"berth.io/berth/internal/words"
 )
 
 // Scaled is one workload an HPA scales, as the HPA controller last
@@ -122,9 +123,5 @@ func rescale(r *hpastatus.Rescale, now time.Time) string {
 	if r == nil {
 		return "-"
 	}
-	msg := r.Message
-	if len(msg) > 120 {
-		msg = msg[:117] + "..."
-	}
-	return fmt.Sprintf("%s ago: %s", ago(now, r.Time), msg)
+	return fmt.Sprintf("%s ago: %s", ago(now, r.Time), words.Truncate(r.Message, 120))
 }

@@ -148,8 +148,11 @@ func (p *Provisioner) zoneOf(node string) (string, error) {
 		return "", fmt.Errorf("a zonal class's claim was not given a node: its class must bind WaitForFirstConsumer")
 	}
 	obj, ok, err := p.nodes.GetByKey(node)
-	if err != nil || !ok {
-		return "", fmt.Errorf("node %s, chosen for the claim, is not known (yet): %v", node, err)
+	if err != nil {
+		return "", fmt.Errorf("node %s, chosen for the claim, is not known (yet): %w", node, err)
+	}
+	if !ok {
+		return "", fmt.Errorf("node %s, chosen for the claim, is not known (yet)", node)
 	}
 	zone := obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]
 	if zone == "" {

@@ -8,6 +8,7 @@ import (
 
 	"berth.io/berth/internal/autoscaler/castatus"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 // poolStatus is one pool as the node autoscaler's status ConfigMap
@@ -74,7 +75,7 @@ func (e *explainer) scalingUp(pool string) string {
 			when = append(when, "requested "+l.Age+" ago")
 		}
 		if st, ok := e.s.autoscaled(pool); ok {
-			when = append(when, plural(st.upcoming, "node")+" upcoming")
+			when = append(when, words.Count(st.upcoming, "node")+" upcoming")
 		} else {
 			when = append(when, fmt.Sprintf("from %d to %d", u.From, u.To))
 		}

@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 // Explain says why pod is Pending (or that it is not): one verdict with
@@ -170,7 +171,7 @@ func (e *explainer) nominated() *Cause {
 	}
 	msg := fmt.Sprintf("preemption in progress: the scheduler nominated node %s for the pod and is making room there", name)
 	if len(going) > 0 {
-		msg += fmt.Sprintf("; victims terminating: %s", list(going, 5))
+		msg += fmt.Sprintf("; victims terminating: %s", words.List(going, 5))
 	}
 	return &Cause{Layer: LayerPod, Code: CausePreempting, Problem: problem.Problem{Message: msg,
 		Fix: "wait: the pod is bound once the victims are gone (their terminationGracePeriodSeconds)"}}

@@ -67,22 +67,6 @@ func age(d time.Duration) string {
 
 func lowerKind(kind string) string { return strings.ToLower(kind) }
 
-// plural is "1 node" or "3 nodes".
-func plural(n int, word string) string {
-	if n == 1 {
-		return "1 " + word
-	}
-	return fmt.Sprintf("%d %ss", n, word)
-}
-
-// list joins at most max names, then says how many more.
-func list(names []string, max int) string {
-	if len(names) <= max {
-		return strings.Join(names, ", ")
-	}
-	return strings.Join(names[:max], ", ") + fmt.Sprintf(" and %d more", len(names)-max)
-}
-
 func sortedResourceNames(l corev1.ResourceList) []corev1.ResourceName {
 	names := make([]corev1.ResourceName, 0, len(l))
 	for n := range l {

@@ -12,6 +12,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/simulate"
+	"berth.io/berth/internal/words"
 )
 
 // devicePluginRef is the device-plugin DaemonSet the blueprint names
@@ -73,7 +74,7 @@ func (e *explainer) invisibleGPUs() (c *Cause, all bool) {
 	sort.Strings(poolNames)
 	var where []string
 	for _, p := range poolNames {
-		where = append(where, fmt.Sprintf("pool %s (%s of %d)", p, plural(len(byPool[p]), "node"), len(e.s.index().byPool[p])))
+		where = append(where, fmt.Sprintf("pool %s (%s of %d)", p, words.Count(len(byPool[p]), "node"), len(e.s.index().byPool[p])))
 	}
 	head := fmt.Sprintf("GPU nodes advertise no %s: %s, though their machines have GPUs (%s)", e.gpuResource(dark[0]), strings.Join(where, ", "), v1alpha1.LabelGPUCount)
 	c = &Cause{Layer: LayerPools, Code: CauseGPUsInvisible}
@@ -112,7 +113,7 @@ func (e *explainer) invisibleGPUs() (c *Cause, all bool) {
 	for _, n := range dark {
 		states = append(states, e.pluginPodOn(n, ns, name))
 	}
-	c.Message = fmt.Sprintf("%s: device-plugin DaemonSet %s is not Running on them: %s", head, ds, list(states, 4))
+	c.Message = fmt.Sprintf("%s: device-plugin DaemonSet %s is not Running on them: %s", head, ds, words.List(states, 4))
 	c.Fix = fmt.Sprintf("get DaemonSet %s's pods Running on the GPU nodes (`kubectl -n %s describe daemonset %s` and its pods' events); the GPUs appear once they run", ds, ns, name)
 	return c, all
 }

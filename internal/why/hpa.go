@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 
 	"berth.io/berth/internal/status/hpastatus"
+	"berth.io/berth/internal/words"
 )
 
 // The HPA controller's condition reasons berth explains (k8s.io/kubernetes
@@ -79,7 +80,7 @@ func (s *Snapshot) hpaCause(w *Workload) (c Cause, ok bool) {
 			m := failing(metrics, f.source)
 			c.Code = CauseHPAMetric
 			c.Message = fmt.Sprintf("%s cannot read its metric %s (target %s), so it holds %s at %s (%s)",
-				name, m.Name, m.TargetString(), target, plural(int(current), "replica"), cond(autoscalingv2.ScalingActive))
+				name, m.Name, m.TargetString(), target, words.Count(int(current), "replica"), cond(autoscalingv2.ScalingActive))
 			c.Fix = fmt.Sprintf("is the metrics API registered and Available? `kubectl get apiservice %s`; does it serve %s? %s",
 				f.api, m.Name, rawQuery(h.Namespace, f.source, m))
 			if strings.Contains(x.Message, "did not receive metrics for targeted pods") || strings.Contains(x.Message, "no pods returned by selector") {

@@ -11,6 +11,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/simulate"
+	"berth.io/berth/internal/words"
 )
 
 // poolResult is how one pool fares: its nodes, the closest of them, and
@@ -206,7 +207,7 @@ func filterCounts(fits []nodeFit) []string {
 	}
 	var out []string
 	for _, k := range order {
-		out = append(out, fmt.Sprintf("%s (%s)", k, plural(count[k], "node")))
+		out = append(out, fmt.Sprintf("%s (%s)", k, words.Count(count[k], "node")))
 	}
 	return out
 }
@@ -287,7 +288,7 @@ func reasonsExcept(fits []nodeFit, skip stage) []string {
 			continue
 		}
 		g := groups[key]
-		out = append(out, plural(g.nodes, "node")+": "+g.text)
+		out = append(out, words.Count(g.nodes, "node")+": "+g.text)
 	}
 	return out
 }

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"berth.io/berth/internal/words"
 )
 
 var layerTitles = map[string]string{
@@ -155,10 +157,7 @@ func short(msg string) string {
 	if i := strings.Index(msg, "; "); i > 0 {
 		msg = msg[:i]
 	}
-	if len(msg) > 140 {
-		msg = msg[:137] + "..."
-	}
-	return msg
+	return words.Truncate(msg, 140)
 }
 
 // RenderJSON writes v indented, with a final newline.

@@ -11,6 +11,7 @@ import (
 
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 // full is the verdict when the closest pool's nodes pass every filter
@@ -71,7 +72,7 @@ func (e *explainer) heldBy(p *poolResult, name corev1.ResourceName) *Cause {
 	for i, h := range hs {
 		names[i] = fmt.Sprintf("%s/%s (%s, priority %d)", h.pod.Namespace, h.pod.Name, quantity(name, h.q), corev1helpers.PodPriority(h.pod))
 	}
-	return &Cause{Layer: LayerPools, Code: CauseHeldBy, Problem: problem.Problem{Message: fmt.Sprintf("%s on pool %s is held by %s", name, p.name, list(names, 4))}}
+	return &Cause{Layer: LayerPools, Code: CauseHeldBy, Problem: problem.Problem{Message: fmt.Sprintf("%s on pool %s is held by %s", name, p.name, words.List(names, 4))}}
 }
 
 // resourceVerdict is an insufficient-resources verdict: head says what
@@ -104,7 +105,7 @@ func (e *explainer) resourceVerdict(pools []*poolResult, head, preempt string, g
 	var raise string
 	for _, m := range atMax {
 		if m.name == best.name {
-			c.Message += fmt.Sprintf("; pool %s is at its maximum of %s (%s)", m.name, plural(int(m.spec.MaxSize()), "node"), m.sizeWords())
+			c.Message += fmt.Sprintf("; pool %s is at its maximum of %s (%s)", m.name, words.Count(int(m.spec.MaxSize()), "node"), m.sizeWords())
 			raise = fmt.Sprintf("raise pool %s's %s in the blueprint", m.name, map[bool]string{true: "autoscale.max", false: "count"}[m.spec.Autoscale != nil])
 		}
 	}
@@ -165,7 +166,7 @@ func (e *explainer) preemption(results []*poolResult) string {
 	if e.c.neverPreempts() {
 		msg := fmt.Sprintf("preemption is off: %s, so the pod waits", e.c.neverSource())
 		if p != nil {
-			msg += fmt.Sprintf(" rather than evict %s on node %s", list(victimNames(p.victims), 3), p.node.node.Name)
+			msg += fmt.Sprintf(" rather than evict %s on node %s", words.List(victimNames(p.victims), 3), p.node.node.Name)
 		}
 		e.add(&Cause{Layer: LayerPriority, Code: CausePreemptNever, Problem: problem.Problem{Message: msg,
 			Fix: "wait for room, or run it with a PriorityClass whose preemptionPolicy is PreemptLowerPriority"}})
@@ -176,10 +177,10 @@ func (e *explainer) preemption(results []*poolResult) string {
 		e.add(&Cause{Layer: LayerPriority, Code: CausePreemptNoHelp, Problem: problem.Problem{Message: msg}})
 		return msg
 	}
-	msg := fmt.Sprintf("preemption could make room on node %s by evicting %s: %s", p.node.node.Name, plural(len(p.victims), "lower-priority pod"), list(victimNames(p.victims), 3))
+	msg := fmt.Sprintf("preemption could make room on node %s by evicting %s: %s", p.node.node.Name, words.Count(len(p.victims), "lower-priority pod"), words.List(victimNames(p.victims), 3))
 	e.add(&Cause{Layer: LayerPriority, Code: CausePreemptPossible, Problem: problem.Problem{Message: msg}})
 	if len(p.budgets) > 0 {
-		pdb := fmt.Sprintf("PodDisruptionBudget %s covers %s and allows no disruption: the scheduler prefers victims that break no budget, and breaks one only when nothing else makes room", strings.Join(p.budgets, ", "), plural(p.violating, "victim"))
+		pdb := fmt.Sprintf("PodDisruptionBudget %s covers %s and allows no disruption: the scheduler prefers victims that break no budget, and breaks one only when nothing else makes room", strings.Join(p.budgets, ", "), words.Count(p.violating, "victim"))
 		e.add(&Cause{Layer: LayerPriority, Code: CausePDB, Problem: problem.Problem{Message: pdb,
 			Fix: "let the budget allow a disruption (more replicas, or a lower minAvailable), or make room elsewhere"}})
 		msg += "; PDBs in the way: " + strings.Join(p.budgets, ", ")
@@ -203,7 +204,7 @@ func (e *explainer) growCause(g *poolResult) *Cause {
 
 func atMaxCause(m *poolResult) *Cause {
 	return &Cause{Layer: LayerAutoscale, Code: CausePoolAtMax, Problem: problem.Problem{
-		Message: fmt.Sprintf("pool %s is at its maximum of %s (%s); a new node would hold the pod", m.name, plural(int(m.spec.MaxSize()), "node"), m.sizeWords()),
+		Message: fmt.Sprintf("pool %s is at its maximum of %s (%s); a new node would hold the pod", m.name, words.Count(int(m.spec.MaxSize()), "node"), m.sizeWords()),
 		Fix:     fmt.Sprintf("raise pool %s's maximum in the blueprint", m.name)}}
 }
 
@@ -211,7 +212,7 @@ func atMaxCause(m *poolResult) *Cause {
 // autoscaler, when its status shows it runs (and whether it is adding
 // the node already), or nobody on a local cluster where it does not.
 func (e *explainer) growText(g *poolResult) string {
-	s := fmt.Sprintf("pool %s could grow from %d to %s (%s), and a new node would hold the pod", g.name, len(g.fits), plural(int(g.spec.MaxSize()), "node"), g.sizeWords())
+	s := fmt.Sprintf("pool %s could grow from %d to %s (%s), and a new node would hold the pod", g.name, len(g.fits), words.Count(int(g.spec.MaxSize()), "node"), g.sizeWords())
 	switch {
 	case g.spec.Autoscale == nil && e.s.Local:
 		return s + "; `berth apply` adds it (the autoscaler manages autoscale pools only)"

@@ -10,6 +10,8 @@ import (
 	"k8s.io/apimachinery/pkg/selection"
 	corev1helpers "k8s.io/component-helpers/scheduling/corev1"
 	"k8s.io/klog/v2"
+
+	"berth.io/berth/internal/words"
 )
 
 // spreadConstraint is one DoNotSchedule TopologySpreadConstraint with
@@ -171,5 +173,5 @@ func (m spreadMiss) String() string {
 		empty = fmt.Sprintf(", fewer domains than minDomains %d count as 0", *m.sc.c.MinDomains)
 	}
 	return fmt.Sprintf("topology spread over %s: %s has %s%s; placing the pod there makes skew %d > maxSkew %d",
-		m.key, m.domain, plural(m.matching, "matching pod"), empty, m.skew, m.sc.c.MaxSkew)
+		m.key, m.domain, words.Count(m.matching, "matching pod"), empty, m.skew, m.sc.c.MaxSkew)
 }

@@ -12,6 +12,7 @@ import (
 
 	"berth.io/berth/internal/pools"
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 // pools fills the pools layer and returns the verdict it leads to. The
@@ -89,7 +90,7 @@ func (e *explainer) stageVerdict(s stage, pools []*poolResult) Cause {
 					names = append(names, f.info.node.Name)
 				}
 			}
-			parts = append(parts, fmt.Sprintf("pool %s: %s", p.name, list(names, 5)))
+			parts = append(parts, fmt.Sprintf("pool %s: %s", p.name, words.List(names, 5)))
 		}
 		return Cause{Layer: LayerPools, Code: CauseCordoned, Problem: problem.Problem{
 			Message: "every node that could hold the pod is cordoned (spec.unschedulable): " + strings.Join(parts, "; "),
@@ -197,9 +198,9 @@ func (e *explainer) valuesOf(key string) string {
 	if len(vals) == 0 {
 		return "no " + key + " label at all"
 	}
-	s := key + "=" + list(vals, 8)
+	s := key + "=" + words.List(vals, 8)
 	if without > 0 {
-		s += fmt.Sprintf(" (%s without it)", plural(without, "node"))
+		s += fmt.Sprintf(" (%s without it)", words.Count(without, "node"))
 	}
 	return s
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 // ExplainWorkload says why a workload's pods are not running: its first
@@ -141,7 +142,7 @@ func (s *Snapshot) createFailure(w *Workload, ev *corev1.Event, have int) Cause 
 	var held []string
 	for _, res := range r.resources {
 		if h := holders(s, w.Namespace, res); len(h) > 0 {
-			held = append(held, fmt.Sprintf("%s is held by %s", res, list(h, 4)))
+			held = append(held, fmt.Sprintf("%s is held by %s", res, words.List(h, 4)))
 		}
 	}
 	if len(held) > 0 {

@@ -34,7 +34,7 @@ const (
 // NewFile opens (creating) a directory store.
 func NewFile(dir string) (*File, error) {
 	if dir == "" {
-		return nil, problem.New("model store file://: no directory", "name one, as file:///var/lib/models")
+		return nil, problem.New("name one, as file:///var/lib/models", "model store file://: no directory")
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

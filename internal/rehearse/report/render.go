@@ -7,6 +7,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"berth.io/berth/internal/words"
 )
 
 // WriteTable writes the report for people: jobs per team and class,
@@ -144,17 +146,7 @@ func replacements(r *Report) (jobs, pods int, wait, most time.Duration) {
 
 // short writes a trace duration to the minute (to the second under a
 // minute), without trailing zero units: 1h5m, 42s, 0s.
-func short(d Duration) string {
-	t := Round(time.Duration(d))
-	s := t.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+func short(d Duration) string { return words.Duration(Round(time.Duration(d))) }
 
 // hours writes hours to one decimal.
 func hours(h float64) string { return strconv.FormatFloat(h, 'f', 1, 64) }

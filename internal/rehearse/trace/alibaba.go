@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/resource"
+
+	"berth.io/berth/internal/problem"
 )
 
 // The columns of Alibaba's cluster-trace-gpu-v2020 tables, as its README
@@ -118,7 +120,7 @@ func readAlibaba(im *importer, r io.Reader, file string, cols []string, row func
 		}
 		line, _ := cr.FieldPos(0)
 		if err != nil {
-			im.problems = append(im.problems, csvProblem(file, err))
+			im.problems = append(im.problems, problem.FromCSV(file, err, Header))
 			return
 		}
 		// The published files have no header row; one pasted from the

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/words"
 )
 
 // startComment begins the CSV form's one meaningful comment, the line
@@ -42,7 +43,7 @@ func parseCSV(file string, data []byte) (*Trace, problem.List) {
 	r.FieldsPerRecord = -1
 	header, err := r.Read()
 	if err != nil {
-		return nil, append(rs.problems, csvProblem(file, err))
+		return nil, append(rs.problems, problem.FromCSV(file, err, Header))
 	}
 	if got := strings.Join(header, ","); got != Header {
 		line, _ := r.FieldPos(0)
@@ -55,7 +56,7 @@ func parseCSV(file string, data []byte) (*Trace, problem.List) {
 		}
 		if err != nil {
 			// The reader cannot say where the next row starts.
-			return nil, append(rs.problems, csvProblem(file, err))
+			return nil, append(rs.problems, problem.FromCSV(file, err, Header))
 		}
 		line, _ := r.FieldPos(0)
 		if len(record) != numColumns {
@@ -80,19 +81,6 @@ func parseCSV(file string, data []byte) (*Trace, problem.List) {
 	return &Trace{Start: start, Jobs: jobs}, nil
 }
 
-// csvProblem is what the csv reader's error says, at the line it names.
-func csvProblem(file string, err error) problem.Problem {
-	p := problem.Problem{File: file, Message: err.Error(), Fix: "quote a value that holds a comma or a quote, doubling the quotes inside it: \"a \"\"b\"\"\"", Err: err}
-	var perr *csv.ParseError
-	if errors.As(err, &perr) {
-		p.Line, p.Message = perr.Line, perr.Err.Error()
-	}
-	if errors.Is(err, io.EOF) {
-		p.Message, p.Fix = "the file is empty", "start with the header: "+Header
-	}
-	return p
-}
-
 // Write writes t in the CSV form: the start (when t has one) as a
 // comment, the header, and a row per job, so that an import can be saved
 // and edited. The CSV form holds jobs only: a trace with a load or
@@ -100,7 +88,7 @@ func csvProblem(file string, err error) problem.Problem {
 // back whole.
 func Write(w io.Writer, t *Trace) error {
 	if t.Load != nil || len(t.Queues) > 0 || len(t.Interruptions) > 0 || len(t.Drains) > 0 {
-		return problem.New("the CSV form holds jobs only, and this trace has a load, queues, interruptions or drains", "write it in the YAML form")
+		return problem.New("write it in the YAML form", "the CSV form holds jobs only, and this trace has a load, queues, interruptions or drains")
 	}
 	if !t.Start.IsZero() {
 		if _, err := fmt.Fprintf(w, "%s %s\n", startComment, t.Start.Format(time.RFC3339)); err != nil {
@@ -113,7 +101,7 @@ func Write(w io.Writer, t *Trace) error {
 	}
 	for _, j := range t.Jobs {
 		var record [numColumns]string
-		record[colSubmit] = formatDuration(j.Submit)
+		record[colSubmit] = words.Duration(j.Submit)
 		record[colTeam] = j.Team
 		record[colKind] = string(j.Kind)
 		record[colName] = j.Name
@@ -126,10 +114,10 @@ func Write(w io.Writer, t *Trace) error {
 			record[colMemory] = j.Memory.String()
 		}
 		if j.Duration > 0 {
-			record[colDuration] = formatDuration(j.Duration)
+			record[colDuration] = words.Duration(j.Duration)
 		}
 		if j.Checkpoint > 0 {
-			record[colCheckpoint] = formatDuration(j.Checkpoint)
+			record[colCheckpoint] = words.Duration(j.Checkpoint)
 		}
 		record[colClass] = j.Class
 		record[colModel] = j.Model
@@ -139,16 +127,4 @@ func Write(w io.Writer, t *Trace) error {
 	}
 	cw.Flush()
 	return cw.Error()
-}
-
-// formatDuration writes d as people write it: 2h30m, not 2h30m0s.
-func formatDuration(d time.Duration) string {
-	s := d.String()
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
 }

@@ -56,11 +56,3 @@ func TestWriteRefusesALoad(t *testing.T) {
 		t.Errorf("Write of a trace with interruptions = %v, want a problem pointing to the YAML form", err)
 	}
 }
-
-func TestFormatDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{0: "0s", time.Hour: "1h", 90 * time.Minute: "1h30m", 61 * time.Second: "1m1s", 25*time.Hour + time.Second: "25h0m1s", 1500 * time.Millisecond: "1.5s"} {
-		if got := formatDuration(d); got != want {
-			t.Errorf("formatDuration(%s) = %q, want %q", d, got, want)
-		}
-	}
-}
