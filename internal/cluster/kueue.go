@@ -133,8 +133,11 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool,
 			return nil
 		}
 		var exit *exec.ExitError
-		if errors.As(err, &exit) || err == nil {
-			return fmt.Errorf("%s exited (%v): %s; its log is in %s", binary, err, last.String(), state.LogFile())
+		switch {
+		case err == nil:
+			return fmt.Errorf("%s exited: %s; its log is in %s", binary, last.String(), state.LogFile())
+		case errors.As(err, &exit):
+			return fmt.Errorf("%s exited (%w): %s; its log is in %s", binary, err, last.String(), state.LogFile())
 		}
 		return err
 	})
