@@ -194,24 +194,16 @@ func requestKind(r *http.Request) simtime.RequestKind {
 }
 
 // retried says whether a request that got code is one its client will
-// likely retry after a backoff of its own on the wall clock: an update
-// that conflicted (RetryOnConflict sleeps, whoever calls it), one refused
-// by a quota or an admission policy, or a create whose object was there
-// already, from a client that does not retry on the rehearsal's clock
-// (onClock), or any request the server could not serve.
-//
-// A create answered 409 found its object there (AlreadyExists, as Kueue's
-// Job reconciler's create of a Workload its cache did not yet hold):
-// RetryOnConflict does not retry that reason, so a component on the
-// clock tries again, if at all, from its work queue on the clock.
+// likely retry after a backoff of its own on the wall clock: a write that
+// conflicted (RetryOnConflict sleeps, whoever calls it), one refused by a
+// quota or an admission policy from a client that does not retry on the
+// rehearsal's clock (onClock), or any request the server could not serve.
 func retried(method string, code int, onClock bool) bool {
 	switch {
 	case code == http.StatusTooManyRequests || code >= 500:
 		return true
 	case method == http.MethodGet || method == http.MethodHead:
 		return false
-	case code == http.StatusConflict && method == http.MethodPost:
-		return !onClock
 	case code == http.StatusConflict:
 		return true
 	default:

@@ -8,37 +8,6 @@ import (
 	"berth.io/berth/internal/simtime"
 )
 
-func TestRetried(t *testing.T) {
-	for _, c := range []struct {
-		method  string
-		code    int
-		onClock bool
-		want    bool
-	}{
-		{http.MethodGet, http.StatusOK, false, false},
-		{http.MethodGet, http.StatusInternalServerError, true, true},
-		{http.MethodPost, http.StatusTooManyRequests, true, true},
-		// An update that conflicted: RetryOnConflict sleeps on the wall
-		// clock, whoever the client.
-		{http.MethodPut, http.StatusConflict, true, true},
-		{http.MethodPatch, http.StatusConflict, false, true},
-		// A create whose object was there already: RetryOnConflict does
-		// not retry it, so only a client off the clock retries on wall
-		// time.
-		{http.MethodPost, http.StatusConflict, true, false},
-		{http.MethodPost, http.StatusConflict, false, true},
-		// Refused by quota or a policy.
-		{http.MethodPost, http.StatusForbidden, true, false},
-		{http.MethodPost, http.StatusForbidden, false, true},
-		{http.MethodPost, http.StatusUnprocessableEntity, false, true},
-		{http.MethodPost, http.StatusCreated, false, false},
-	} {
-		if got := retried(c.method, c.code, c.onClock); got != c.want {
-			t.Errorf("retried(%s, %d, onClock %v) = %v, want %v", c.method, c.code, c.onClock, got, c.want)
-		}
-	}
-}
-
 func TestRequestKind(t *testing.T) {
 	for _, c := range []struct {
 		method, target string
