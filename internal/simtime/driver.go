@@ -129,7 +129,8 @@ func (d *Driver) Run(ctx context.Context) error {
 		// The moment's timers of the next phase, once the earlier
 		// phases have settled.
 		if d.clock.Due() {
-			d.fired(false)(d.clock.fireDue())
+			n, causes := d.clock.fireDue()
+			d.noteFired(false, n, causes)
 			continue
 		}
 		next, ok := d.clock.Next()
@@ -158,36 +159,35 @@ func (d *Driver) Run(ctx context.Context) error {
 		if traceTimers {
 			Tracef("settled in %s (quiet window %s)", d.Stats().lastSettle, d.window())
 		}
-		d.fired(true)(d.clock.advance(next))
+		n, causes := d.clock.advance(next)
+		d.noteFired(true, n, causes)
 	}
 }
 
-// fired returns the function that notes the timers just fired, by cause;
-// step says they began a new moment of the clock.
-func (d *Driver) fired(step bool) func(n int, causes map[string]int) {
-	return func(n int, causes map[string]int) {
-		d.mu.Lock()
-		defer d.mu.Unlock()
-		d.stats.Fired += n
-		if step {
-			d.stats.Steps++
-			d.countMoment(&d.stats)
-			d.moment = nil
-		}
-		if d.stats.Causes == nil {
-			d.stats.Causes = map[string]Cause{}
-		}
-		if d.moment == nil {
-			d.moment = map[string]int{}
-		}
-		for name, k := range causes {
-			c := d.stats.Causes[name]
-			c.Timers += k
-			d.stats.Causes[name] = c
-			d.moment[name] += k
-		}
-		d.settling = causes
+// noteFired notes the n timers just fired, by cause; step says they
+// began a new moment of the clock.
+func (d *Driver) noteFired(step bool, n int, causes map[string]int) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.stats.Fired += n
+	if step {
+		d.stats.Steps++
+		d.countMoment(&d.stats)
+		d.moment = nil
 	}
+	if d.stats.Causes == nil {
+		d.stats.Causes = map[string]Cause{}
+	}
+	if d.moment == nil {
+		d.moment = map[string]int{}
+	}
+	for name, k := range causes {
+		c := d.stats.Causes[name]
+		c.Timers += k
+		d.stats.Causes[name] = c
+		d.moment[name] += k
+	}
+	d.settling = causes
 }
 
 // countMoment adds the moment now ending (or, for a snapshot of the

@@ -5,6 +5,7 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -123,7 +124,7 @@ func TestRehearsalCodeKeepsTheClock(t *testing.T) {
 			}
 		}
 	}
-	for _, key := range slices.Sorted(mapKeys(wallClockAllowed)) {
+	for _, key := range slices.Sorted(maps.Keys(wallClockAllowed)) {
 		if !used[key] {
 			t.Errorf("wallClockAllowed has %q, which no code uses any more: remove it", key)
 		}
@@ -182,16 +183,6 @@ func wallClockUses(t *testing.T, path string) []wallClockUse {
 		})
 	}
 	return out
-}
-
-func mapKeys[V any](m map[string]V) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // The guard finds a wall-clock read added to a rehearsal package, under
