@@ -32,6 +32,7 @@ import (
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/simtime"
 	"berth.io/berth/internal/spot"
+	"berth.io/berth/internal/words"
 )
 
 type rehearseOptions struct {
@@ -376,6 +377,10 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*report.Report, error) 
 			time.Duration(k.Settling).Round(time.Millisecond), time.Duration(k.MaxSettle).Round(time.Millisecond), most)
 		if line := boundBy(k); line != "" {
 			fmt.Fprintln(o.ErrOut, line)
+		}
+		if k.Late > 0 {
+			fmt.Fprintf(o.ErrOut, "Warning: the clock moved on before the cluster had settled: %d %s seen after the moment %s created at (clock.late in the report). This run's figures may differ from another's on seed %d.\n",
+				k.Late, words.Pick(k.Late, "pod or node", "pods and nodes"), words.Pick(k.Late, "it was", "they were"), rep.Seed)
 		}
 	}
 	return rep, err

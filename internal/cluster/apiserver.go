@@ -15,6 +15,7 @@ import (
 	"k8s.io/apiserver/pkg/endpoints/request"
 	"k8s.io/apiserver/pkg/endpoints/responsewriter"
 	genericapiserver "k8s.io/apiserver/pkg/server"
+	"k8s.io/apiserver/pkg/server/egressselector"
 	"k8s.io/client-go/rest"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app"
 	"k8s.io/kubernetes/cmd/kube-apiserver/app/options"
@@ -72,8 +73,9 @@ const featureGates = "HPAScaleToZero=true"
 // process-wide signal handling. It returns when ctx ends or the server
 // fails. On a rehearsal's clock (clk non-nil) it counts the requests it
 // serves (watches aside) in the clock's Activity, and stamps objects'
-// creation and deletion times with the clock (stamps.go).
-func runAPIServer(ctx context.Context, args []string, ln net.Listener, clk *simtime.Clock) error {
+// creation and deletion times with the clock (stamps.go). A non-nil
+// etcd dials etcd in place of its loopback address (serveEtcdInMemory).
+func runAPIServer(ctx context.Context, args []string, ln net.Listener, clk *simtime.Clock, etcd egressselector.Lookup) error {
 	s := options.NewServerRunOptions()
 	fs := pflag.NewFlagSet("kube-apiserver", pflag.ContinueOnError)
 	for _, f := range s.Flags().FlagSets {
@@ -94,6 +96,10 @@ func runAPIServer(ctx context.Context, args []string, ln net.Listener, clk *simt
 	}
 	if errs := completed.Validate(); len(errs) > 0 {
 		return fmt.Errorf("kube-apiserver options: %w", utilerrors.NewAggregate(errs))
+	}
+	if etcd != nil {
+		// NewConfig hands the transport to every storage it makes.
+		completed.Etcd.StorageConfig.Transport.EgressLookup = etcd
 	}
 	// app.Run's steps, with the counter around the outermost server's
 	// handler chain.

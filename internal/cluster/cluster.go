@@ -26,6 +26,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/apiserver/pkg/server/egressselector"
 	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	corelisters "k8s.io/client-go/listers/core/v1"
@@ -128,10 +129,13 @@ type Cluster struct {
 	metrics    *metricsServing
 	autoscaler *autoscaler.Controller
 	etcd       *embed.Etcd
-	release    func()
-	wg         sync.WaitGroup
-	errs       chan error
-	once       sync.Once
+	// etcdInMemory is etcd's API served in memory to the API server, on
+	// a rehearsal's clock (serveEtcdInMemory).
+	etcdInMemory *etcdInMemory
+	release      func()
+	wg           sync.WaitGroup
+	errs         chan error
+	once         sync.Once
 
 	// karpenterInstalled closes once Karpenter's NodePools are applied;
 	// nil where the autoscaler provisions.
@@ -225,6 +229,11 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	step("etcd ready (fsync %s)", map[bool]string{true: "off", false: "on"}[opts.UnsafeNoFsync])
+	var etcdDial egressselector.Lookup
+	if opts.Clock != nil {
+		c.etcdInMemory = serveEtcdInMemory(c.etcd)
+		etcdDial = c.etcdInMemory.lookup
+	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
@@ -261,7 +270,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	metrics.serve()
 	resolveLocalServices(metrics.ln.Addr(), m.APIServerPort)
 	c.run(runCtx, "kube-apiserver", func(ctx context.Context) error {
-		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln, opts.Clock)
+		return runAPIServer(ctx, apiServerArgs(state.pki(), m.EtcdClientPort), ln, opts.Clock, etcdDial)
 	})
 
 	timeout := opts.Timeout
@@ -523,6 +532,9 @@ func (c *Cluster) Stop() {
 		}
 		if c.metrics != nil {
 			c.metrics.close()
+		}
+		if c.etcdInMemory != nil {
+			c.etcdInMemory.stop()
 		}
 		if c.etcd != nil {
 			c.etcd.Close()

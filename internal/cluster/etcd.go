@@ -1,12 +1,19 @@
 package cluster
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/url"
 	"strconv"
 	"time"
 
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/etcdserver/api/v3rpc"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/test/bufconn"
+	utilnet "k8s.io/apimachinery/pkg/util/net"
+	"k8s.io/apiserver/pkg/server/egressselector"
 )
 
 // startEtcd runs an embedded single-member etcd on loopback with its data
@@ -49,4 +56,42 @@ func startEtcd(dir string, clientPort, peerPort int, logFile string, unsafeNoFsy
 		e.Close()
 		return nil, fmt.Errorf("etcd did not become ready in 60s; see %s", logFile)
 	}
+}
+
+// etcdInMemory serves etcd's gRPC API, beside its loopback port, on a
+// listener in the process's memory, for the API server of a cluster on
+// a rehearsal's clock. Over loopback, a watch event etcd sends the API
+// server's watch cache sits in a socket between two goroutines, where
+// neither the clock's counters nor the Go runtime see it, and the clock
+// would step past it if it sat there longer than a quiet window (a busy
+// machine's scheduler can keep it there for tens of milliseconds): the
+// cache, and every watcher behind it, would learn of a write a moment of
+// the clock late. In memory, the byte that etcd writes makes the API
+// server's reading goroutine runnable at once, which the clock's Driver
+// sees. Its stop closes the listener and the server.
+type etcdInMemory struct {
+	ln     *bufconn.Listener
+	server *grpc.Server
+}
+
+// etcdInMemoryBuffer is each direction's buffer of a connection, made
+// when it is dialed (the API server dials one per storage): a writer
+// with more to say waits for its reader, which the clock sees as running.
+const etcdInMemoryBuffer = 32 << 10
+
+func serveEtcdInMemory(e *embed.Etcd) *etcdInMemory {
+	m := &etcdInMemory{ln: bufconn.Listen(etcdInMemoryBuffer), server: v3rpc.Server(e.Server, nil, nil)}
+	go m.server.Serve(m.ln)
+	return m
+}
+
+// lookup is the API server's dialer to etcd (its storage transport's
+// EgressLookup): every connection, whatever the address, is to m.
+func (m *etcdInMemory) lookup(egressselector.NetworkContext) (utilnet.DialFunc, error) {
+	return func(ctx context.Context, _, _ string) (net.Conn, error) { return m.ln.DialContext(ctx) }, nil
+}
+
+func (m *etcdInMemory) stop() {
+	m.server.Stop()
+	m.ln.Close()
 }

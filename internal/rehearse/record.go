@@ -20,6 +20,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/scaffold"
+	"berth.io/berth/internal/simtime"
 )
 
 // recorder watches the cluster and keeps what the report needs: per job
@@ -67,6 +68,11 @@ type recorder struct {
 	// queues are the teams' queues, under queueing: Kueue; nil under
 	// ResourceQuota.
 	queues *queues
+	// late counts the objects first seen at a later moment of the clock
+	// than the one the API server stamped them with: each is an event
+	// that reached the recorder after the clock had moved on, a sign that
+	// the clock called the cluster settled too soon.
+	late int
 }
 
 // jobRun is one training or batch row's Job as the cluster ran it.
@@ -339,6 +345,7 @@ func (r *recorder) onNode(n *corev1.Node, deleted bool) {
 		p.nodes.add(now, -1)
 		p.gpus.add(now, -nr.gpus)
 	case !deleted && !known:
+		r.noteLate("node", n.Name, n.CreationTimestamp.Time, now)
 		r.addNode(n, now)
 	}
 	r.signal()
@@ -357,6 +364,7 @@ func (r *recorder) onPod(p *corev1.Pod, deleted bool) {
 			return
 		}
 		pr = &podRun{namespace: p.Namespace, name: p.Name, team: r.teams[p.Namespace], gpus: podGPUs(p), cpu: podCPU(p), seenAt: now}
+		r.noteLate("pod", p.Namespace+"/"+p.Name, p.CreationTimestamp.Time, now)
 		r.pods[p.UID] = pr
 		r.pending.add(now, 1)
 		if name := p.Labels[batchv1.JobNameLabel]; name != "" {
@@ -404,6 +412,17 @@ func (r *recorder) onVolume(pv *corev1.PersistentVolume, deleted bool) {
 	if deleted && v.to.IsZero() {
 		v.to = now
 	}
+}
+
+// noteLate counts an object first seen at now that the API server
+// stamped created at an earlier moment. r.mu is held.
+func (r *recorder) noteLate(kind, name string, created, now time.Time) {
+	if created.IsZero() || !created.Before(now.Truncate(time.Second)) {
+		return
+	}
+	r.late++
+	klog.V(2).InfoS("the rehearsal's recorder saw an object after the clock had moved on", "kind", kind, "name", name, "created", created, "seen", now)
+	simtime.Tracef("late: %s %s created at %s, seen at %s", kind, name, created.Format(time.TimeOnly), now.Format(time.TimeOnly))
 }
 
 // addNode counts a node of a pool from now. r.mu is held.

@@ -403,3 +403,28 @@ func TestReplacementWaitOfCheckpointedTraining(t *testing.T) {
 		t.Errorf("claimed %v, replacements %d, wait %v; want a claimed Job whose one replacement waited 7m", got.Claimed, got.Replacements, got.ReplacementWait)
 	}
 }
+
+// A pod the API server stamped created at one moment and the recorder
+// first sees at a later one came late: the recorder counts it, and not
+// one seen at the moment it was made (the stamp has whole seconds, the
+// clock's moments may not).
+func TestPodSeenAfterItsMomentCountsLate(t *testing.T) {
+	start := epoch.Add(300 * time.Millisecond)
+	clk := clocktesting.NewFakePassiveClock(start.Add(time.Minute))
+	bp := &v1alpha1.Blueprint{Spec: v1alpha1.Spec{Teams: []v1alpha1.Team{{Name: "team-a", Namespaces: []string{"team-a"}}}}}
+	r := newRecorder(fake.NewClientset(), timeline{clock: clk, start: start}, bp)
+
+	onTime := jobPod("1", "ft-a", corev1.PodPending)
+	onTime.CreationTimestamp = metav1.NewTime(clk.Now().Truncate(time.Second))
+	r.onPod(onTime, false)
+	if r.late != 0 {
+		t.Fatalf("a pod seen at the moment it was stamped counts %d late; want 0", r.late)
+	}
+	late := jobPod("2", "ft-b", corev1.PodPending)
+	late.CreationTimestamp = metav1.NewTime(clk.Now().Truncate(time.Second))
+	clk.SetTime(clk.Now().Add(7 * time.Second))
+	r.onPod(late, false)
+	if r.late != 1 {
+		t.Errorf("a pod seen 7 s after it was stamped counts %d late; want 1", r.late)
+	}
+}

@@ -218,6 +218,9 @@ wait:
 	rep.Partial = runErr != nil
 	rep.Wall = report.Duration(time.Since(wallStart))
 	rep.Clock = clockReport(o.Clock, driver)
+	rec.mu.Lock()
+	rep.Clock.Late = rec.late
+	rec.mu.Unlock()
 	return rep, runErr
 }
 

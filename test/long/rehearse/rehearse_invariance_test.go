@@ -73,7 +73,7 @@ func TestRehearseInvariance(t *testing.T) {
 	busy := rehearseJSON(t, args...)
 	stop()
 	for _, r := range []*report.Report{fast, capped, busy} {
-		t.Logf("speed %g: %s of trace in %s of wall time, %d clock steps, %s settling (the longest %s)", r.Speed, time.Duration(r.Rehearsed), time.Duration(r.Wall), r.Clock.Steps, time.Duration(r.Clock.Settling), time.Duration(r.Clock.MaxSettle))
+		t.Logf("speed %g: %s of trace in %s of wall time, %d clock steps, %s settling (the longest %s), %d seen late", r.Speed, time.Duration(r.Rehearsed), time.Duration(r.Wall), r.Clock.Steps, time.Duration(r.Clock.Settling), time.Duration(r.Clock.MaxSettle), r.Clock.Late)
 	}
 	if diff := cmp.Diff(fast, capped, sameFigures); diff != "" {
 		t.Errorf("the report at --speed 240 differs from the one as fast as the cluster settles (-fast +capped):\n%s", diff)
