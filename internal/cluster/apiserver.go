@@ -121,10 +121,11 @@ func runAPIServer(ctx context.Context, args []string, ln net.Listener, clk *simt
 		}
 		go view.giveUp(ctx)
 		kube := config.KubeAPIs.ControlPlane.Generic
-		kube.RESTOptionsGetter = quotaViewOptions{stampedOptions{kube.RESTOptionsGetter, clk}, view}
+		uids := &uidSource{created: map[string]int{}}
+		kube.RESTOptionsGetter = quotaViewOptions{stampedOptions{kube.RESTOptionsGetter, clk, uids}, view}
 		ext := config.ApiExtensions
-		ext.GenericConfig.RESTOptionsGetter = stampedOptions{ext.GenericConfig.RESTOptionsGetter, clk}
-		ext.ExtraConfig.CRDRESTOptionsGetter = stampedOptions{ext.ExtraConfig.CRDRESTOptionsGetter, clk}
+		ext.GenericConfig.RESTOptionsGetter = stampedOptions{ext.GenericConfig.RESTOptionsGetter, clk, uids}
+		ext.ExtraConfig.CRDRESTOptionsGetter = stampedOptions{ext.ExtraConfig.CRDRESTOptionsGetter, clk, uids}
 	}
 	cc, err := config.Complete()
 	if err != nil {

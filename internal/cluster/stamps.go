@@ -2,12 +2,16 @@ package cluster
 
 import (
 	"context"
+	"strconv"
+	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apiserver/pkg/registry/generic"
 	"k8s.io/apiserver/pkg/storage"
 	"k8s.io/apiserver/pkg/storage/storagebackend"
@@ -27,12 +31,42 @@ import (
 // that both stamps are the rehearsal clock's: the registry sets them as
 // it does, and the storage replaces them with the clock's time before the
 // object is written, so that the object stored, watched and returned
-// carries the clock's. Nothing else of the object is touched.
+// carries the clock's.
+//
+// It also gives each object a UID of the rehearsal's (uidSource), where
+// the registry draws a random one: a UID is the last tie-break of
+// components that order by time (Kueue's queues order Workloads created
+// in the same second by UID), and a random one would make two replays of
+// one seed order them differently. Nothing else of the object is
+// touched.
 
-// stampedOptions is a RESTOptionsGetter whose storages stamp with clk.
+// stampedOptions is a RESTOptionsGetter whose storages stamp with clk
+// and take UIDs from uids.
 type stampedOptions struct {
 	generic.RESTOptionsGetter
 	clock clock.PassiveClock
+	uids  *uidSource
+}
+
+// uidSource makes the UIDs of a rehearsal's objects: a name-based UUID
+// (RFC 4122 version 5) of the object's storage key and how many objects
+// were created under that key before it, so the same object of a replay
+// gets the same UID in every replay, unique as a random one (no two
+// creations share a key and a count).
+type uidSource struct {
+	mu      sync.Mutex
+	created map[string]int
+}
+
+// uidSpace is the UUID namespace of berth's rehearsal UIDs.
+var uidSpace = uuid.MustParse("5b0b6c1e-6f1d-4e55-9a3b-6265727468a1")
+
+func (u *uidSource) next(key string) types.UID {
+	u.mu.Lock()
+	n := u.created[key]
+	u.created[key] = n + 1
+	u.mu.Unlock()
+	return types.UID(uuid.NewSHA1(uidSpace, []byte(key+"\x00"+strconv.Itoa(n))).String())
 }
 
 func (o stampedOptions) GetRESTOptions(resource schema.GroupResource, example runtime.Object) (generic.RESTOptions, error) {
@@ -40,7 +74,9 @@ func (o stampedOptions) GetRESTOptions(resource schema.GroupResource, example ru
 	if err != nil {
 		return opts, err
 	}
-	return wrapStorage(opts, func(s storage.Interface) storage.Interface { return stampedStorage{Interface: s, clock: o.clock} }), nil
+	return wrapStorage(opts, func(s storage.Interface) storage.Interface {
+		return stampedStorage{Interface: s, clock: o.clock, uids: o.uids}
+	}), nil
 }
 
 // wrapStorage has opts decorate the storage it makes with wrap, after
@@ -63,15 +99,19 @@ func wrapStorage(opts generic.RESTOptions, wrap func(storage.Interface) storage.
 }
 
 // stampedStorage stamps objects with clock as they are created or first
-// marked for deletion.
+// marked for deletion, and gives them UIDs from uids.
 type stampedStorage struct {
 	storage.Interface
 	clock clock.PassiveClock
+	uids  *uidSource
 }
 
 func (s stampedStorage) Create(ctx context.Context, key string, obj, out runtime.Object, ttl uint64) error {
 	if m, err := apimeta.Accessor(obj); err == nil {
 		m.SetCreationTimestamp(metav1.NewTime(s.clock.Now()))
+		if s.uids != nil {
+			m.SetUID(s.uids.next(key))
+		}
 	}
 	return s.Interface.Create(ctx, key, obj, out, ttl)
 }
