@@ -109,6 +109,7 @@ func run(kubeconfig, certFile, keyFile, caFile string, fairSharing, visibility b
 		return kueue.Run(ctx, opts)
 	}
 	opts.Clock = simtime.NewClock(time.Unix(0, follow), 0)
+	simtime.DropErrorBackoff()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	errs := make(chan error, 2)

@@ -231,6 +231,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	step("etcd ready (fsync %s)", map[bool]string{true: "off", false: "on"}[opts.UnsafeNoFsync])
 	var etcdDial egressselector.Lookup
 	if opts.Clock != nil {
+		simtime.DropErrorBackoff()
 		c.etcdInMemory = serveEtcdInMemory(c.etcd)
 		etcdDial = c.etcdInMemory.lookup
 	}

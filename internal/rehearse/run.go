@@ -219,7 +219,7 @@ wait:
 	rep.Wall = report.Duration(time.Since(wallStart))
 	rep.Clock = clockReport(o.Clock, driver)
 	rec.mu.Lock()
-	rep.Clock.Late = rec.late
+	rep.Clock.Late = rec.late + int(o.Clock.Activity().Late())
 	rec.mu.Unlock()
 	return rep, runErr
 }

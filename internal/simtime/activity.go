@@ -37,6 +37,9 @@ type Activity struct {
 	watches watchStreams
 	// requests is the tally of the requests the API server served.
 	requests Requests
+	// late counts work that ended at a later moment of the clock than
+	// it began (NoteLate).
+	late atomic.Int64
 
 	// mu guards the registered counters, probes and gates.
 	mu       sync.Mutex
@@ -214,6 +217,20 @@ func (a *Activity) sinceRefusal() time.Duration {
 // Requests is the tally of the requests the API server on the clock
 // served, which its handler keeps.
 func (a *Activity) Requests() *Requests { return &a.requests }
+
+// NoteLate counts work found to have ended at a later moment of the
+// clock than it began, what names it: the clock stepped while it was
+// under way, which it should not (something in it waited where the
+// Driver could not see). A component that can tell keeps its own
+// timing right (the Job controller's queue counts a retry from the
+// moment its sync began) and notes it here, for the report.
+func (a *Activity) NoteLate(what string) {
+	a.late.Add(1)
+	Tracef("late: %s", what)
+}
+
+// Late counts the work NoteLate was told of.
+func (a *Activity) Late() int64 { return a.late.Load() }
 
 // Refusals counts the refusals so far.
 func (a *Activity) Refusals() int64 { return a.refusals.Load() }

@@ -2,6 +2,7 @@ package simtime
 
 import (
 	"container/heap"
+	"strings"
 	"sync"
 	"time"
 
@@ -310,6 +311,9 @@ func (c *Clock) arm(t *timer, d time.Duration) {
 	t.at = c.deadline(d)
 	if traceTimers {
 		t.caller = callers()
+		if Tracing && strings.Contains(t.caller, "upstream/job") {
+			Tracef("timer set at %s for %s by %s", c.now.Format(time.TimeOnly), t.at.Format(time.TimeOnly), t.caller)
+		}
 	}
 	heap.Push(&c.timers, t)
 	c.mu.Unlock()

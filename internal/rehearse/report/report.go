@@ -92,11 +92,14 @@ type ClockReport struct {
 	// Requests are the API server's requests by verb and resource, the
 	// longest served first: what bounded its settling.
 	Requests []RequestCount `json:"requests,omitempty"`
-	// Late counts the pods and nodes the rehearsal's recorder first saw
-	// at a later moment of the clock than the API server stamped them
-	// created at: the clock moved on before their events had arrived.
-	// Zero in a replay the seed repeats; any other count says that this
-	// run's figures may differ from another's on the same seed.
+	// Late counts what the clock stepped past before it was done: the
+	// pods and nodes the rehearsal's recorder first saw at a later moment
+	// than the API server stamped them created at, and the Job
+	// controller's syncs that set a delay at a later moment than they
+	// began (the queue counts the delay from the sync's start, so that
+	// one keeps its timing). Zero in a replay the seed repeats; any other
+	// count says that this run's figures may differ from another's on
+	// the same seed.
 	Late int `json:"late,omitempty"`
 }
 

@@ -12,6 +12,8 @@ import (
 	"k8s.io/client-go/util/workqueue"
 	"k8s.io/kubernetes/pkg/controller/job"
 	"k8s.io/utils/clock"
+
+	"berth.io/berth/internal/simtime"
 )
 
 // newQueue is the Job controller's queue as upstream builds it (its rate
@@ -64,10 +66,16 @@ func replaceQueue(c *job.Controller, q workqueue.TypedRateLimitingInterface[stri
 type delayingQueue struct {
 	workqueue.TypedInterface[string]
 	clock clock.WithDelayedExecution
+	// late, when the clock can say, notes a delay counted from a sync's
+	// start rather than from now (simtime.Activity.NoteLate).
+	late func(what string)
 
 	mu sync.Mutex
 	// waiting holds each waiting item's deadline.
 	waiting map[string]time.Time
+	// taken holds, for each item a worker has taken (Get) and not yet
+	// finished (Done), the moment it took it.
+	taken map[string]time.Time
 	// timer fires at armed, the soonest deadline when it was set; gen
 	// tells its callback from one of a timer since replaced.
 	timer clock.Timer
@@ -76,14 +84,45 @@ type delayingQueue struct {
 }
 
 func newDelayingQueue(clk clock.WithTickerAndDelayedExecution) *delayingQueue {
-	return &delayingQueue{
+	q := &delayingQueue{
 		TypedInterface: workqueue.NewTypedWithConfig(workqueue.TypedQueueConfig[string]{Name: "job", Clock: clk}),
 		clock:          clk,
 		waiting:        map[string]time.Time{},
+		taken:          map[string]time.Time{},
 	}
+	if c, ok := clk.(interface{ Activity() *simtime.Activity }); ok {
+		q.late = c.Activity().NoteLate
+	}
+	return q
 }
 
-// AddAfter adds item once d has passed on the queue's clock.
+// Get takes the next item, noting the moment it was taken.
+func (q *delayingQueue) Get() (string, bool) {
+	item, shutdown := q.TypedInterface.Get()
+	if !shutdown {
+		q.mu.Lock()
+		q.taken[item] = q.clock.Now()
+		q.mu.Unlock()
+	}
+	return item, shutdown
+}
+
+// Done finishes an item Get took.
+func (q *delayingQueue) Done(item string) {
+	q.mu.Lock()
+	delete(q.taken, item)
+	q.mu.Unlock()
+	q.TypedInterface.Done(item)
+}
+
+// AddAfter adds item once d has passed on the queue's clock: d from now,
+// or, for an item a worker is syncing, d from the moment the worker took
+// it. On a real cluster a sync takes milliseconds and the two are one;
+// on a rehearsal's clock the clock should not step during a sync, and
+// where it did (something in the sync waited out of the Driver's sight),
+// counting from the sync's start keeps the retry at the moment the Job's
+// backoff sets, the same in every replay, where counting from now made
+// it a second late, and every retry after it.
 func (q *delayingQueue) AddAfter(item string, d time.Duration) {
 	if q.ShuttingDown() {
 		return
@@ -92,9 +131,21 @@ func (q *delayingQueue) AddAfter(item string, d time.Duration) {
 		q.Add(item)
 		return
 	}
-	at := q.clock.Now().Add(d)
+	now := q.clock.Now()
 	q.mu.Lock()
 	defer q.mu.Unlock()
+	from := now
+	if took, ok := q.taken[item]; ok && took.Before(now) {
+		from = took
+		if q.late != nil {
+			q.late(fmt.Sprintf("the Job controller's sync of %s began at %s and set its next at %s", item, took.Format(time.TimeOnly), now.Format(time.TimeOnly)))
+		}
+	}
+	at := from.Add(d)
+	if !at.After(now) {
+		q.TypedInterface.Add(item)
+		return
+	}
 	if prev, ok := q.waiting[item]; ok && !at.Before(prev) {
 		return
 	}

@@ -138,3 +138,32 @@ func TestReplaceQueue(t *testing.T) {
 		t.Error("upstream's queue was left running")
 	}
 }
+
+// TestRetryCountsFromTheSyncsStart: a worker takes a Job at 0s and the
+// clock steps to 1s before its sync sets the retry a minute on; the
+// retry comes at 1m, not 1m1s, and the clock's activity counts it late.
+// A Job no worker holds waits a minute from when it is added.
+func TestRetryCountsFromTheSyncsStart(t *testing.T) {
+	clk := simtime.NewClock(start, time.Second)
+	q := newQueue(clk)
+	q.Add("team-b/train-1")
+	item, _ := q.Get()
+	clk.Advance(start.Add(time.Second))
+	q.AddAfter(item, time.Minute)
+	q.Done(item)
+	q.AddAfter("team-b/train-2", time.Minute)
+	if got := clk.Activity().Late(); got != 1 {
+		t.Errorf("%d pieces of work noted late; want 1, the retry set after the clock stepped", got)
+	}
+	clk.Advance(start.Add(59 * time.Second))
+	empty(t, q)
+	clk.Advance(start.Add(time.Minute))
+	if got := get(t, q); got != item {
+		t.Fatalf("got %q at 1m; want %q, a minute after its sync began", got, item)
+	}
+	empty(t, q)
+	clk.Advance(start.Add(time.Minute + time.Second))
+	if got := get(t, q); got != "team-b/train-2" {
+		t.Fatalf("got %q at 1m1s; want team-b/train-2, a minute after it was added", got)
+	}
+}
