@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -55,6 +56,12 @@ type rehearseOptions struct {
 	until      time.Duration
 	prices     string
 	cloud      string
+	// repeat is how many replications to run, on seeds seed, seed+1,
+	// ...; parallel how many at once; jitter the bound of each row's
+	// random shift of its submit time.
+	repeat   int
+	parallel int
+	jitter   time.Duration
 
 	bp    *loadedBlueprint
 	trace *trace.Trace
@@ -109,12 +116,27 @@ queue, GPU-hours borrowed and lent, and preemptions by reclaim.`,
 	f.StringVar(&o.prices, "prices", "", "a price table (CSV: cloud,type,region,onDemand,spot,source,date) whose rows replace berth's for the same instance types")
 	f.StringVar(&o.cloud, "cloud", "", "aws, azure or gcp: price each pool as the instance type berth export gives it there")
 	f.DurationVar(&o.until, "until", 0, "stop at this trace time even if jobs still wait (default: three times the trace's end)")
+	f.IntVar(&o.repeat, "repeat", 1, "run this many replications, on seeds --seed, --seed+1, ..., and report each figure's median, range and 95% interval (with --vs: paired on the same seeds, with a verdict)")
+	f.IntVar(&o.parallel, "parallel", 0, "with --repeat, run at most this many replications at once, each in a process of its own (0: one per core)")
+	f.DurationVar(&o.jitter, "jitter", 0, "shift each row's submit time by a random amount within ± this, drawn from the seed (whole seconds)")
 	return cmd
 }
 
 func (o *rehearseOptions) Complete() error {
 	if o.tracePath == "" {
 		return problem.New("pass --trace FILE (CSV or YAML; docs/reference/trace-format.md gives the format)", "berth rehearse needs a trace")
+	}
+	if o.repeat < 0 {
+		return problem.Errorf("pass --repeat 2 or more to replicate, or leave it out for one run", "--repeat %d: a count of runs is not negative", o.repeat)
+	}
+	if o.parallel < 0 {
+		return problem.Errorf("pass --parallel 1 to run the replications one after another", "--parallel %d: a count of runs at once is not negative", o.parallel)
+	}
+	if o.parallel == 0 {
+		o.parallel = runtime.NumCPU()
+	}
+	if o.jitter < 0 {
+		return problem.Errorf("pass a bound such as --jitter 30s: each row moves by up to that much either way", "--jitter %s: the bound of a shift is not negative", o.jitter)
 	}
 	if o.output != "table" && o.output != "json" {
 		return problem.Errorf("pass -o table or -o json", "-o %q: unknown output", o.output)
@@ -153,6 +175,7 @@ func (o *rehearseOptions) Complete() error {
 	if o.trace, err = trace.Read(o.tracePath); err != nil {
 		return err
 	}
+	o.trace = o.trace.Jittered(o.jitter, o.seed)
 	if errs := o.trace.Check(o.bp.Blueprint); len(errs) > 0 {
 		return fmt.Errorf("the trace does not fit blueprint %s (%s):\n%w", o.bp.Metadata.Name, o.bp.source, errs)
 	}
@@ -198,6 +221,9 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	// rehearsal with its report so far and its cluster removed.
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	defer stop()
+	if o.repeat > 1 {
+		return o.replicate(ctx)
+	}
 	if o.vs == "" && o.vsProvisioner == "" && o.vsQueueing == "" {
 		rep, err := o.rehearse(ctx)
 		if rep != nil {
@@ -216,7 +242,8 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 	// One cluster per process (feature gates, klog and the metrics
 	// registry are the process's): each design runs in a child of its
 	// own, one after the other.
-	a, err := o.child(ctx, o.file, o.provisioner, o.queueing)
+	designs := o.designs()
+	a, err := o.childOn(ctx, designs[0], o.seed, o.ErrOut)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &ExitError{Code: 130, Err: fmt.Errorf("interrupted before the first design's replay started: nothing to report (%w)", err)}
@@ -230,18 +257,7 @@ func (o *rehearseOptions) Run(ctx context.Context) error {
 		}
 		return &ExitError{Code: 130, Err: errors.New("interrupted: the report above is partial, and the second design was not rehearsed")}
 	}
-	other, provisioner := o.vs, o.vsProvisioner
-	if other == "" {
-		other = o.file
-	}
-	if provisioner == "" {
-		provisioner = o.provisioner
-	}
-	queueing := o.vsQueueing
-	if queueing == "" {
-		queueing = o.queueing
-	}
-	b, err := o.child(ctx, other, provisioner, queueing)
+	b, err := o.childOn(ctx, designs[1], o.seed, o.ErrOut)
 	if err != nil {
 		if ctx.Err() != nil {
 			// Stopped before the second design's replay started.
@@ -379,8 +395,8 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*report.Report, error) 
 			fmt.Fprintln(o.ErrOut, line)
 		}
 		if k.Late > 0 {
-			fmt.Fprintf(o.ErrOut, "Warning: the clock moved on before the cluster had settled: %d %s seen after the moment %s created at (clock.late in the report). This run's figures may differ from another's on seed %d.\n",
-				k.Late, words.Pick(k.Late, "pod or node", "pods and nodes"), words.Pick(k.Late, "it was", "they were"), rep.Seed)
+			fmt.Fprintf(o.ErrOut, "Warning: the clock stepped %s before the cluster had settled (clock.late in the report): this run's figures may differ from another's on seed %d.\n",
+				words.Count(k.Late, "time"), rep.Seed)
 		}
 	}
 	return rep, err
@@ -445,15 +461,22 @@ func (o *rehearseOptions) write(rep *report.Report) error {
 	return report.WriteTable(o.Out, rep)
 }
 
-// child rehearses one blueprint, provisioned as provisioner says (empty:
-// as the blueprint says), in a child process of this same binary and
-// reads its JSON report; its progress goes to our stderr.
-func (o *rehearseOptions) child(ctx context.Context, file, provisioner, queueing string) (*report.Report, error) {
+// design is one blueprint as a child rehearses it: its file, and the
+// provisioner and queueing that replace its own ("" keeps them).
+type design struct{ file, provisioner, queueing string }
+
+// childOn rehearses d on seed in a child process of this same binary
+// and reads its JSON report; its progress goes to progress.
+func (o *rehearseOptions) childOn(ctx context.Context, d design, seed int64, progress io.Writer) (*report.Report, error) {
+	file, provisioner, queueing := d.file, d.provisioner, d.queueing
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	args := []string{"rehearse", "--trace", o.tracePath, "--speed", strconv.FormatFloat(o.speed, 'g', -1, 64), "--seed", strconv.FormatInt(o.seed, 10), "-o", "json"}
+	args := []string{"rehearse", "--trace", o.tracePath, "--speed", strconv.FormatFloat(o.speed, 'g', -1, 64), "--seed", strconv.FormatInt(seed, 10), "-o", "json"}
+	if o.jitter > 0 {
+		args = append(args, "--jitter", o.jitter.String())
+	}
 	if file != "" {
 		args = append(args, "-f", file)
 	}
@@ -478,7 +501,7 @@ func (o *rehearseOptions) child(ctx context.Context, file, provisioner, queueing
 	cmd.SysProcAttr = childProcAttr()
 	cmd.WaitDelay = 30 * time.Second
 	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, o.ErrOut
+	cmd.Stdout, cmd.Stderr = &out, progress
 	runErr := cmd.Run()
 	var rep report.Report
 	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
