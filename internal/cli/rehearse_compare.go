@@ -33,10 +33,14 @@ for each, rehearse them at once, each in its own process, and compare them after
   berth rehearse compare reports/quota reports/kueue --report reports/quota-vs-kueue
 
 The two must have replayed the same trace with the same --seed; berth checks the jobs
-and the seed, and says where they differ.`,
+and the seed, and says where they differ.
+
+Two sets of replications (each the --report DIR of a --repeat N run, its
+figures.json, or its -o json output) compare seed by seed, as --repeat with --vs
+would: each figure's paired difference, its 95% interval and a verdict.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if len(args) != 2 {
-				return problem.New("run `berth rehearse compare A/report.json B/report.json` (or the two --report directories)", "berth rehearse compare takes two reports")
+				return problem.New("run `berth rehearse compare A/report.json B/report.json` (or the two --report directories)", "berth rehearse compare takes two reports, or two sets of replications")
 			}
 			return nil
 		},
@@ -54,6 +58,21 @@ and the seed, and says where they differ.`,
 }
 
 func (o *compareOptions) run(pathA, pathB string) error {
+	setA, okA, err := report.ReadReplications(pathA)
+	if err != nil {
+		return err
+	}
+	setB, okB, err := report.ReadReplications(pathB)
+	if err != nil {
+		return err
+	}
+	if okA != okB {
+		return problem.Errorf("compare two rehearsals, or two sets of replications (--repeat N --report DIR), not one of each",
+			"%s holds %s and %s holds %s", pathA, what(okA), pathB, what(okB))
+	}
+	if okA {
+		return o.runSets(setA, setB)
+	}
 	a, err := report.Read(pathA)
 	if err != nil {
 		return err
@@ -69,4 +88,41 @@ func (o *compareOptions) run(pathA, pathB string) error {
 		fmt.Fprintf(o.ErrOut, "warning: %s\n", w)
 	}
 	return writeBoth(o.Out, o.output, o.reportDir, a, b)
+}
+
+func what(set bool) string {
+	if set {
+		return "a set of replications"
+	}
+	return "one rehearsal"
+}
+
+// runSets compares two sets of replications seed by seed, as --repeat
+// with --vs would have: the seeds both ran, each pair checked as
+// comparable.
+func (o *compareOptions) runSets(a, b []*report.Report) error {
+	bySeed := map[int64]*report.Report{}
+	for _, r := range b {
+		bySeed[r.Seed] = r
+	}
+	var pa, pb []*report.Report
+	var only []int64
+	for _, r := range a {
+		other := bySeed[r.Seed]
+		if other == nil {
+			only = append(only, r.Seed)
+			continue
+		}
+		if err := report.Comparable(r, other); err != nil {
+			return fmt.Errorf("seed %d: %w", r.Seed, err)
+		}
+		pa, pb = append(pa, r), append(pb, other)
+	}
+	if len(pa) == 0 {
+		return problem.New("rehearse both designs with the same --seed and --repeat", "the two sets of replications share no seed")
+	}
+	if len(only) > 0 {
+		fmt.Fprintf(o.ErrOut, "warning: seeds %v ran in A only; the comparison is over the %d seeds both ran\n", only, len(pa))
+	}
+	return writeReplications(o.Out, o.output, o.reportDir, [][]*report.Report{pa, pb})
 }

@@ -76,3 +76,52 @@ func TestRehearseCompare(t *testing.T) {
 		t.Errorf("berth rehearse compare with one report: %v; want the usage", err)
 	}
 }
+
+// Two sets of replications written by --repeat N --report DIR compare
+// seed by seed, as --repeat with --vs would: B's wait is 5 minutes less
+// on both seeds they share, a verdict; a seed only A ran is left out,
+// with a warning.
+func TestRehearseCompareSets(t *testing.T) {
+	dir := t.TempDir()
+	rep := func(queueing string, seed int64, wait time.Duration) *report.Report {
+		w := report.Duration(wait)
+		return &report.Report{
+			Blueprint: "retail-analytics", Queueing: queueing, Trace: "examples/retail-week.csv", Seed: seed, Rehearsed: report.Duration(time.Hour),
+			Jobs:   []report.JobResult{{Team: "team-b", Class: "training", Name: "ft-1", State: report.Completed, Wait: &w}},
+			Groups: []report.GroupResult{{Team: "team-b", Class: "training", Jobs: 1, WaitP50: w, WaitP95: w, WaitMax: w}},
+		}
+	}
+	quota, kueue := filepath.Join(dir, "quota"), filepath.Join(dir, "kueue")
+	if err := writeReplications(&bytes.Buffer{}, "table", quota, [][]*report.Report{{rep("ResourceQuota", 1, 20*time.Minute), rep("ResourceQuota", 2, 30*time.Minute), rep("ResourceQuota", 3, 25*time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeReplications(&bytes.Buffer{}, "table", kueue, [][]*report.Report{{rep("Kueue", 1, 15*time.Minute), rep("Kueue", 2, 25*time.Minute)}}); err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	cmd := newRehearseCommand(Streams{Out: &out, ErrOut: &errOut})
+	cmd.SetArgs([]string{"compare", quota, kueue, "-o", "json"})
+	cmd.SetOut(&errOut)
+	cmd.SetErr(&errOut)
+	if err := cmd.Execute(); err != nil {
+		t.Fatalf("berth rehearse compare of two sets: %v\n%s", err, errOut.String())
+	}
+	var doc struct {
+		A, B       []*report.Report
+		Comparison []report.Paired
+	}
+	if err := json.Unmarshal(out.Bytes(), &doc); err != nil {
+		t.Fatalf("reading the comparison: %v\n%s", err, out.String())
+	}
+	if len(doc.A) != 2 || len(doc.B) != 2 {
+		t.Fatalf("%d and %d replications compared; want the 2 seeds both ran", len(doc.A), len(doc.B))
+	}
+	for _, c := range doc.Comparison {
+		if c.Name == "team-b/training wait p50" && (c.Diff != -300 || c.Verdict != report.BBetter) {
+			t.Errorf("the wait: %+v; want B 5 minutes less on each seed, B better", c)
+		}
+	}
+	if !strings.Contains(errOut.String(), "seeds [3] ran in A only") {
+		t.Errorf("compare warned:\n%s\nwant seed 3 named", errOut.String())
+	}
+}

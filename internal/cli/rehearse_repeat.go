@@ -91,7 +91,7 @@ func (o *rehearseOptions) replicate(ctx context.Context) error {
 	if len(kept[0]) == 0 {
 		return fmt.Errorf("no replication finished (%d failed)", len(failed))
 	}
-	if err := o.writeReplications(kept); err != nil {
+	if err := writeReplications(o.Out, o.output, o.reportDir, kept); err != nil {
 		return err
 	}
 	if len(failed) > 0 {
@@ -121,11 +121,13 @@ func (o *rehearseOptions) designs() []design {
 	return []design{a, b}
 }
 
-// writeReplications writes the replications' figures: as a table of
-// spreads (or, for two designs, of paired differences), or as JSON that
-// keeps every replication's report; and, with --report DIR, each seed's
-// report (or pair) in DIR/seed-N and the figures in DIR/figures.json.
-func (o *rehearseOptions) writeReplications(reps [][]*report.Report) error {
+// writeReplications writes the replications' figures to out: as a table
+// of spreads (or, for two designs, of paired differences), or as JSON
+// (output "json") that keeps every replication's report; and, with a
+// report directory dir, each seed's report (or pair) in dir/seed-N and
+// the figures in dir/figures.json. For --repeat and for berth rehearse
+// compare of two sets.
+func writeReplications(out io.Writer, output, dir string, reps [][]*report.Report) error {
 	var doc any
 	if len(reps) == 1 {
 		doc = struct {
@@ -143,13 +145,13 @@ func (o *rehearseOptions) writeReplications(reps [][]*report.Report) error {
 			Comparison []report.Paired  `json:"comparison"`
 		}{reps[0], reps[1], paired}
 	}
-	if o.reportDir != "" {
+	if dir != "" {
 		for i, a := range reps[0] {
 			var b *report.Report
 			if len(reps) == 2 {
 				b = reps[1][i]
 			}
-			if err := report.WriteDir(filepath.Join(o.reportDir, "seed-"+strconv.FormatInt(a.Seed, 10)), a, b); err != nil {
+			if err := report.WriteDir(filepath.Join(dir, "seed-"+strconv.FormatInt(a.Seed, 10)), a, b); err != nil {
 				return err
 			}
 		}
@@ -157,19 +159,19 @@ func (o *rehearseOptions) writeReplications(reps [][]*report.Report) error {
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(filepath.Join(o.reportDir, "figures.json"), append(raw, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(dir, report.FiguresFile), append(raw, '\n'), 0o644); err != nil {
 			return err
 		}
 	}
-	if o.output == "json" {
-		enc := json.NewEncoder(o.Out)
+	if output == "json" {
+		enc := json.NewEncoder(out)
 		enc.SetIndent("", "  ")
 		return enc.Encode(doc)
 	}
 	if len(reps) == 1 {
-		return report.WriteSpreads(o.Out, reps[0])
+		return report.WriteSpreads(out, reps[0])
 	}
-	return report.WritePaired(o.Out, reps[0], reps[1])
+	return report.WritePaired(out, reps[0], reps[1])
 }
 
 // prefixWriter writes each whole line written to it to out with a

@@ -42,6 +42,40 @@ func Read(path string) (*Report, error) {
 	return &rep, nil
 }
 
+// FiguresFile is the file `berth rehearse --repeat N --report DIR`
+// writes in DIR: the replications' reports and their figures.
+const FiguresFile = "figures.json"
+
+// ReadReplications reads one design's replications as `berth rehearse
+// --repeat N` wrote them: its figures.json, the --report directory that
+// holds one, or its -o json output. ok is false when path holds a single
+// rehearsal's report instead (Read reads that).
+func ReadReplications(path string) (reps []*Report, ok bool, err error) {
+	file := path
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		file = filepath.Join(path, FiguresFile)
+		if _, err := os.Stat(file); err != nil {
+			return nil, false, nil
+		}
+	}
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return nil, false, nil // Read says what is wrong with the path
+	}
+	var doc struct {
+		Replications []*Report `json:"replications"`
+		A, B         []*Report
+	}
+	if json.Unmarshal(raw, &doc) != nil {
+		return nil, false, nil
+	}
+	if len(doc.A) > 0 || len(doc.B) > 0 {
+		return nil, false, problem.Errorf("rehearse each design with --repeat N --report DIR of its own, then compare the two directories",
+			"%s holds two designs' replications already (written by --repeat with --vs)", file)
+	}
+	return doc.Replications, len(doc.Replications) > 0, nil
+}
+
 // Comparable says whether two rehearsals replayed the same trace with
 // the same seed, as --vs would have: the same jobs, by team, name and
 // submit time, and the same random draws (spot interruptions, the

@@ -34,7 +34,7 @@ func TestJitterShiftsEachRowWithinItsBoundBySeed(t *testing.T) {
 	// Rows a minute apart shifted by at most 30 s keep their order (two
 	// that meet keep the written one): row i is within 30 s of minute i.
 	for i, j := range a.Jobs {
-		if want := time.Duration(i) * time.Minute; (j.Submit-want).Abs() > 30*time.Second {
+		if want := time.Duration(i) * time.Minute; (j.Submit - want).Abs() > 30*time.Second {
 			t.Errorf("row %d at %s; want within 30 s of %s", i, j.Submit, want)
 		}
 	}
