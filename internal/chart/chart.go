@@ -27,6 +27,14 @@ var charts = template.Must(template.New("chart").Parse(`
 {{- range .Lines}}<path d="{{.D}}" fill="none" stroke="{{.Color}}" stroke-width="2"{{if .Dashed}} stroke-dasharray="5,4"{{end}}/><rect x="{{.KeyX}}" y="{{.KeyY}}" width="10" height="10" fill="{{.Color}}"/><text x="{{.NameX}}" y="{{.NameY}}" font-size="12">{{.Name}}</text>
 {{- end}}</svg>{{end}}
 
+{{define "spread"}}<svg xmlns="http://www.w3.org/2000/svg" width="{{.W}}" height="{{.H}}" role="img" aria-label="{{.Title}}" font-family="sans-serif"><text x="0" y="16" font-weight="bold" font-size="14">{{.Title}}</text>
+{{- range .Rows}}<text x="0" y="{{.TextY}}" font-size="13">{{.Label}}</text><line x1="{{.Left}}" y1="{{.Y}}" x2="{{.Right}}" y2="{{.Y}}" stroke="#eee"/>
+{{- range .Series}}<line class="interval" x1="{{.LowX}}" y1="{{.Y}}" x2="{{.HighX}}" y2="{{.Y}}" stroke="{{.Color}}" stroke-width="8" stroke-opacity="0.3" stroke-linecap="round"/>
+{{- $s := .}}{{range .Dots}}<circle class="replication" cx="{{.}}" cy="{{$s.Y}}" r="4" fill="{{$s.Color}}"/>{{end}}
+{{- end}}{{end}}
+{{- range .Keys}}<rect x="{{.X}}" y="{{.Y}}" width="10" height="10" fill="{{.Color}}"/><text x="{{.TextX}}" y="{{.TextY}}" font-size="12">{{.Name}}</text>{{end}}
+<text x="{{.Left}}" y="{{.AxisY}}" font-size="11">0</text><text x="{{.Right}}" y="{{.AxisY}}" font-size="11" text-anchor="end">{{.Peak}}</text></svg>{{end}}
+
 {{define "usage"}}<svg class="bar" width="{{.W}}" height="12" viewBox="0 0 {{.W}} 12" role="img" aria-label="{{.Used}} of {{.Total}}"><rect class="track" width="{{.W}}" height="12" rx="2"/><rect class="fill {{.Level}}" width="{{.Fill}}" height="12" rx="2"/></svg>{{end}}
 
 {{define "spark"}}<svg class="spark" width="{{.W}}" height="{{.H}}" viewBox="0 0 {{.W}} {{.H}}" role="img" aria-label="{{.Label}}"><rect class="track" width="{{.W}}" height="{{.H}}"/>
@@ -104,6 +112,86 @@ func Bars(title string, groups []BarGroup) template.HTML {
 		W, H  int
 		Rows  []row
 	}{title, labelW + barW + 120, len(rows)*rowH + len(groups)*6 + 30, rows})
+}
+
+// SpreadRow is one figure of replications: per design, each
+// replication's value and the interval of their mean.
+type SpreadRow struct {
+	Label  string
+	Series []SpreadSeries
+}
+
+// SpreadSeries is one design's replications of a figure.
+type SpreadSeries struct {
+	Values    []float64
+	Low, High float64
+}
+
+// Spread draws each row's replications as dots on a line from zero to
+// the largest value of the chart, over a band from the interval's low to
+// its high: one line of dots per design, coloured as names says (the
+// designs' names, for the key; one name, no key). peak writes the axis's
+// end.
+func Spread(title string, names []string, peakText func(float64) string, rows []SpreadRow) template.HTML {
+	const labelW, plotW, rowH, seriesH = 260, 380, 30, 14
+	peak := 0.0
+	for _, r := range rows {
+		for _, s := range r.Series {
+			for _, v := range s.Values {
+				peak = max(peak, v)
+			}
+			peak = max(peak, s.High)
+		}
+	}
+	if peak <= 0 {
+		peak = 1
+	}
+	x := func(v float64) int { return labelW + int(float64(plotW)*max(v, 0)/peak) }
+	type series struct {
+		Y, LowX, HighX int
+		Dots           []int
+		Color          string
+	}
+	type row struct {
+		Label       string
+		TextY, Y    int
+		Left, Right int
+		Series      []series
+	}
+	type key struct {
+		X, Y, TextX, TextY int
+		Color, Name        string
+	}
+	var out []row
+	y := 34
+	for _, r := range rows {
+		h := max(rowH, len(r.Series)*seriesH+8)
+		o := row{Label: r.Label, TextY: y + h/2 + 4, Y: y + h/2, Left: labelW, Right: labelW + plotW}
+		for i, s := range r.Series {
+			sy := y + h/2 + (i*2-len(r.Series)+1)*seriesH/2
+			ser := series{Y: sy, LowX: x(s.Low), HighX: x(s.High), Color: palette[i%len(palette)]}
+			for _, v := range s.Values {
+				ser.Dots = append(ser.Dots, x(v))
+			}
+			o.Series = append(o.Series, ser)
+		}
+		out = append(out, o)
+		y += h
+	}
+	var keys []key
+	if len(names) > 1 {
+		for i, n := range names {
+			keys = append(keys, key{X: labelW + plotW + 20, Y: 34 + i*18, TextX: labelW + plotW + 34, TextY: 43 + i*18, Color: palette[i%len(palette)], Name: n})
+		}
+	}
+	return render("spread", struct {
+		Title              string
+		W, H               int
+		Rows               []row
+		Keys               []key
+		Left, Right, AxisY int
+		Peak               string
+	}{title, labelW + plotW + 160, y + 24, out, keys, labelW, labelW + plotW, y + 14, peakText(peak)})
 }
 
 // Point is a value Y from X on, in a step line.

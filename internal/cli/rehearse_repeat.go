@@ -162,6 +162,9 @@ func writeReplications(out io.Writer, output, dir string, reps [][]*report.Repor
 		if err := os.WriteFile(filepath.Join(dir, report.FiguresFile), append(raw, '\n'), 0o644); err != nil {
 			return err
 		}
+		if err := report.WriteFiguresPage(dir, reps); err != nil {
+			return err
+		}
 	}
 	if output == "json" {
 		enc := json.NewEncoder(out)

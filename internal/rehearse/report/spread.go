@@ -346,8 +346,9 @@ func value(u Unit, v float64) string {
 	}
 }
 
+// signedValue writes v with its sign: "+15m", "-$0.83", "0s".
 func signedValue(u Unit, v float64) string {
-	if v < 0 {
+	if v <= 0 || value(u, v) == value(u, 0) {
 		return value(u, v)
 	}
 	return "+" + value(u, v)
