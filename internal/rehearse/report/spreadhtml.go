@@ -45,7 +45,9 @@ func WriteFiguresPage(dir string, reps [][]*Report) error {
 		page.Paired = paired
 	}
 	page.Waits = spreadChart("Wait, p95, each replication (minutes of trace time)", page.Names, spreads, func(name string) bool { return strings.HasSuffix(name, " wait p95") }, minutes)
-	page.Idle = spreadChart("Idle GPU-hours, each replication", page.Names, spreads, func(name string) bool { return strings.HasSuffix(name, "idle GPU-hours") || name == "idle GPU-hours, all pools" }, hours)
+	page.Idle = spreadChart("Idle GPU-hours, each replication", page.Names, spreads, func(name string) bool {
+		return strings.HasSuffix(name, "idle GPU-hours") || name == "idle GPU-hours, all pools"
+	}, hours)
 	page.Cost = spreadChart("Cost, each replication", page.Names, spreads, func(name string) bool { return name == "cost, total" }, func(v float64) string { return value(Dollars, v) })
 	f, err := os.Create(filepath.Join(dir, FiguresPage))
 	if err != nil {
