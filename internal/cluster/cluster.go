@@ -261,6 +261,7 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		sent := opts.Clock.Activity().Counter("requests sent by berth's clients")
 		c.Config.Wrap(sent.RoundTripper)
 		c.Config.UserAgent = rest.DefaultKubernetesUserAgent() + " " + simtime.OnClockAgent
+		simtime.NoThrottle(c.Config)
 	}
 	metrics, err := metricsServingFor(state.pki())
 	if err != nil {

@@ -95,6 +95,7 @@ func runControllerManager(ctx context.Context, kubeconfig string, p pki.Dir, clk
 	// Its requests are counted from when they leave, as berth's own are.
 	sent := clk.Activity().Counter("requests sent by kube-controller-manager")
 	c.Kubeconfig.Wrap(sent.RoundTripper)
+	simtime.NoThrottle(c.Kubeconfig)
 	errs := make(chan error, 2)
 	go func() { errs <- app.Run(ctx, c.Complete()) }()
 	go func() { errs <- runClockedControllers(ctx, c.Kubeconfig, &c.ComponentConfig, clk) }()

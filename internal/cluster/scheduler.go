@@ -101,6 +101,7 @@ func setupScheduler(ctx context.Context, opts *options.Options, clk *simtime.Clo
 		// are counted from when they leave, as berth's own are.
 		cfg := rest.CopyConfig(c.KubeConfig)
 		cfg.Wrap(clk.Activity().Counter("requests sent by kube-scheduler").RoundTripper)
+		simtime.NoThrottle(cfg)
 		if c.Client, err = kubernetes.NewForConfig(rest.AddUserAgent(cfg, "scheduler")); err != nil {
 			return nil, nil, err
 		}

@@ -205,6 +205,7 @@ func Run(ctx context.Context, opts Options) error {
 		sent := opts.Clock.Activity().Counter("requests sent by Kueue")
 		kubeConfig.Wrap(sent.RoundTripper)
 		kubeConfig.UserAgent += " " + simtime.OnClockAgent
+		simtime.NoThrottle(kubeConfig)
 		opts.Clock.Activity().Follows(v1alpha1.KueueClockFollower)
 	}
 	var mgr ctrl.Manager

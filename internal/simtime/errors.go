@@ -4,6 +4,7 @@ import (
 	"context"
 
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
+	"k8s.io/client-go/rest"
 	"k8s.io/klog/v2"
 )
 
@@ -31,4 +32,16 @@ func DropErrorBackoff() {
 func logError(ctx context.Context, err error, msg string, keysAndValues ...any) {
 	logger := klog.LoggerWithName(klog.FromContext(ctx).WithCallDepth(3), "UnhandledError")
 	logger.Error(err, msg, keysAndValues...)
+}
+
+// NoThrottle turns off cfg's client-side rate limit, for a client in a
+// process on a rehearsal's clock. client-go's token bucket makes a
+// request that finds it empty wait on the wall clock before it is sent,
+// where no counter has it yet and no goroutine runs: the clock could
+// step while a controller's request waited its turn, and the request
+// land a moment late, in one replay and not another. On the clock a
+// request takes no trace time whatever its client's limit, and the
+// simulated cluster has no API server to protect from a burst.
+func NoThrottle(cfg *rest.Config) {
+	cfg.QPS, cfg.Burst, cfg.RateLimiter = -1, 0, nil
 }
