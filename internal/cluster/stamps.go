@@ -17,6 +17,7 @@ import (
 	"k8s.io/apiserver/pkg/storage/storagebackend"
 	"k8s.io/apiserver/pkg/storage/storagebackend/factory"
 	"k8s.io/client-go/tools/cache"
+	"k8s.io/kubernetes/pkg/apis/batch"
 	"k8s.io/utils/clock"
 )
 
@@ -110,10 +111,41 @@ func (s stampedStorage) Create(ctx context.Context, key string, obj, out runtime
 	if m, err := apimeta.Accessor(obj); err == nil {
 		m.SetCreationTimestamp(metav1.NewTime(s.clock.Now()))
 		if s.uids != nil {
-			m.SetUID(s.uids.next(key))
+			drawn, uid := m.GetUID(), s.uids.next(key)
+			m.SetUID(uid)
+			regenerateSelector(obj, drawn, uid)
 		}
 	}
 	return s.Interface.Create(ctx, key, obj, out, ttl)
+}
+
+// regenerateSelector gives a Job's generated selector the UID its
+// storage gave it. The Job registry makes a selector (and the pod
+// template's labels) from the UID the registry drew, before the object
+// reaches storage; left with the drawn one, every update of the Job's
+// spec (Kueue's unsuspending it) would fail validation, which requires
+// the selector's controller-uid to be the Job's own. Only a label equal
+// to the drawn UID is rewritten: a selector the user wrote is theirs. No
+// other built-in kind uses its UID before storage.
+func regenerateSelector(obj runtime.Object, drawn, uid types.UID) {
+	job, ok := obj.(*batch.Job)
+	if !ok || drawn == "" {
+		return
+	}
+	for _, labels := range []map[string]string{job.Spec.Template.Labels, selectorLabels(job)} {
+		for _, key := range []string{batch.ControllerUidLabel, batch.LegacyControllerUidLabel} {
+			if labels[key] == string(drawn) {
+				labels[key] = string(uid)
+			}
+		}
+	}
+}
+
+func selectorLabels(job *batch.Job) map[string]string {
+	if job.Spec.Selector == nil {
+		return nil
+	}
+	return job.Spec.Selector.MatchLabels
 }
 
 func (s stampedStorage) GuaranteedUpdate(ctx context.Context, key string, destination runtime.Object, ignoreNotFound bool,
