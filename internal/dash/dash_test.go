@@ -244,6 +244,7 @@ func TestPagesGolden(t *testing.T) {
 		{"/workloads", "workloads.html"},
 		{"/rehearsals", "rehearsals.html"},
 		{"/rehearsals/compared", "rehearsal.html"},
+		{"/rehearsals/repeated", "rehearsal-repeated.html"},
 	} {
 		t.Run(p.file, func(t *testing.T) {
 			w := get(t, h, host, p.path, nil)
@@ -252,6 +253,41 @@ func TestPagesGolden(t *testing.T) {
 			}
 			golden(t, p.file, w.Body.Bytes())
 		})
+	}
+}
+
+// A rehearsal's own page is served where the directory has one, and a
+// set of replications' page is its figures.html, not a report.html.
+func TestRehearsalPages(t *testing.T) {
+	c, bp := fixture(t)
+	s, host := serve(t, c, bp, "testdata/reports")
+	h := s.Handler()
+	for _, p := range []struct {
+		path string
+		code int
+		file string
+	}{
+		{"/rehearsals/compared/report.html", http.StatusOK, "testdata/reports/compared/report.html"},
+		{"/rehearsals/repeated/figures.html", http.StatusOK, "testdata/reports/repeated/figures.html"},
+		{"/rehearsals/repeated/report.html", http.StatusNotFound, ""},
+		{"/rehearsals/compared/figures.html", http.StatusNotFound, ""},
+		{"/rehearsals/week/report.html", http.StatusNotFound, ""},
+	} {
+		w := get(t, h, host, p.path, nil)
+		if w.Code != p.code {
+			t.Errorf("GET %s: %d, want %d", p.path, w.Code, p.code)
+			continue
+		}
+		if p.file == "" {
+			continue
+		}
+		want, err := os.ReadFile(p.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if w.Body.String() != string(want) {
+			t.Errorf("GET %s is not %s", p.path, p.file)
+		}
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/internal/why"
 )
 
@@ -319,7 +320,8 @@ func (s *Server) serveJSON(w http.ResponseWriter, r *http.Request, name string) 
 }
 
 // serveRehearsal shows one report: /rehearsals/NAME is the dashboard's
-// page around it, /rehearsals/NAME/report.html the report's own page.
+// page around it, /rehearsals/NAME/report.html the report's own page
+// (/rehearsals/NAME/figures.html for a set of replications).
 func (s *Server) serveRehearsal(w http.ResponseWriter, r *http.Request) {
 	name := r.PathValue("name")
 	list, err := rehearsals(s.o.Reports)
@@ -327,11 +329,15 @@ func (s *Server) serveRehearsal(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
-	if dir, ok := strings.CutSuffix(name, "/report.html"); ok {
+	for _, page := range []string{"report.html", report.FiguresPage} {
+		dir, ok := strings.CutSuffix(name, "/"+page)
+		if !ok {
+			continue
+		}
 		for _, rep := range list {
-			if rep.Name == dir && rep.HTML {
+			if rep.Name == dir && rep.HTML && rep.Page() == page {
 				w.Header().Set("Content-Type", "text/html; charset=utf-8")
-				http.ServeFile(w, r, filepath.Join(s.o.Reports, filepath.FromSlash(path.Clean(dir)), "report.html"))
+				http.ServeFile(w, r, filepath.Join(s.o.Reports, filepath.FromSlash(path.Clean(dir)), page))
 				return
 			}
 		}
