@@ -207,6 +207,7 @@ func Run(ctx context.Context, opts Options) error {
 		kubeConfig.UserAgent += " " + simtime.OnClockAgent
 		simtime.NoThrottle(kubeConfig)
 		opts.Clock.Activity().Follows(v1alpha1.KueueClockFollower)
+		options.NewCache = countReads(options.NewCache, opts.Clock.Activity().Counter("Kueue's reads of its cache (an informer started on first use)"))
 	}
 	var mgr ctrl.Manager
 	mgr, err = ctrl.NewManager(kubeConfig, options)
