@@ -47,6 +47,7 @@ func (a *Activity) openWatch(who string) (uint64, *watchStream) {
 // closeWatch forgets a stream its client closed: what it did not read
 // it will never read.
 func (a *Activity) closeWatch(id uint64) {
+	Tracef("watch %d closed", id)
 	a.watches.mu.Lock()
 	delete(a.watches.open, id)
 	a.watches.mu.Unlock()
@@ -69,6 +70,7 @@ func (a *Activity) unreadWatch() string {
 // what its client reads of the response.
 func (a *Activity) watchRoundTrip(next http.RoundTripper, r *http.Request) (*http.Response, error) {
 	id, s := a.openWatch(r.UserAgent())
+	Tracef("watch %d opened by %s: %s?%s (%s)", id, r.UserAgent(), r.URL.Path, r.URL.RawQuery, r.Header.Get("Accept"))
 	r = r.Clone(r.Context())
 	header := strconv.FormatUint(id, 10)
 	a.mu.Lock()
