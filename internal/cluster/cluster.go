@@ -120,8 +120,11 @@ type Cluster struct {
 	// Resumed is true when the state directory already held the cluster.
 	Resumed bool
 	// storage are the blueprint's drivers' provision controllers, made
-	// before the components start.
+	// before the API server starts.
 	storage storage.Prepared
+	// children are the processes started once the cluster runs: the
+	// storage drivers first seen after start (runDriver).
+	children children
 	// StartedIn is how long Start took, from call to ready.
 	StartedIn time.Duration
 
@@ -263,6 +266,14 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		c.Config.UserAgent = rest.DefaultKubernetesUserAgent() + " " + simtime.OnClockAgent
 		simtime.NoThrottle(c.Config)
 	}
+	client, err := kubernetes.NewForConfig(protobuf(c.Config))
+	if err != nil {
+		ln.Close()
+		return nil, err
+	}
+	// Before anything in this process watches the API, the API server's
+	// own informers too (storage.Prepared says why).
+	c.storage = storage.Prepare(runCtx, client, storageDrivers(opts.Blueprint))
 	metrics, err := metricsServingFor(state.pki())
 	if err != nil {
 		ln.Close()
@@ -281,10 +292,6 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 	}
 	waitCtx, cancelWait := context.WithTimeout(ctx, timeout)
 	defer cancelWait()
-	client, err := kubernetes.NewForConfig(protobuf(c.Config))
-	if err != nil {
-		return nil, err
-	}
 	// The API server serves all that the start needs a second or more
 	// before it is ready: /readyz then waits only for two post-start hooks
 	// that make the system PriorityClasses and the default RBAC roles, and
@@ -298,9 +305,6 @@ func Start(ctx context.Context, opts Options) (_ *Cluster, err error) {
 		return nil, err
 	}
 	step("kube-apiserver serving on %s", c.Server)
-
-	// Before any component watches the API (storage.Prepared says why).
-	c.storage = storage.Prepare(runCtx, client, storageDrivers(opts.Blueprint))
 
 	kubeconfig := state.Kubeconfig()
 	c.run(runCtx, "kube-controller-manager", func(ctx context.Context) error {
@@ -527,7 +531,7 @@ func (c *Cluster) Stop() {
 			c.cancel()
 		}
 		done := make(chan struct{})
-		go func() { c.wg.Wait(); close(done) }()
+		go func() { c.wg.Wait(); c.children.stop(); close(done) }()
 		select {
 		case <-done:
 		case <-time.After(10 * time.Second): // a component ignoring its context must not block shutdown

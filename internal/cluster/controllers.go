@@ -30,7 +30,7 @@ import (
 // shared, and the recorded blueprints from blueprints, in NewController:
 // both start once every controller has registered. blueprint names the
 // blueprint the cluster was started from.
-func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, scaler *autoscaler.Controller, blueprint string, drivers storage.Prepared) []controller.Controller {
+func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator.Interface, metrics *metricsServing, shared informers.SharedInformerFactory, blueprints *recorded.Store, scaler *autoscaler.Controller, blueprint string, drivers storage.Prepared, late storage.Late) []controller.Controller {
 	ctls := []controller.Controller{
 		// The kubelet's part KWOK leaves out: allocatable, and GPUs while
 		// the device plugin the recorded blueprint names runs
@@ -54,8 +54,9 @@ func berthControllers(client, kubeletClient kubernetes.Interface, agg aggregator
 		// workers run (internal/metricsapi).
 		metricsapi.NewQueueController(client, shared),
 		// The storage classes' CSI drivers: a volume for each claim
-		// (internal/storage).
-		storage.NewController(client, shared, drivers),
+		// (internal/storage); a driver first seen after start runs in a
+		// process of its own (late).
+		storage.NewController(client, shared, drivers, late),
 	}
 	if scaler != nil {
 		// The node autoscaler, with cluster-autoscaler's semantics (made
@@ -97,7 +98,13 @@ func (c *Cluster) startControllers(ctx context.Context, client kubernetes.Interf
 		c.autoscaler = autoscaler.NewController(client, scaler)
 	}
 	m := controller.NewManager(client, opts.clock())
-	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, c.autoscaler, opts.Blueprint.Metadata.Name, c.storage) {
+	// A rehearsal's classes are all its blueprint's, made at start; a
+	// driver's process of its own would keep the wall clock.
+	var late storage.Late
+	if opts.Clock == nil {
+		late = c.runDriver
+	}
+	for _, ctl := range berthControllers(client, kubeletClient, agg, c.metrics, shared, blueprints, c.autoscaler, opts.Blueprint.Metadata.Name, c.storage, late) {
 		if err := ctl.Register(m); err != nil {
 			return err
 		}

@@ -116,7 +116,7 @@ func (c *Cluster) startKueue(ctx context.Context, state State, fairSharing bool,
 	}
 	last := &lastLine{}
 	cmd.Stderr = io.MultiWriter(logs, last)
-	cmd.SysProcAttr = kueueProcAttr()
+	cmd.SysProcAttr = childProcAttr()
 	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 10 * time.Second
 	if err := cmd.Start(); err != nil {

@@ -13,14 +13,11 @@ import (
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
-	"k8s.io/client-go/informers"
 	"k8s.io/client-go/kubernetes"
 	"k8s.io/client-go/tools/cache"
 	"k8s.io/klog/v2"
 	"k8s.io/utils/clock"
 	"sigs.k8s.io/sig-storage-lib-external-provisioner/v13/controller"
-
-	berthcontroller "berth.io/berth/internal/controller"
 )
 
 // Provisioner makes the volumes of one of berth's drivers: a
@@ -31,7 +28,10 @@ import (
 // class whose provisioner is the driver.
 type Provisioner struct {
 	driver string
-	nodes  cache.Indexer
+	// node finds the node the scheduler chose for a zonal claim (nil
+	// when there is none): the cluster's cache in its own process, the
+	// API server in a driver's process of its own (Serve).
+	node func(ctx context.Context, name string) (*corev1.Node, error)
 	// client and clock time a class's provisioning: a claim's volume is
 	// due its provisioning time after the claim was first asked of the
 	// driver, on clock, the cluster's (a rehearsal's virtual one).
@@ -80,7 +80,7 @@ func (p *Provisioner) Provision(ctx context.Context, o controller.ProvisionOptio
 		},
 	}
 	if params[paramZonal] == "true" {
-		zone, err := p.zoneOf(o.SelectedNodeName)
+		zone, err := p.zoneOf(ctx, o.SelectedNodeName)
 		if err != nil {
 			return nil, controller.ProvisioningFinished, err
 		}
@@ -143,22 +143,33 @@ func (p *Provisioner) provisioned(namespace, name string, at time.Time) {
 func (p *Provisioner) Delete(context.Context, *corev1.PersistentVolume) error { return nil }
 
 // zoneOf is the zone of the node the scheduler chose for a zonal claim.
-func (p *Provisioner) zoneOf(node string) (string, error) {
+func (p *Provisioner) zoneOf(ctx context.Context, node string) (string, error) {
 	if node == "" {
 		return "", fmt.Errorf("a zonal class's claim was not given a node: its class must bind WaitForFirstConsumer")
 	}
-	obj, ok, err := p.nodes.GetByKey(node)
+	n, err := p.node(ctx, node)
 	if err != nil {
 		return "", fmt.Errorf("node %s, chosen for the claim, is not known (yet): %w", node, err)
 	}
-	if !ok {
+	if n == nil {
 		return "", fmt.Errorf("node %s, chosen for the claim, is not known (yet)", node)
 	}
-	zone := obj.(*corev1.Node).Labels[corev1.LabelTopologyZone]
+	zone := n.Labels[corev1.LabelTopologyZone]
 	if zone == "" {
 		return "", fmt.Errorf("node %s has no %s label to make the volume in", node, corev1.LabelTopologyZone)
 	}
 	return zone, nil
+}
+
+// nodesIn finds nodes in an informer's cache.
+func nodesIn(nodes cache.Indexer) func(context.Context, string) (*corev1.Node, error) {
+	return func(_ context.Context, name string) (*corev1.Node, error) {
+		obj, ok, err := nodes.GetByKey(name)
+		if err != nil || !ok {
+			return nil, err
+		}
+		return obj.(*corev1.Node), nil
+	}
 }
 
 func reclaimPolicy(c *storagev1.StorageClass) corev1.PersistentVolumeReclaimPolicy {
@@ -166,106 +177,4 @@ func reclaimPolicy(c *storagev1.StorageClass) corev1.PersistentVolumeReclaimPoli
 		return *c.ReclaimPolicy
 	}
 	return corev1.PersistentVolumeReclaimDelete
-}
-
-// Controller runs the library's provision controller for each of berth's
-// drivers a StorageClass names (classes come and go with the blueprints
-// applied, and each driver gets its controller when its first class
-// appears), and publishes the drivers on each node's CSINode.
-type Controller struct {
-	client kubernetes.Interface
-	// clock is the manager's: the cluster's, virtual in a rehearsal.
-	clock clock.WithDelayedExecution
-	// prepared are the drivers' controllers made before the cluster's
-	// components started (Prepare).
-	prepared Prepared
-	classes  cache.SharedIndexInformer
-	nodes    cache.SharedIndexInformer
-
-	mu      sync.Mutex
-	running map[string]bool
-}
-
-// Prepared are provision controllers made before anything in the
-// process watches the API: the library's constructor registers core/v1
-// in client-go's global scheme (controller.go, v1.AddToScheme), a map
-// write that the process's watch decoders may be reading at the same
-// moment, which Go stops with "concurrent map read and map write". A
-// cluster prepares its blueprint's drivers before it starts its
-// components; a driver first seen later is made when its class
-// appears.
-type Prepared map[string]*prepared
-
-type prepared struct {
-	pc *controller.ProvisionController
-	p  *Provisioner
-}
-
-// Prepare makes the provision controllers of drivers, through client,
-// to be run by a Controller given them.
-func Prepare(ctx context.Context, client kubernetes.Interface, drivers []string) Prepared {
-	out := Prepared{}
-	for _, d := range drivers {
-		p := &Provisioner{driver: d, client: client}
-		out[d] = &prepared{pc: newProvisionController(ctx, client, d, p), p: p}
-	}
-	return out
-}
-
-func newProvisionController(ctx context.Context, client kubernetes.Interface, driver string, p *Provisioner) *controller.ProvisionController {
-	return controller.NewProvisionController(klog.NewContext(ctx, klog.Background().WithName(driver)), client, driver, p,
-		controller.LeaderElection(false))
-}
-
-// NewController returns a controller that provisions through client,
-// taking StorageClasses and nodes from factory (shared with berth's other
-// controllers and started by its owner).
-func NewController(client kubernetes.Interface, factory informers.SharedInformerFactory, prepared Prepared) *Controller {
-	return &Controller{
-		client:   client,
-		prepared: prepared,
-		classes:  factory.Storage().V1().StorageClasses().Informer(),
-		nodes:    factory.Core().V1().Nodes().Informer(),
-		running:  map[string]bool{},
-	}
-}
-
-// Register runs the provisioners as one loop of the manager, and
-// publishes each node's drivers (csinode.go).
-func (c *Controller) Register(m *berthcontroller.Manager) error {
-	c.clock = m.Clock()
-	m.Add("storage", c.run)
-	return m.Controller("storage-csinodes").WatchesChanges(c.nodes, zoneChanged, nodeKey).Watches(c.classes, c.allNodes).Complete(c)
-}
-
-func (c *Controller) run(ctx context.Context) error {
-	start := func(obj any) {
-		sc, ok := obj.(*storagev1.StorageClass)
-		if !ok || !strings.HasSuffix(sc.Provisioner, DriverSuffix) {
-			return
-		}
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.running[sc.Provisioner] {
-			return
-		}
-		c.running[sc.Provisioner] = true
-		if pre := c.prepared[sc.Provisioner]; pre != nil {
-			pre.p.nodes, pre.p.clock = c.nodes.GetIndexer(), c.clock
-			go pre.pc.Run(ctx)
-			return
-		}
-		p := &Provisioner{driver: sc.Provisioner, nodes: c.nodes.GetIndexer(), client: c.client, clock: c.clock}
-		go newProvisionController(ctx, c.client, sc.Provisioner, p).Run(ctx)
-	}
-	reg, err := c.classes.AddEventHandler(cache.ResourceEventHandlerFuncs{
-		AddFunc:    start,
-		UpdateFunc: func(_, obj any) { start(obj) },
-	})
-	if err != nil {
-		return err
-	}
-	defer c.classes.RemoveEventHandler(reg)
-	<-ctx.Done()
-	return nil
 }

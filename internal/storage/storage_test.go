@@ -3,6 +3,7 @@ package storage
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -79,9 +80,20 @@ func TestProvision(t *testing.T) {
 `)
 	classes, _ := Objects(bp)
 	class := classes[0].(*storagev1.StorageClass)
+	node := &corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cpu-1", Labels: map[string]string{corev1.LabelTopologyZone: "zone-2"}}}
 	nodes := cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})
-	nodes.Add(&corev1.Node{ObjectMeta: metav1.ObjectMeta{Name: "cpu-1", Labels: map[string]string{corev1.LabelTopologyZone: "zone-2"}}})
-	p := &Provisioner{driver: Driver("fast"), nodes: nodes}
+	nodes.Add(node)
+	// The cluster's cache in its process; the API server in a driver's
+	// process of its own.
+	for source, find := range map[string]func(context.Context, string) (*corev1.Node, error){
+		"cache": nodesIn(nodes),
+		"API":   nodesFromAPI(fake.NewClientset(node)),
+	} {
+		t.Run(source, func(t *testing.T) { provision(t, &Provisioner{driver: Driver("fast"), node: find}, class) })
+	}
+}
+
+func provision(t *testing.T, p *Provisioner, class *storagev1.StorageClass) {
 	claim := func(size string, mode corev1.PersistentVolumeAccessMode) *corev1.PersistentVolumeClaim {
 		return &corev1.PersistentVolumeClaim{Spec: corev1.PersistentVolumeClaimSpec{
 			AccessModes: []corev1.PersistentVolumeAccessMode{mode},
@@ -132,7 +144,7 @@ func TestProvisioningTimeOnTheClock(t *testing.T) {
 	}
 	client := fake.NewClientset(pvc)
 	clk := clocktesting.NewFakeClock(time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC))
-	p := &Provisioner{driver: Driver("slow"), nodes: cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{}), client: client, clock: clk}
+	p := &Provisioner{driver: Driver("slow"), node: nodesIn(cache.NewIndexer(cache.MetaNamespaceKeyFunc, cache.Indexers{})), client: client, clock: clk}
 	provision := func() (*corev1.PersistentVolume, error) {
 		pv, state, err := p.Provision(context.Background(), controller.ProvisionOptions{StorageClass: class, PVName: "pvc-1", PVC: pvc})
 		if state != controller.ProvisioningFinished {
@@ -175,5 +187,16 @@ func TestDrivers(t *testing.T) {
 	if len(got) != 2 || got[0].Name != "fast.storage.berth.io" || *got[0].Allocatable.Count != 25 ||
 		got[1].Name != "files.storage.berth.io" || got[1].Allocatable != nil || got[0].NodeID != "cpu-1" {
 		t.Errorf("drivers %+v; want fast's with a count of 25 and files' without one", got)
+	}
+}
+
+// A driver's process of its own runs one of berth's drivers only, and
+// says which name it was given.
+func TestServeRefusesOtherDrivers(t *testing.T) {
+	for _, d := range []string{"ebs.csi.aws.com", DriverSuffix} {
+		err := Serve(context.Background(), fake.NewClientset(), d)
+		if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("%q is not a driver of berth's", d)) || !strings.Contains(err.Error(), "CLASS"+DriverSuffix) {
+			t.Errorf("Serve(%q) = %v; want it refused by name, with the driver names berth runs", d, err)
+		}
 	}
 }

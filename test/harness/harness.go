@@ -26,15 +26,19 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 
 	"berth.io/berth/internal/cli"
+	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/rehearse/report"
 )
 
 // asCLI in the environment makes the test binary act as berth.
 const asCLI = "BERTH_E2E_AS_CLI"
 
-// Main is a test package's TestMain: the berth command line when the
-// binary was started by Command, else run(m) as the package's tests.
+// Main is a test package's TestMain: a cluster's child process when a
+// cluster of this binary started it (cluster.Child: a storage driver's),
+// the berth command line when the binary was started by Command, else
+// run(m) as the package's tests.
 func Main(m *testing.M, run func(*testing.M) int) {
+	cluster.Child()
 	if os.Getenv(asCLI) == "1" {
 		// As cmd/berth does.
 		root := cli.NewRootCommand(context.Background(), cli.StdStreams())
