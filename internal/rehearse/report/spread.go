@@ -70,11 +70,26 @@ func Figures(r *Report) []Figure {
 		add(q.Team+" GPU-hours lent", Hours, q.LentGPUHours, 0)
 		add(q.Team+" preemptions by reclaim", Count, float64(q.PreemptedReclaim), -1)
 	}
-	if r.Cost != nil {
+	if priced(r) {
 		add("cost, total", Dollars, float64(r.Cost.Total)/100, -1)
 		add("spot saved", Dollars, float64(r.Cost.SpotSavings)/100, +1)
 	}
 	return out
+}
+
+// priced reports whether r's cost prices any pool: a rehearsal with no
+// price for any of its pools (no --cloud) costs $0.00, which is not a
+// figure to compare.
+func priced(r *Report) bool {
+	if r.Cost == nil {
+		return false
+	}
+	for _, p := range r.Cost.Pools {
+		if p.Cost != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // Spread is one figure across replications: its median, range, and the

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"berth.io/berth/internal/problem"
+	"berth.io/berth/internal/rehearse/cost"
 )
 
 // waited is a report on seed whose one group waited p50 at the median.
@@ -86,5 +89,30 @@ func TestPairsOnDifferentSeedsAreRefused(t *testing.T) {
 	_, err := Compare([]*Report{waited(1, time.Second)}, []*Report{waited(2, time.Second)})
 	if err == nil || !strings.Contains(err.Error(), "seed 1 and B on seed 2") {
 		t.Errorf("Compare of seeds 1 and 2: %v; want the seeds named", err)
+	}
+}
+
+// A rehearsal none of whose pools has a price (no --cloud) costs $0.00
+// on every seed: no cost figure to compare, not "no difference". One
+// pool with a price makes the cost a figure.
+func TestCostIsAFigureOnlyWhenPriced(t *testing.T) {
+	has := func(r *Report) bool {
+		for _, f := range Figures(r) {
+			if f.Name == "cost, total" {
+				return true
+			}
+		}
+		return false
+	}
+	r := waited(1, time.Minute)
+	r.Cost = &cost.Report{Pools: []cost.PoolCost{{OnDemandHours: 3, Problem: problem.New("pass --cloud", "pool gpu has no price")}}}
+	if has(r) {
+		t.Error("a rehearsal with no pool priced has a cost figure")
+	}
+	money := cost.Money(1234)
+	r.Cost.Pools = append(r.Cost.Pools, cost.PoolCost{OnDemandHours: 2, Cost: &money})
+	r.Cost.Total = money
+	if !has(r) {
+		t.Error("a rehearsal with a priced pool has no cost figure")
 	}
 }
