@@ -25,6 +25,7 @@ import (
 
 	"k8s.io/apimachinery/pkg/util/wait"
 
+	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/cli"
 	"berth.io/berth/internal/cluster"
 	"berth.io/berth/internal/rehearse/report"
@@ -238,6 +239,21 @@ func KeepCoresBusy(t testing.TB) (stop func()) {
 		loops = append(loops, c)
 	}
 	return stop
+}
+
+// Template writes berth's blueprint template name (berth init
+// --template) to a file of the test's and returns its path.
+func Template(t testing.TB, name string) string {
+	t.Helper()
+	raw, err := blueprint.Template(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "berth.yaml")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // Rehearse runs berth rehearse -o json with args and reads its report;

@@ -3,14 +3,12 @@
 package kueue_test
 
 import (
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
-	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 )
@@ -27,14 +25,7 @@ import (
 // together, whose order Kueue breaks by UID (random, until the API
 // server took a rehearsal's UIDs from the objects' keys).
 func TestRehearseKueueRetailWeekRepeats(t *testing.T) {
-	raw, err := blueprint.Template("retail")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp := filepath.Join(t.TempDir(), "berth.yaml")
-	if err := os.WriteFile(bp, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	bp := harness.Template(t, "retail")
 	trace, err := filepath.Abs("../../../examples/retail-week.csv")
 	if err != nil {
 		t.Fatal(err)

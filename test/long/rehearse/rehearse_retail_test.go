@@ -4,13 +4,10 @@ package rehearse_test
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
-	"berth.io/berth/internal/blueprint"
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 )
@@ -175,7 +172,7 @@ func TestRehearseRetailByHand(t *testing.T) {
 // clock rehearsals had before, at speed 240, these jobs waited 6 to 7
 // minutes and ran up to 1 h 3 min 51 s.
 func TestRehearseWithoutProvisioningTime(t *testing.T) {
-	bp := retailTemplate(t)
+	bp := harness.Template(t, "retail")
 	r := rehearseJSON(t, "-f", bp, "--trace", "testdata/rehearse-retail.csv", "--seed", "1")
 	for _, j := range r.Jobs {
 		exactly(t, r, j.Name+"'s run", ran(t, r, j), time.Hour+jobDone)
@@ -191,19 +188,4 @@ func TestRehearseWithoutProvisioningTime(t *testing.T) {
 	if g, s := reportPool(t, r, "gpu"), reportPool(t, r, "spot-gpu"); g.PeakNodes != 2 || s.PeakNodes != 2 {
 		t.Errorf("gpu peaked at %d nodes, spot-gpu at %d; want 2 and 2", g.PeakNodes, s.PeakNodes)
 	}
-}
-
-// retailTemplate writes the retail template, as `berth init` writes it,
-// to a file of its own and returns its path.
-func retailTemplate(t *testing.T) string {
-	t.Helper()
-	raw, err := blueprint.Template("retail")
-	if err != nil {
-		t.Fatal(err)
-	}
-	bp := filepath.Join(t.TempDir(), "berth.yaml")
-	if err := os.WriteFile(bp, raw, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return bp
 }
