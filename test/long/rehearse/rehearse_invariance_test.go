@@ -174,7 +174,7 @@ func TestRehearseRepeatable(t *testing.T) {
 // jobs before the Job controller's queue, the autoscaler's view and the
 // rehearsal's first nodes were given one order each.
 func TestRehearseRetailWeekRepeats(t *testing.T) {
-	bp := retailTemplate(t)
+	bp := harness.Template(t, "retail")
 	trace, err := filepath.Abs("../../../examples/retail-week.csv")
 	if err != nil {
 		t.Fatal(err)
