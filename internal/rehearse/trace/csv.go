@@ -100,27 +100,8 @@ func Write(w io.Writer, t *Trace) error {
 		return err
 	}
 	for _, j := range t.Jobs {
-		var record [numColumns]string
+		record := csvRecord(j)
 		record[colSubmit] = words.Duration(j.Submit)
-		record[colTeam] = j.Team
-		record[colKind] = string(j.Kind)
-		record[colName] = j.Name
-		record[colPods] = fmt.Sprint(j.Pods)
-		record[colGPUs] = fmt.Sprint(j.GPUs)
-		if !j.CPU.IsZero() {
-			record[colCPU] = j.CPU.String()
-		}
-		if !j.Memory.IsZero() {
-			record[colMemory] = j.Memory.String()
-		}
-		if j.Duration > 0 {
-			record[colDuration] = words.Duration(j.Duration)
-		}
-		if j.Checkpoint > 0 {
-			record[colCheckpoint] = words.Duration(j.Checkpoint)
-		}
-		record[colClass] = j.Class
-		record[colModel] = j.Model
 		if err := cw.Write(record[:]); err != nil {
 			return err
 		}
