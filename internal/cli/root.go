@@ -108,6 +108,7 @@ func NewRootCommand(ctx context.Context, s Streams) *cobra.Command {
 		newLoadCommand(s, kube),
 		newNewCommand(s),
 		newRehearseCommand(s),
+		newRecordCommand(s, kube),
 		newDashCommand(s, kube),
 	)
 	return root
