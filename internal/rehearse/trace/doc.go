@@ -1,6 +1,6 @@
 // Package trace is the workload `berth rehearse` replays: berth's own
 // trace format in its two forms (CSV and YAML), its reader, its check
-// against a blueprint, its CSV writer, and importers of two public GPU
+// against a blueprint, its CSV writer, and importers of three public GPU
 // cluster traces. It is pure: no cluster, no command line.
 //
 // # The CSV form
@@ -138,10 +138,51 @@
 // last attempt has no end_time (running when the log was taken), whose
 // attempts all lack a start or an end, or that record no machine.
 //
-// Both importers drop jobs of owners TeamMap lacks (unless DefaultTeam
-// is given) and jobs submitted outside the From-To window, and count all
-// they drop in an ImportReport. What the sources do not record is left
-// empty: Philly's CPU and memory (what `berth new` asks), checkpoints
-// (none, unless ImportOptions.Checkpoint), classes (the one `berth new`
-// picks); every job is of ImportOptions.Kind, training unless told.
+// # Alibaba's cluster-trace-gpu-v2023 (openb)
+//
+// ImportOpenB reads an openb_pod_list_*.csv as published (CSV with a
+// header row: name, cpu_milli, memory_mib, num_gpu, gpu_milli, gpu_spec,
+// qos, pod_phase, creation_time, deletion_time, scheduled_time). Each pod
+// becomes a job of one pod, named by name, of the team that
+// ImportOptions.TeamMap gives its qos (LS, BE, Burstable, Guaranteed),
+// submitted at creation_time, that runs from scheduled_time to
+// deletion_time.
+// cpu_milli is thousandths of a core, memory_mib MiB (0 is none: what
+// `berth new` asks); num_gpu is whole GPUs, and a GPU-sharing pod's
+// gpu_milli (thousandths of its one GPU) is rounded up to the whole GPU,
+// as for Alibaba's 2020 trace (the report counts them). The times are
+// seconds from the trace's start, not dates: the window is
+// ImportOptions.Offset and For, and the trace has no date. Each pod's
+// own queueing delay on Alibaba's cluster, scheduled_time less
+// creation_time, is kept in Trace.RecordedWaits. Not read: gpu_spec
+// (the blueprint's classes choose the GPUs), pod_phase (a pod with a
+// scheduled and a deletion time is replayed between them, whatever its
+// phase). Dropped: pods never scheduled or never deleted (an empty time
+// is none; 0 is the trace's start), and pods deleted as they were
+// scheduled. The lists published without times (multigpu) are refused.
+//
+// # What every importer does
+//
+// The importers drop jobs of owners TeamMap lacks (unless DefaultTeam
+// is given), jobs submitted outside the window (From and To, or For
+// after From; Offset and For for openb), and jobs whose pods ask more
+// GPUs than ImportOptions.MaxGPUs, and count all they drop in an
+// ImportReport. What the sources do not record is left empty: Philly's
+// CPU and memory (what `berth new` asks), checkpoints (none, unless
+// ImportOptions.Checkpoint), classes (the one `berth new` picks); every
+// job is of ImportOptions.Kind, training unless told.
+//
+// # Recorded waits
+//
+// A source that records how long each job waited before it started
+// (openb) gives a trace RecordedWaits: the wait on the cluster the trace
+// came from, for a report to set beside the rehearsal's. Neither form
+// holds them, so berth's CSV header stays the same: `berth rehearse
+// import` writes them beside TRACE.csv as TRACE.waits.csv (WaitsPath),
+// with the header
+//
+//	name,team,recorded_wait
+//
+// and a row per job, the wait a Go duration (WriteWaits); ReadWaits puts
+// them back onto the trace read from TRACE.csv.
 package trace

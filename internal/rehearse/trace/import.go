@@ -13,17 +13,33 @@ import (
 // ImportOptions say how a public trace becomes a berth trace.
 type ImportOptions struct {
 	// TeamMap maps the source's owner of a job (Alibaba's user, Philly's
-	// virtual cluster) to a blueprint team.
+	// virtual cluster, openb's QoS class) to a blueprint team.
 	TeamMap map[string]string
 	// DefaultTeam takes the jobs of owners TeamMap lacks. Empty means
 	// such jobs are dropped, and counted in the report.
 	DefaultTeam string
-	// From and To are the window of the source's time kept: a job
+	// From and To are the window of the source's time kept, for a source
+	// whose times are dates (Alibaba's 2020 trace, Philly): a job
 	// submitted before From, or at To or later, is dropped. Zero means
 	// no bound on that side. The trace starts at From when it is set,
-	// else at its first job's submission.
+	// else at its first job's submission. A source of offsets (openb)
+	// refuses them: its window is Offset and For.
 	From, To time.Time
-	// Kind is every imported job's kind. Empty means Training: both
+	// Offset is the window's start for a source whose times are offsets
+	// from its own start (openb): a job submitted before it is dropped.
+	// The trace starts at Offset when it is more than zero, else at its
+	// first job's submission. A source of dates refuses it.
+	Offset time.Duration
+	// For is the window's length: a job submitted For or more after
+	// From (Offset) is dropped. It takes To's place, and needs From in a
+	// source of dates. Zero means To (no bound, in a source of offsets).
+	For time.Duration
+	// MaxGPUs caps each pod's GPUs: a job whose pods ask more (once
+	// rounded up to whole GPUs) is dropped, and counted in the report
+	// (an Alibaba 2020 task rounded up past the cap is also counted as
+	// rounded). Zero or less means no cap.
+	MaxGPUs int64
+	// Kind is every imported job's kind. Empty means Training: the
 	// sources are mostly training.
 	Kind scaffold.Kind
 	// Checkpoint is every imported job's checkpoint interval; a job no
@@ -33,7 +49,7 @@ type ImportOptions struct {
 
 // ImportReport says what an import kept and what it left out or changed.
 type ImportReport struct {
-	// Read is the jobs (Alibaba: tasks) read from the source.
+	// Read is the jobs (Alibaba: tasks; openb: pods) read from the source.
 	Read int
 	// Kept is the jobs in the trace.
 	Kept int
@@ -72,6 +88,9 @@ const (
 	droppedUnfinished = "without a start or an end (still running, waiting, or never run)"
 )
 
+// droppedOverGPUs is the reason a job over the MaxGPUs cap is dropped.
+func droppedOverGPUs(n int64) string { return fmt.Sprintf("of more than %d GPUs a pod", n) }
+
 // importer turns the jobs of a source into a trace.
 type importer struct {
 	opts ImportOptions
@@ -82,13 +101,30 @@ type importer struct {
 	jobs     []Job
 	submits  []time.Time
 	names    map[string]bool
+	// waits are the recorded waits of the jobs kept, by Team/Name.
+	waits map[string]time.Duration
 }
 
+// newImporter starts an import of a source whose times are dates; a
+// source of offsets makes its window From and To before it calls it.
 func newImporter(opts ImportOptions, zone *time.Location) *importer {
 	if opts.Kind == "" {
 		opts.Kind = Training
 	}
-	return &importer{opts: opts, zone: zone, report: ImportReport{Dropped: map[string]int{}}, names: map[string]bool{}}
+	im := &importer{opts: opts, zone: zone, report: ImportReport{Dropped: map[string]int{}}, names: map[string]bool{}}
+	switch {
+	case opts.Offset != 0:
+		im.fail("", 0, "Offset", "the source's times are dates, not offsets from its start", "set From (and To or For)")
+	case opts.For < 0:
+		im.fail("", 0, "For", fmt.Sprintf("the window's length %s is negative", opts.For), "set For more than zero, or zero for no end")
+	case opts.For > 0 && opts.From.IsZero():
+		im.fail("", 0, "For", "the window's length counts from From, which is unset", "set From too, or To instead")
+	case opts.For > 0 && !opts.To.IsZero():
+		im.fail("", 0, "For", "both To and For end the window", "set one of them")
+	case opts.For > 0:
+		im.opts.To = opts.From.Add(opts.For)
+	}
+	return im
 }
 
 func (im *importer) drop(reason string) { im.report.Dropped[reason]++ }
@@ -119,9 +155,14 @@ func (im *importer) inWindow(t time.Time) bool {
 	return true
 }
 
-// add keeps a job submitted at submit; its name is made a DNS-1123
+// add keeps a job submitted at submit, unless its pods ask more GPUs
+// than the cap, and reports whether it did; its name is made a DNS-1123
 // label, unique in its team.
-func (im *importer) add(j Job, submit time.Time) {
+func (im *importer) add(j Job, submit time.Time) bool {
+	if c := im.opts.MaxGPUs; c > 0 && j.GPUs > c {
+		im.drop(droppedOverGPUs(c))
+		return false
+	}
 	j.Kind = im.opts.Kind
 	if c := im.opts.Checkpoint; c > 0 && c < j.Duration && j.Kind != Inference {
 		j.Checkpoint = c
@@ -135,6 +176,16 @@ func (im *importer) add(j Job, submit time.Time) {
 	im.names[j.Team+"/"+j.Name] = true
 	im.jobs = append(im.jobs, j)
 	im.submits = append(im.submits, submit)
+	return true
+}
+
+// recordWait keeps the source's recorded wait of the job add kept last.
+func (im *importer) recordWait(wait time.Duration) {
+	j := im.jobs[len(im.jobs)-1]
+	if im.waits == nil {
+		im.waits = map[string]time.Duration{}
+	}
+	im.waits[waitKey(j)] = wait
 }
 
 // trace is the jobs kept, their submits made offsets from the start.
@@ -156,7 +207,7 @@ func (im *importer) trace() (*Trace, ImportReport, error) {
 	}
 	sortJobs(im.jobs)
 	im.report.Kept = len(im.jobs)
-	return &Trace{Start: start, Jobs: im.jobs}, im.report, nil
+	return &Trace{Start: start, Jobs: im.jobs, RecordedWaits: im.waits}, im.report, nil
 }
 
 // labelName makes a source's job name a DNS-1123 label: lower case,

@@ -47,6 +47,14 @@ type Trace struct {
 	// blue/green replacement does: what a design's budgets keep up while
 	// it happens. Nil means none.
 	Drains []Drain
+	// RecordedWaits are the waits the source trace recorded, by job
+	// (Team + "/" + Name): how long each job waited between its
+	// submission and its start on the cluster the source came from, for
+	// a report to set beside the rehearsal's. Neither form holds them
+	// (the CSV header is fixed): an import writes them beside the trace
+	// (WriteWaits) and ReadWaits puts them back. Nil means none recorded;
+	// a job without an entry has none.
+	RecordedWaits map[string]time.Duration
 
 	// file and lines place the YAML form's fields, for Check's problems
 	// with Load; empty for a CSV trace and for an import.
