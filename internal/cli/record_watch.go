@@ -100,6 +100,7 @@ func (o *recordOptions) runWatch(ctx context.Context, t *target, opts record.Opt
 	}))
 	jobs := factory.Batch().V1().Jobs().Informer()
 	nss := factory.Core().V1().Namespaces()
+	nsSynced := nss.Informer().HasSynced // registered before the factory starts
 	w.pods = podFactory.Core().V1().Pods().Informer().GetIndexer()
 	w.nsList = func() []corev1.Namespace {
 		list, _ := nss.Lister().List(labels.Everything())
@@ -124,7 +125,7 @@ func (o *recordOptions) runWatch(ctx context.Context, t *target, opts record.Opt
 	jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) }})
 	factory.Start(ctx.Done())
 	podFactory.Start(ctx.Done())
-	if !cache.WaitForCacheSync(ctx.Done(), jobs.HasSynced, nss.Informer().HasSynced) {
+	if !cache.WaitForCacheSync(ctx.Done(), jobs.HasSynced, nsSynced) {
 		return problem.New("check the cluster is reachable and that your credentials may watch Jobs and pods", "the Jobs were not listed before the watch ended")
 	}
 	fmt.Fprintf(o.ErrOut, "Watching; each Job is written to %s as it finishes (%s already there). Ctrl-C stops.\n", o.output, words.Count(len(names), "row"))
