@@ -128,6 +128,11 @@ func TestRecord(t *testing.T) {
 		}
 	}
 	tr, _ := rowsOf(t, out)
+	// Only this test's rows: the suite's other tests run Jobs of team-a too.
+	ours := &trace.Trace{Jobs: []trace.Job{rows["team-a/"+train.Name], rows["team-a/"+batch.Name]}}
+	if ps := ours.Check(bp); len(ps) > 0 {
+		t.Errorf("the recording does not check against the blueprint it was recorded on, as a rehearsal checks it:\n%v", ps)
+	}
 	for _, j := range []*batchv1.Job{train, batch} {
 		r := rows["team-a/"+j.Name]
 		if at := tr.Start.Add(r.Submit); !at.Equal(created(j)) {
