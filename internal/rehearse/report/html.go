@@ -155,6 +155,9 @@ th{background:#f3f5f7}
 <table><tr><th>team</th><th>class</th><th>jobs</th><th>done</th><th>failed</th><th>never ran</th><th>wait p50</th><th>p95</th><th>max</th><th>quota-refused job-h</th><th>lost GPU-h</th></tr>
 {{range .Groups}}<tr><td>{{.Team}}</td><td>{{.Class}}</td><td>{{.Jobs}}</td><td>{{.Completed}}</td><td>{{.Failed}}</td><td>{{.NeverRan}}</td>{{if eq .NeverRan .Jobs}}<td>-</td><td>-</td><td>-</td>{{else}}<td>{{short .WaitP50}}</td><td>{{short .WaitP95}}</td><td>{{short .WaitMax}}</td>{{end}}<td>{{jobHours .QuotaRefused}}</td><td>{{hours .LostGPUHours}}</td></tr>
 {{end}}</table>
+{{if .RecordedWaits}}<table><tr><th>recorded waits</th><th>jobs</th><th>replayed p50</th><th>p95</th><th>recorded p50</th><th>p95</th><th>never ran</th></tr>
+{{range .RecordedWaits}}<tr><td>{{.Team}}</td><td>{{.Jobs}}</td>{{if .Jobs}}<td>{{short .ReplayedP50}}</td><td>{{short .ReplayedP95}}</td><td>{{short .RecordedP50}}</td><td>{{short .RecordedP95}}</td>{{else}}<td>-</td><td>-</td><td>-</td><td>-</td>{{end}}<td>{{.NeverRan}}</td></tr>
+{{end}}</table>{{end}}
 <table><tr><th>pool</th><th>capacity</th><th>node-h</th><th>peak nodes</th><th>GPU-h</th><th>allocated</th><th>idle</th><th>at zero</th></tr>
 {{range .Pools}}<tr><td>{{.Name}}</td><td>{{.Capacity}}</td><td>{{hours .NodeHours}}</td><td>{{.PeakNodes}}</td><td>{{hours .GPUHours}}</td><td>{{hours .GPUHoursAllocated}}</td><td>{{hours .GPUHoursIdle}}</td><td>{{short .AtZero}}</td></tr>
 {{end}}</table>

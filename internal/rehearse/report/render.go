@@ -12,10 +12,11 @@ import (
 )
 
 // WriteTable writes the report for people: jobs per team and class,
-// pools, services, cost, then the notes. It writes figures of the trace
-// alone, never of the machine (the wall time it took is in the JSON
-// report), so that two rehearsals of the same design print the same
-// table.
+// each team's waits beside those its trace recorded (when it recorded
+// any), pools, services, cost, then the notes. It writes figures of the
+// trace alone, never of the machine (the wall time it took is in the
+// JSON report), so that two rehearsals of the same design print the
+// same table.
 func WriteTable(w io.Writer, r *Report) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	state := ""
@@ -36,6 +37,7 @@ func WriteTable(w io.Writer, r *Report) error {
 	if len(r.Groups) == 0 {
 		fmt.Fprintln(tw, "(no training or batch jobs)")
 	}
+	writeRecordedWaits(tw, r.RecordedWaits)
 
 	fmt.Fprintln(tw, "\nPOOL\tCAPACITY\tNODE-h\tPEAK NODES\tGPU-h\tALLOCATED\tIDLE\tAT ZERO")
 	for _, p := range r.Pools {

@@ -48,8 +48,12 @@ type Report struct {
 	Queues []QueueResult `json:"queues,omitempty"`
 	// Disruptions are the trace's interruptions as carried out.
 	Disruptions []DisruptionResult `json:"disruptions,omitempty"`
-	Cost        *cost.Report       `json:"cost,omitempty"`
-	Series      *Series            `json:"series,omitempty"`
+	// RecordedWaits set each team's waits beside those its trace
+	// recorded, over the jobs with a recorded wait; nil when the trace
+	// recorded none.
+	RecordedWaits []RecordedWaitResult `json:"recordedWaits,omitempty"`
+	Cost          *cost.Report         `json:"cost,omitempty"`
+	Series        *Series              `json:"series,omitempty"`
 	// Notes are what the reader should know about the figures (an unset
 	// provisioning time, unfinished jobs).
 	Notes []string `json:"notes,omitempty"`
@@ -211,6 +215,10 @@ type JobResult struct {
 	Claimed         bool      `json:"claimed,omitempty"`
 	Replacements    int       `json:"replacements,omitempty"`
 	ReplacementWait *Duration `json:"replacementWait,omitempty"`
+	// RecordedWait is the wait the trace recorded for the row on the
+	// cluster it came from (its TRACE.waits.csv), to set beside Wait;
+	// nil when it recorded none.
+	RecordedWait *Duration `json:"recordedWait,omitempty"`
 }
 
 // StorageResult is one storage class's volumes over the rehearsal, each
