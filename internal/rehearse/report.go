@@ -118,6 +118,10 @@ func (r *recorder) report(stopped time.Time, o Options) *report.Report {
 				res.Run = &run
 			}
 		}
+		if w, ok := o.Trace.RecordedWait(row); ok {
+			rw := report.Duration(w)
+			res.RecordedWait = &rw
+		}
 		rep.Jobs = append(rep.Jobs, res)
 
 		gk := [2]string{res.Team, res.Class}
@@ -157,6 +161,7 @@ func (r *recorder) report(stopped time.Time, o Options) *report.Report {
 		g.WaitP50, g.WaitP95, g.WaitMax = report.Duration(percentile(ws, 50)), report.Duration(percentile(ws, 95)), report.Duration(percentile(ws, 100))
 		rep.Groups = append(rep.Groups, *g)
 	}
+	rep.RecordedWaits = recordedWaits(rep.Jobs)
 
 	for _, name := range slices.Sorted(maps.Keys(r.pools)) {
 		p := r.pools[name]
@@ -211,6 +216,39 @@ func (r *recorder) report(stopped time.Time, o Options) *report.Report {
 		}
 	}
 	return rep
+}
+
+// recordedWaits sets each team's waits beside those its trace recorded,
+// over its jobs with a recorded wait that ran, teams in order of name;
+// nil when no job has a recorded wait.
+func recordedWaits(jobs []report.JobResult) []report.RecordedWaitResult {
+	byTeam := map[string]*report.RecordedWaitResult{}
+	replayed, recorded := map[string][]time.Duration{}, map[string][]time.Duration{}
+	for _, j := range jobs {
+		if j.RecordedWait == nil {
+			continue
+		}
+		res := byTeam[j.Team]
+		if res == nil {
+			res = &report.RecordedWaitResult{Team: j.Team}
+			byTeam[j.Team] = res
+		}
+		if j.Wait == nil {
+			res.NeverRan++
+			continue
+		}
+		res.Jobs++
+		replayed[j.Team] = append(replayed[j.Team], time.Duration(*j.Wait))
+		recorded[j.Team] = append(recorded[j.Team], time.Duration(*j.RecordedWait))
+	}
+	var out []report.RecordedWaitResult
+	for _, team := range slices.Sorted(maps.Keys(byTeam)) {
+		res := byTeam[team]
+		res.ReplayedP50, res.ReplayedP95 = report.Duration(percentile(replayed[team], 50)), report.Duration(percentile(replayed[team], 95))
+		res.RecordedP50, res.RecordedP95 = report.Duration(percentile(recorded[team], 50)), report.Duration(percentile(recorded[team], 95))
+		out = append(out, *res)
+	}
+	return out
 }
 
 // peakRPS is the most traffic the trace's load sends a service.
