@@ -172,9 +172,11 @@ func (o *rehearseOptions) Complete() error {
 			return err
 		}
 	}
-	if o.trace, err = trace.Read(o.tracePath); err != nil {
+	if o.trace, err = readTrace(o.tracePath); err != nil {
 		return err
 	}
+	// Jittered copies share the recorded waits: a job keeps its team and
+	// name, and the wait its row recorded.
 	o.trace = o.trace.Jittered(o.jitter, o.seed)
 	if errs := o.trace.Check(o.bp.Blueprint); len(errs) > 0 {
 		return fmt.Errorf("the trace does not fit blueprint %s (%s):\n%w", o.bp.Metadata.Name, o.bp.source, errs)
@@ -364,6 +366,9 @@ func (o *rehearseOptions) rehearse(ctx context.Context) (*report.Report, error) 
 		pace = fmt.Sprintf("at most %g seconds of trace a second", o.speed)
 	}
 	fmt.Fprintf(o.ErrOut, "Replaying %d jobs over %s of trace time, %s\n", len(o.trace.Jobs), o.trace.End(), pace)
+	if n := len(o.trace.RecordedWaits); n > 0 {
+		fmt.Fprintf(o.ErrOut, "The report sets the replay's waits beside the waits %s recorded for %s\n", trace.WaitsPath(o.tracePath), words.Count(n, "job"))
+	}
 	if o.speed > 0 {
 		// Paced for a person to watch: say how. The cluster's files go
 		// with the rehearsal.
