@@ -112,6 +112,11 @@ const (
 	// AnnotationDuration on a Job pod is how long it runs, as a Go
 	// duration, before it completes.
 	AnnotationDuration = "berth.io/duration"
+	// AnnotationCheckpoint on a Job is how often its pods save their
+	// work, as a Go duration: a rehearsal's Jobs carry their row's, and
+	// `berth record` reads it back (a pod interrupted keeps the work up
+	// to its last checkpoint).
+	AnnotationCheckpoint = "berth.io/checkpoint"
 	// AnnotationSpotInterruption holds when a spot node's notice ends
 	// (RFC 3339): the node is deleted then. AnnotationSpotNotice holds
 	// the notice's length, as given.

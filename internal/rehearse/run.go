@@ -134,6 +134,14 @@ func Run(ctx context.Context, o Options) (*report.Report, error) {
 			return nil, fmt.Errorf("watching the cluster's %v: %w", typ, ctx.Err())
 		}
 	}
+	// A recorder beside the rehearsal (berth record --watch) reads where
+	// the trace starts on the clock.
+	if err := writeMarker(ctx, o.Client, tl.start); err != nil {
+		if ctx.Err() != nil {
+			return stoppedEarly()
+		}
+		return nil, fmt.Errorf("marking the rehearsal's start: %w", err)
+	}
 	if o.Trace.Load != nil {
 		if _, err := metricsapi.UpdateLoad(ctx, o.Client, func(l *metricsapi.Load) error {
 			// The trace's queues drain as their workers run, an item

@@ -62,6 +62,12 @@ func workloadFor(bp *v1alpha1.Blueprint, j trace.Job) (*workload, error) {
 			job.Spec.Template.Annotations = map[string]string{}
 		}
 		job.Spec.Template.Annotations[v1alpha1.AnnotationDuration] = runTime(j.Duration)
+		if j.Checkpoint > 0 {
+			if job.Annotations == nil {
+				job.Annotations = map[string]string{}
+			}
+			job.Annotations[v1alpha1.AnnotationCheckpoint] = j.Checkpoint.String()
+		}
 		size(&job.Spec.Template.Spec, j)
 		w := &workload{job: j, namespace: job.Namespace, class: class.Name}
 		if claim != nil {
