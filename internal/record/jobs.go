@@ -74,10 +74,14 @@ func (r *recorder) job(j *batchv1.Job) (Row, bool) {
 		n = 1
 	}
 
+	checkpoint := checkpointOf(j)
 	var total time.Duration
 	ran := 0
 	for _, p := range pods {
 		if d, ok := runTime(p, end); ok {
+			if r.o.Disruptions && disrupted(p) {
+				d = saved(d, checkpoint)
+			}
 			total += d
 			ran++
 		}
@@ -104,6 +108,9 @@ func (r *recorder) job(j *batchv1.Job) (Row, bool) {
 		Team: team, Kind: r.kind(j.ObjectMeta, j.Spec.Template.Labels, class, s.gpus), Name: j.Name,
 		Pods: n, GPUs: s.gpus, CPU: s.cpu, Memory: s.memory, Duration: duration, Class: class,
 	}}
+	if checkpoint < duration {
+		row.Checkpoint = checkpoint
+	}
 	if q, ok := r.queued[j.UID]; ok && !q.admitted.IsZero() {
 		r.summary.Queued++
 		wait := max(q.admitted.Sub(j.CreationTimestamp.Time), 0)
@@ -152,4 +159,36 @@ func (r *recorder) checkShape(kind string, m metav1.ObjectMeta, s shape) {
 			fmt.Sprintf("its pods ask for part of a GPU (%s): recorded as %s, a slice or share counting as one", strings.Join(s.fractional, ", "), words.Count(int(s.gpus), "whole GPU")),
 			"replay it on a pool of whole GPUs as recorded, or edit the row's gpus; a trace's GPUs are whole, as Kubernetes gives nvidia.com/gpu"))
 	}
+}
+
+// checkpointOf is how often j's pods save their work: its
+// berth.io/checkpoint annotation (a rehearsal's Jobs carry their row's);
+// zero when it says none.
+func checkpointOf(j *batchv1.Job) time.Duration {
+	d, err := time.ParseDuration(j.Annotations[v1alpha1.AnnotationCheckpoint])
+	if err != nil || d < 0 {
+		return 0
+	}
+	return d
+}
+
+// disrupted says whether a disruption ended p: a spot notice, a
+// preemption, a drain (its DisruptionTarget condition), rather than its
+// own failure.
+func disrupted(p *corev1.Pod) bool {
+	for _, c := range p.Status.Conditions {
+		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
+			return true
+		}
+	}
+	return false
+}
+
+// saved is the work a pod that ran d kept at its last checkpoint, every
+// checkpoint; none without checkpoints.
+func saved(d, checkpoint time.Duration) time.Duration {
+	if checkpoint <= 0 {
+		return 0
+	}
+	return d / checkpoint * checkpoint
 }

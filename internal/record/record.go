@@ -47,6 +47,14 @@ type Options struct {
 	Since time.Time
 	// Anonymize writes stable hashes in place of the workloads' names.
 	Anonymize bool
+	// Disruptions says the recording holds the disruptions that ended
+	// pods (berth record --watch writes the spot interruptions it sees),
+	// so that a replay ends those pods again: a pod a disruption ended
+	// (its DisruptionTarget condition) then counts only the work its
+	// Job's checkpoint saved, and the row's duration is the work the Job
+	// needed. False counts every pod's whole run: the GPU-hours the
+	// cluster spent, for a replay that interrupts nothing.
+	Disruptions bool
 }
 
 // Row is one recorded row: the trace's job, and when it was submitted
