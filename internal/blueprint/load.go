@@ -46,7 +46,7 @@ func (e *Error) Error() string {
 func Load(path string) (*v1alpha1.Blueprint, problem.List, error) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return nil, nil, fmt.Errorf("reading blueprint: %w", err)
+		return nil, nil, problem.Errorf("pass a blueprint file that exists (`berth init FILE` writes one)", "reading blueprint: %w", err)
 	}
 	return Parse(path, data)
 }

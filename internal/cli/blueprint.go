@@ -2,7 +2,6 @@ package cli
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"strings"
 
@@ -46,7 +45,7 @@ func loadBlueprint(file string, warn func(problem.Problem)) (*loadedBlueprint, e
 		raw, err = os.ReadFile(file)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("reading blueprint: %w", err)
+		return nil, problem.Errorf("pass a blueprint file that exists with -f (`berth init FILE` writes one), or leave -f out to use ./berth.yaml or the retail template", "reading blueprint: %w", err)
 	}
 	bp, warnings, err := blueprint.Parse(source, raw)
 	if err != nil {
