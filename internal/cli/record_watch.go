@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -19,6 +23,7 @@ import (
 
 	"berth.io/berth/internal/problem"
 	"berth.io/berth/internal/record"
+	"berth.io/berth/internal/rehearse"
 	"berth.io/berth/internal/rehearse/trace"
 	"berth.io/berth/internal/words"
 )
@@ -66,6 +71,26 @@ type watcher struct {
 	written map[string]string
 	done    map[types.UID]bool
 	rows    int
+
+	// queue holds the Jobs finished and the services deleted, each
+	// written a moment later.
+	queue workqueue.TypedDelayingInterface[types.UID]
+	// services are the Deployments and StatefulSets seen, by UID;
+	// servicePods the pods not of Jobs, and gonePods those of them
+	// deleted, by namespace: when a deleted service's pods went.
+	services    map[types.UID]*seenService
+	servicePods cache.Indexer
+	gonePods    map[string][]gonePod
+	// interruptions are the spot interruptions seen, in order of time;
+	// interrupted their keys (TIME/POOL).
+	interruptions []interruptionAt
+	interrupted   map[string]bool
+	// yaml writes the YAML form (-o FILE.yaml), whole at each change;
+	// nil for the CSV form, which rows are appended to.
+	yaml *yamlTrace
+	// cpuServices counts the services seen without GPUs (a queue's
+	// workers), left out.
+	cpuServices int
 }
 
 type seenJob struct {
@@ -81,16 +106,49 @@ func (o *recordOptions) runWatch(ctx context.Context, t *target, opts record.Opt
 		ctx, cancel = context.WithTimeout(ctx, o.watchFor)
 		defer cancel()
 	}
-	f, names, header, err := resumeTrace(o.output)
+	// A rehearsal's cluster says where its trace starts on its clock: the
+	// recording starts there, and ends when the rehearsal does.
+	start, rehearsal, err := rehearse.ReadMarker(ctx, t.client.Kube)
 	if err != nil {
-		return err
+		return problem.Errorf("check the cluster is reachable", "reading the cluster: %w", err)
 	}
-	defer f.Close()
-	out, err := trace.NewAppender(f, !header, time.Time{}, o.comment())
-	if err != nil {
-		return err
+	var traceStart time.Time
+	if rehearsal {
+		traceStart = start
+		fmt.Fprintf(o.ErrOut, "The cluster is a rehearsal's, its trace started at %s on its clock: the recording starts there and ends with the rehearsal.\n", start.UTC().Format(time.RFC3339))
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithCancel(ctx)
+		defer cancel()
+		go untilGone(ctx, t, cancel)
+	} else {
+		start = o.clock()
 	}
-	w := &watcher{o: o, opts: opts, out: out, start: o.clock(), finished: map[types.UID]*seenJob{}, written: map[string]string{}, done: map[types.UID]bool{}}
+	// The watch writes the spot interruptions it sees: a pod one ended
+	// counts only what its checkpoint saved, as the replay ends it again.
+	opts.Disruptions = true
+	w := &watcher{o: o, opts: opts, start: start, finished: map[types.UID]*seenJob{}, written: map[string]string{}, done: map[types.UID]bool{},
+		services: map[types.UID]*seenService{}, gonePods: map[string][]gonePod{}, interrupted: map[string]bool{}}
+	var names map[string]bool
+	if isYAML(o.output) {
+		w.yaml, names, err = resumeYAML(o.output, traceStart, o.comment())
+		if err != nil {
+			return err
+		}
+		for _, i := range w.yaml.interruptions {
+			w.interrupted[i.at.UTC().Format(time.RFC3339)+"/"+i.pool] = true
+			w.interruptions = append(w.interruptions, i)
+		}
+	} else {
+		f, have, header, err := resumeTrace(o.output)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if w.out, err = trace.NewAppender(f, !header, traceStart, o.comment()); err != nil {
+			return err
+		}
+		names = have
+	}
 	for n := range names {
 		w.written[n] = ""
 	}
@@ -110,8 +168,23 @@ func (o *recordOptions) runWatch(ctx context.Context, t *target, opts record.Opt
 		}
 		return out
 	}
+	servicePodFactory := informers.NewSharedInformerFactoryWithOptions(t.client.Kube, 0, informers.WithTweakListOptions(func(l *metav1.ListOptions) {
+		l.LabelSelector = "!" + batchv1.ControllerUidLabel
+	}))
+	servicePods := servicePodFactory.Core().V1().Pods().Informer()
+	w.servicePods = servicePods.GetIndexer()
+	servicePods.AddEventHandler(cache.ResourceEventHandlerFuncs{DeleteFunc: w.onServicePodGone})
+	for _, inf := range []cache.SharedIndexInformer{factory.Apps().V1().Deployments().Informer(), factory.Apps().V1().StatefulSets().Informer()} {
+		inf.AddEventHandler(cache.ResourceEventHandlerFuncs{
+			AddFunc:    func(obj any) { w.onService(obj, false) },
+			UpdateFunc: func(_, obj any) { w.onService(obj, false) },
+			DeleteFunc: func(obj any) { w.onService(obj, true) },
+		})
+	}
+	factory.Core().V1().Nodes().Informer().AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: w.onNode, UpdateFunc: func(_, obj any) { w.onNode(obj) }})
 	queue := workqueue.NewTypedDelayingQueue[types.UID]()
 	defer queue.ShutDown()
+	w.queue = queue
 	seen := func(obj any) {
 		j, ok := obj.(*batchv1.Job)
 		if !ok {
@@ -125,6 +198,7 @@ func (o *recordOptions) runWatch(ctx context.Context, t *target, opts record.Opt
 	jobs.AddEventHandler(cache.ResourceEventHandlerFuncs{AddFunc: seen, UpdateFunc: func(_, obj any) { seen(obj) }})
 	factory.Start(ctx.Done())
 	podFactory.Start(ctx.Done())
+	servicePodFactory.Start(ctx.Done())
 	if !cache.WaitForCacheSync(ctx.Done(), jobs.HasSynced, nsSynced) {
 		return problem.New("check the cluster is reachable and that your credentials may watch Jobs and pods", "the Jobs were not listed before the watch ended")
 	}
@@ -158,11 +232,17 @@ func (o *recordOptions) runWatch(ctx context.Context, t *target, opts record.Opt
 			return err
 		}
 	}
-	if err := w.services(t); err != nil {
-		fmt.Fprintf(o.ErrOut, "warning: the GPU services could not be listed (%v): none written\n", err)
+	if err := w.writeServices(); err != nil {
+		return err
 	}
 	w.summary()
 	return nil
+}
+
+// isYAML says whether path names a trace in the YAML form.
+func isYAML(path string) bool {
+	ext := strings.ToLower(filepath.Ext(path))
+	return ext == ".yaml" || ext == ".yml"
 }
 
 // see notes j when it has finished in the window (during the watch, or
@@ -199,6 +279,9 @@ func (w *watcher) notePods(s *seenJob) {
 func (w *watcher) write(uid types.UID) error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if svc := w.services[uid]; svc != nil {
+		return w.writeService(uid, svc)
+	}
 	s := w.finished[uid]
 	if s == nil || w.done[uid] {
 		return nil
@@ -229,37 +312,57 @@ func (w *watcher) append(rows []record.Row) error {
 				continue
 			}
 		}
-		if err := w.out.Append(r.Job, r.At); err != nil {
+		var err error
+		if w.yaml != nil {
+			w.yaml.rows = append(w.yaml.rows, r)
+			err = w.yaml.write(w)
+		} else {
+			err = w.out.Append(r.Job, r.At)
+		}
+		if err != nil {
 			return problem.Errorf("check the disk and the path of -o; run again to resume", "writing the trace: %w", err)
 		}
 		w.written[key] = r.UID
 		w.rows++
+		if r.Kind == trace.Inference {
+			until := "to the trace's end"
+			if r.Duration > 0 {
+				until = "for " + words.Duration(r.Duration)
+			}
+			fmt.Fprintf(w.o.ErrOut, "+ %s/%s inference, %s %s\n", r.Team, r.Name, words.Count(int(r.Pods), "replica"), until)
+			continue
+		}
 		fmt.Fprintf(w.o.ErrOut, "+ %s/%s %s, %s of %s\n", r.Team, r.Name, r.Kind, words.Count(int(r.Pods), "pod"), words.Duration(r.Duration))
 	}
 	return nil
 }
 
-// services writes the GPU services the cluster holds at the end of the
-// watch, from their creation (or the watch's start) to the trace's end.
-func (w *watcher) services(t *target) error {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	deps, err := t.client.Kube.AppsV1().Deployments("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
+// writeService writes a deleted GPU service's row, once.
+func (w *watcher) writeService(uid types.UID, s *seenService) error {
+	if w.done[uid] {
+		return nil
 	}
-	sets, err := t.client.Kube.AppsV1().StatefulSets("").List(ctx, metav1.ListOptions{})
-	if err != nil {
-		return err
+	w.done[uid] = true
+	row, ok := w.serviceRow(s)
+	if !ok {
+		w.cpuServices++
+		return nil
 	}
-	opts := w.opts
-	if opts.Since.IsZero() {
-		opts.Since = w.start
-	}
-	rec := record.Convert(record.Cluster{Deployments: deps.Items, StatefulSets: sets.Items, Namespaces: w.nsList()}, opts)
+	return w.append([]record.Row{row})
+}
+
+// writeServices writes the GPU services seen and not yet written, at the
+// end of the watch: those still there run to the trace's end.
+func (w *watcher) writeServices() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.append(rec.Rows)
+	uids := slices.Sorted(maps.Keys(w.services))
+	for _, uid := range uids {
+		if err := w.writeService(uid, w.services[uid]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // summary says what the watch wrote, and the problems of the Jobs it saw.
@@ -281,6 +384,16 @@ func (w *watcher) summary() {
 			break
 		}
 		fmt.Fprintln(w.o.ErrOut, p)
+	}
+	if w.cpuServices > 0 {
+		fmt.Fprintf(w.o.ErrOut, "Left out: %s without GPUs (queue workers, CPU services): a trace's rows are Jobs and GPU services.\n", words.Count(w.cpuServices, "Deployment or StatefulSet"))
+	}
+	if n := len(w.interruptions); n > 0 && w.yaml != nil {
+		fmt.Fprintf(w.o.ErrOut, "Wrote %s seen while watching, as spec.interruptions.\n", words.Count(n, "spot interruption"))
+	}
+	if n := len(w.interruptions); n > 0 && w.yaml == nil {
+		fmt.Fprintln(w.o.ErrOut, problem.Problem{Warning: true, Message: fmt.Sprintf("%s seen while watching %s not written: the CSV form holds jobs only", words.Count(n, "spot interruption"), words.Pick(n, "was", "were")),
+			Fix: "record into a YAML trace (-o FILE.yaml), which holds them as spec.interruptions"})
 	}
 	fmt.Fprintf(w.o.ErrOut, "Wrote %s to %s; run the same command again to resume it.\n", words.Count(w.rows, "row"), w.o.output)
 }

@@ -79,8 +79,11 @@ func (r *recorder) job(j *batchv1.Job) (Row, bool) {
 	ran := 0
 	for _, p := range pods {
 		if d, ok := runTime(p, end); ok {
-			if r.o.Disruptions && disrupted(p) {
-				d = saved(d, checkpoint)
+			if stopped, ok := disrupted(p); ok {
+				d = min(d, stopped)
+				if r.o.Disruptions {
+					d = saved(d, checkpoint)
+				}
 			}
 			total += d
 			ran++
@@ -172,16 +175,24 @@ func checkpointOf(j *batchv1.Job) time.Duration {
 	return d
 }
 
-// disrupted says whether a disruption ended p: a spot notice, a
-// preemption, a drain (its DisruptionTarget condition), rather than its
-// own failure.
-func disrupted(p *corev1.Pod) bool {
+// disrupted says whether a disruption ended p (a spot notice, a
+// preemption, a drain: its DisruptionTarget condition) rather than its
+// own failure, and how long it ran by then: to the condition and its
+// termination grace period, when the kubelet stops it. (A simulated pod
+// whose node went may show its planned finish instead: this is when it
+// stopped.)
+func disrupted(p *corev1.Pod) (time.Duration, bool) {
 	for _, c := range p.Status.Conditions {
 		if c.Type == corev1.DisruptionTarget && c.Status == corev1.ConditionTrue {
-			return true
+			grace := time.Duration(ptr.Deref(p.Spec.TerminationGracePeriodSeconds, corev1.DefaultTerminationGracePeriodSeconds)) * time.Second
+			start, ok := started(p)
+			if !ok || c.LastTransitionTime.IsZero() {
+				return 0, false
+			}
+			return max(c.LastTransitionTime.Add(grace).Sub(start), 0), true
 		}
 	}
-	return false
+	return 0, false
 }
 
 // saved is the work a pod that ran d kept at its last checkpoint, every

@@ -143,3 +143,20 @@ func latest(t time.Time, m metav1.Time) time.Time {
 	}
 	return m.Time
 }
+
+// started is when p's containers first started, else its start time.
+func started(p *corev1.Pod) (time.Time, bool) {
+	var start time.Time
+	for _, cs := range append(append([]corev1.ContainerStatus(nil), p.Status.InitContainerStatuses...), p.Status.ContainerStatuses...) {
+		switch {
+		case cs.State.Terminated != nil:
+			start = earliest(start, cs.State.Terminated.StartedAt)
+		case cs.State.Running != nil:
+			start = earliest(start, cs.State.Running.StartedAt)
+		}
+	}
+	if start.IsZero() && p.Status.StartTime != nil {
+		start = p.Status.StartTime.Time
+	}
+	return start, !start.IsZero()
+}
