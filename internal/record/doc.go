@@ -42,7 +42,14 @@
 //     retries included) divided by pods, rounded up to the second. For a
 //     Job whose pods ran once and alike, each pod's run time; the
 //     GPU-hours a replay spends are the ones the cluster spent.
-//   - checkpoint and model are left empty: the cluster does not say them.
+//   - With Options.Disruptions (berth record --watch, which records the
+//     spot interruptions it sees), a pod a disruption ended (its
+//     DisruptionTarget condition, run to the condition plus its grace
+//     period) counts only the work its checkpoint saved: the replay ends
+//     it again, so the row's duration is the work the Job needed.
+//   - checkpoint is the Job's berth.io/checkpoint annotation (a
+//     rehearsal's Jobs carry their row's), else empty; model is left
+//     empty: the cluster does not say it.
 //   - name: the workload's name (made a DNS-1123 label where it is not);
 //     with Options.Anonymize, "job-" or "svc-" and the first 10 hex
 //     digits of the SHA-256 of NAMESPACE/NAME, stable across recordings.
