@@ -9,6 +9,7 @@ import (
 	"time"
 
 	batchv1 "k8s.io/api/batch/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/ptr"
 
@@ -83,6 +84,15 @@ func TestRecord(t *testing.T) {
 	train := recordJob(t, scaffold.Training, "rec-train-"+id, 2, 1, 4*time.Second)
 	batch := recordJob(t, scaffold.Batch, "rec-batch-"+id, 1, 0, 2*time.Second)
 	runJobs(t, train, batch, jobFor(stray, "stray", "1s"))
+	// A Job its TTL deletes once it has finished: read mode cannot record
+	// it, and says so by name, from the events that outlive it.
+	ttl := recordJob(t, scaffold.Batch, "rec-ttl-"+id, 1, 0, time.Second)
+	ttl.Spec.TTLSecondsAfterFinished = ptr.To[int32](3)
+	runJobs(t, ttl)
+	eventually(t, time.Minute, "job "+ttl.Name+" deleted by its TTL", func() (bool, error) {
+		_, err := client.BatchV1().Jobs(ttl.Namespace).Get(context.Background(), ttl.Name, metav1.GetOptions{})
+		return apierrors.IsNotFound(err), nil
+	})
 
 	home := t.TempDir()
 	out := filepath.Join(home, "last-hour.csv")
@@ -144,6 +154,12 @@ func TestRecord(t *testing.T) {
 	}
 	if want := "Namespace/" + stray + ": warning: maps to no team"; !strings.Contains(errOut, want) || !strings.Contains(errOut, "1 workload in it is left out") {
 		t.Errorf("the summary does not report namespace %s, of no team, with its count:\n%s", stray, errOut)
+	}
+	if _, ok := rows["team-a/"+ttl.Name]; ok {
+		t.Errorf("a Job its TTL deleted was recorded")
+	}
+	if !strings.Contains(errOut, "team-a/"+ttl.Name) || !strings.Contains(errOut, "gone, deleted by a ttlSecondsAfterFinished") {
+		t.Errorf("the summary does not name %s, deleted by its TTL, as gone:\n%s", ttl.Name, errOut)
 	}
 	if !strings.Contains(errOut, "ttlSecondsAfterFinished") || !strings.Contains(errOut, "--watch") {
 		t.Errorf("the summary does not say what it cannot see, and the fix:\n%s", errOut)
