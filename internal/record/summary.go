@@ -150,8 +150,9 @@ func (s Summary) Render(w io.Writer, max int) {
 func (s Summary) Unseen() problem.Problem {
 	var b strings.Builder
 	if len(s.Gone) > 0 {
-		fmt.Fprintf(&b, "%s %s gone, deleted by a ttlSecondsAfterFinished or by hand; only events still name them (%s), so they are not recorded. ",
-			words.Count(len(s.Gone), "Job"), words.Pick(len(s.Gone), "is", "are"), words.List(s.Gone, 5))
+		n := len(s.Gone)
+		fmt.Fprintf(&b, "%s %s gone, deleted by a ttlSecondsAfterFinished or by hand; only events still name %s (%s), so %s not recorded. ",
+			words.Count(n, "Job"), words.Pick(n, "is", "are"), words.Pick(n, "it", "them"), words.List(s.Gone, 5), words.Pick(n, "it is", "they are"))
 	}
 	b.WriteString("Jobs that the cluster deleted before this recording (events last an hour or so) cannot be seen at all")
 	if s.WithTTL > 0 {
