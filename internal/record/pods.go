@@ -9,6 +9,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/apimachinery/pkg/api/resource"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	resourcehelper "k8s.io/component-helpers/resource"
 )
 
 // shape is one pod's requests as a trace row writes them.
@@ -20,27 +21,19 @@ type shape struct {
 	fractional []string
 }
 
-// podShape is what spec asks for: each container's requests (its limit
-// where it gives no request, as the API server defaults a pod), the
-// larger of the containers' sum and each init container, and the
-// overhead, as the scheduler counts a pod.
+// podShape is what spec asks for, as the scheduler counts a pod
+// (component-helpers' PodRequests: the containers, the larger of their
+// sum and each init container, sidecars, the overhead), each container's
+// limit standing for a request it does not give, as the API server
+// defaults a pod.
 func (r *recorder) podShape(spec *corev1.PodSpec) shape {
-	sum := corev1.ResourceList{}
-	for _, c := range spec.Containers {
-		add(sum, requests(c))
-	}
-	for _, c := range spec.InitContainers {
-		if c.RestartPolicy != nil && *c.RestartPolicy == corev1.ContainerRestartPolicyAlways {
-			add(sum, requests(c)) // a sidecar runs beside the containers
-			continue
-		}
-		for name, q := range requests(c) {
-			if have, ok := sum[name]; !ok || q.Cmp(have) > 0 {
-				sum[name] = q.DeepCopy()
-			}
+	pod := &corev1.Pod{Spec: *spec.DeepCopy()}
+	for _, cs := range [][]corev1.Container{pod.Spec.Containers, pod.Spec.InitContainers} {
+		for i := range cs {
+			cs[i].Resources.Requests = requests(cs[i])
 		}
 	}
-	add(sum, spec.Overhead)
+	sum := resourcehelper.PodRequests(pod, resourcehelper.PodResourcesOptions{})
 	s := shape{cpu: sum[corev1.ResourceCPU], memory: sum[corev1.ResourceMemory]}
 	for _, name := range sortedNames(sum) {
 		q := sum[name]
@@ -72,14 +65,6 @@ func requests(c corev1.Container) corev1.ResourceList {
 		out[name] = q.DeepCopy()
 	}
 	return out
-}
-
-func add(sum, l corev1.ResourceList) {
-	for name, q := range l {
-		have := sum[name]
-		have.Add(q)
-		sum[name] = have
-	}
 }
 
 func sortedNames(l corev1.ResourceList) []corev1.ResourceName {
