@@ -144,7 +144,7 @@ func NewHorizontalController(
 	tolerance float64,
 	cpuInitializationPeriod,
 	delayOfInitialReadinessStatus time.Duration,
-	clk clock.WithTicker,
+	clk clock.WithTickerAndDelayedExecution,
 ) *HorizontalController {
 	clockNow = clk.Now
 	broadcaster := record.NewBroadcaster(record.WithContext(ctx))
@@ -159,12 +159,9 @@ func NewHorizontalController(
 		tolerance:                    tolerance,
 		downscaleStabilisationWindow: downscaleStabilisationWindow,
 		monitor:                      monitor.New(),
-		queue: workqueue.NewTypedRateLimitingQueueWithConfig(
+		queue: newQueue(
 			NewDefaultHPARateLimiter(resyncPeriod),
-			workqueue.TypedRateLimitingQueueConfig[string]{
-				Name:  "horizontalpodautoscaler",
-				Clock: clk,
-			},
+			clk,
 		),
 		mapper:              mapper,
 		recommendations:     map[string][]timestampedRecommendation{},

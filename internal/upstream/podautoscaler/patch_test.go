@@ -30,15 +30,17 @@ type edit struct {
 // patch is all that berth changes in the HPA controller: every reading
 // of the time that decides a scaling (stabilization windows, scaling
 // policies' periods and the scale events they count, the CPU
-// initialization period, lastScaleTime and conditions) goes through clockNow, the controller's clock, and its queue,
-// whose delays are the sync period, takes the same clock. The timings of
-// its own metrics (start := time.Now() ... time.Since(start)) stay wall
-// time: they measure the machine, not the trace.
+// initialization period, lastScaleTime and conditions) goes through
+// clockNow, the controller's clock, and its queue, whose delays are the
+// sync period, is berth's on the same clock (queue.go says why). The
+// timings of its own metrics (start := time.Now() ... time.Since(start))
+// stay wall time: they measure the machine, not the trace.
 var patch = []edit{
 	{"horizontal.go", "\t\"k8s.io/kubernetes/pkg/features\"\n", "\t\"k8s.io/kubernetes/pkg/features\"\n\t\"k8s.io/utils/clock\"\n", 1},
 	{"horizontal.go", "\tdelayOfInitialReadinessStatus time.Duration,\n) *HorizontalController {\n",
-		"\tdelayOfInitialReadinessStatus time.Duration,\n\tclk clock.WithTicker,\n) *HorizontalController {\n\tclockNow = clk.Now\n", 1},
-	{"horizontal.go", "\t\t\t\tName: \"horizontalpodautoscaler\",\n", "\t\t\t\tName:  \"horizontalpodautoscaler\",\n\t\t\t\tClock: clk,\n", 1},
+		"\tdelayOfInitialReadinessStatus time.Duration,\n\tclk clock.WithTickerAndDelayedExecution,\n) *HorizontalController {\n\tclockNow = clk.Now\n", 1},
+	{"horizontal.go", "\t\tqueue: workqueue.NewTypedRateLimitingQueueWithConfig(\n\t\t\tNewDefaultHPARateLimiter(resyncPeriod),\n\t\t\tworkqueue.TypedRateLimitingQueueConfig[string]{\n\t\t\t\tName: \"horizontalpodautoscaler\",\n\t\t\t},\n\t\t),\n",
+		"\t\tqueue: newQueue(\n\t\t\tNewDefaultHPARateLimiter(resyncPeriod),\n\t\t\tclk,\n\t\t),\n", 1},
 	{"horizontal.go", "\tstart := time.Now()\n", "\tstart := time.Now() // berth: wall time, for the controller's own metrics\n", 2},
 	{"horizontal.go", "time.Now()}", "clockNow()}", 5},
 	{"horizontal.go", "cutoff := time.Now().Add(", "cutoff := clockNow().Add(", 3},
