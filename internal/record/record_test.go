@@ -315,3 +315,63 @@ func TestRowsAreATrace(t *testing.T) {
 		}
 	}
 }
+
+// disruptedPod is a pod of job that started at start and that a
+// disruption (a spot notice, an eviction) marked at marked; the kubelet
+// stopped it after its 30 s grace. Its containers report a later finish,
+// as a simulated pod whose node went may: the condition decides.
+func disruptedPod(ns, job, name string, start, marked time.Duration) *objtest.PodWrapper {
+	p := ranPod(ns, job, name, start, marked+10*time.Minute).Phase(corev1.PodFailed)
+	p.Status.Conditions = append(p.Status.Conditions, corev1.PodCondition{Type: corev1.DisruptionTarget, Status: corev1.ConditionTrue, LastTransitionTime: at(marked), Reason: "TerminationByKubelet"})
+	return p
+}
+
+// A pod a disruption ended counts to its condition and grace period; with
+// Options.Disruptions (the recording holds the disruptions, which a
+// replay repeats) only the work its checkpoint saved, so that the row's
+// duration is the work the Job needed and the replay loses the rest
+// again. A Job without checkpoints keeps none of a disrupted pod's work.
+func TestDisruptedPodsCountTheWorkTheyKept(t *testing.T) {
+	train := makeJob("ml", "train", 0).Label(v1alpha1.LabelClass, "training").Done(50 * time.Minute)
+	train.Annotations = map[string]string{v1alpha1.AnnotationCheckpoint: "10m"}
+	c := Cluster{
+		Jobs: []batchv1.Job{
+			train.Obj(),
+			makeJob("ml", "etl", 0).Pods(2, 2).Label(v1alpha1.LabelAppComponent, "batch").Done(45 * time.Minute).Obj(),
+		},
+		Pods: pods(
+			// Ran 25m30s (to 26m and its grace), of which the checkpoint
+			// at 20m kept 20m; its replacement ran the 15 minutes left.
+			disruptedPod("ml", "train", "train-a", time.Minute, 26*time.Minute).GPU("1").CPU("4").Memory("16Gi"),
+			ranPod("ml", "train", "train-b", 30*time.Minute, 45*time.Minute).GPU("1").CPU("4").Memory("16Gi"),
+			// One of two pods evicted after 9 minutes (and 30 s), its
+			// replacement the whole 30 minutes.
+			ranPod("ml", "etl", "etl-a", time.Minute, 31*time.Minute).CPU("1").Memory("1Gi"),
+			disruptedPod("ml", "etl", "etl-b", time.Minute, 10*time.Minute).CPU("1").Memory("1Gi"),
+			ranPod("ml", "etl", "etl-c", 12*time.Minute, 42*time.Minute).CPU("1").Memory("1Gi"),
+		),
+	}
+	durations := func(o Options) map[string]time.Duration {
+		o.Blueprint = testBlueprint()
+		got := map[string]time.Duration{}
+		for _, r := range Convert(c, o).Rows {
+			got[r.Name] = r.Duration
+			if r.Name == "train" && r.Checkpoint != 10*time.Minute {
+				t.Errorf("train's checkpoint %s; want its annotation's 10m", r.Checkpoint)
+			}
+		}
+		return got
+	}
+	if diff := cmp.Diff(map[string]time.Duration{
+		"train": 25*time.Minute + 30*time.Second + 15*time.Minute,
+		"etl":   (30*time.Minute + 9*time.Minute + 30*time.Second + 30*time.Minute) / 2,
+	}, durations(Options{})); diff != "" {
+		t.Errorf("durations, every pod's run to its disruption (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff(map[string]time.Duration{
+		"train": 20*time.Minute + 15*time.Minute,
+		"etl":   30 * time.Minute,
+	}, durations(Options{Disruptions: true})); diff != "" {
+		t.Errorf("durations with the disruptions recorded, the work kept (-want +got):\n%s", diff)
+	}
+}
