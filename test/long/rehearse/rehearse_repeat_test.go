@@ -5,29 +5,46 @@ package rehearse_test
 import (
 	"encoding/json"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"berth.io/berth/internal/rehearse/report"
 	"berth.io/berth/test/harness"
 )
 
 // replications runs berth rehearse -o json with args (a --repeat) and
-// reads its document.
+// reads its document. It logs berth's whole progress only when berth
+// fails; otherwise each replication's summary and any warning, so that
+// a failure's own lines stay within what CI shows of a long log.
 func replications[T any](t *testing.T, args ...string) T {
 	t.Helper()
 	out, errOut, code := harness.BerthOut(t, t.TempDir(), append([]string{"rehearse", "-o", "json"}, args...)...)
-	t.Logf("berth rehearse %v:\n%s", args, errOut)
 	var doc T
 	if code != 0 {
-		t.Fatalf("berth rehearse %v: exit %d\n%s", args, code, out)
+		t.Fatalf("berth rehearse %v: exit %d\n%s\n%s", args, code, errOut, out)
 	}
+	t.Logf("berth rehearse %v:\n%s", args, summaryLines(errOut))
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("reading the replications: %v\n%s", err, out)
 	}
 	return doc
+}
+
+// summaryLines keeps, of a rehearsal's progress, the lines that say how
+// each replication ended and what it warned of.
+func summaryLines(progress string) string {
+	var keep []string
+	for line := range strings.Lines(progress) {
+		_, rest, _ := strings.Cut(line, "] ")
+		if strings.HasPrefix(rest, "Replayed ") || strings.HasPrefix(rest, "Bound by") || strings.Contains(line, "Warning") {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "")
 }
 
 type spreadDoc struct {
@@ -113,6 +130,15 @@ func TestRehearseRepeatVerdicts(t *testing.T) {
 	for _, c := range same.Comparison {
 		if c.Verdict != report.NoDifference || slices.ContainsFunc(c.Diffs, func(d float64) bool { return d != 0 }) {
 			t.Errorf("%s: %q, differences %v; want no difference on any seed between designs that differ in a label", c.Name, c.Verdict, c.Diffs)
+		}
+	}
+	if t.Failed() {
+		// Which decision parted them: each seed's two reports, figure by
+		// figure (the design's own name aside).
+		for i := range min(len(same.A), len(same.B)) {
+			if diff := cmp.Diff(same.A[i], same.B[i], sameFigures, cmpopts.IgnoreFields(report.Report{}, "Blueprint")); diff != "" {
+				t.Logf("seed %d, the two designs' reports (-A +B):\n%s", same.A[i].Seed, diff)
+			}
 		}
 	}
 
