@@ -44,7 +44,6 @@ import (
 	"sigs.k8s.io/kueue/pkg/controller/tas"
 	tasindexer "sigs.k8s.io/kueue/pkg/controller/tas/indexer"
 	"sigs.k8s.io/kueue/pkg/features"
-	"sigs.k8s.io/kueue/pkg/scheduler"
 	preemptexpectations "sigs.k8s.io/kueue/pkg/scheduler/preemption/expectations"
 	"sigs.k8s.io/kueue/pkg/scheduler/preemption/fairsharing"
 	"sigs.k8s.io/kueue/pkg/util/kubeversion"
@@ -56,6 +55,7 @@ import (
 	"berth.io/berth/api/v1alpha1"
 	"berth.io/berth/internal/crclock"
 	"berth.io/berth/internal/simtime"
+	"berth.io/berth/internal/upstream/kueue/scheduler"
 )
 
 // Options says what Run runs Kueue on.
@@ -317,6 +317,9 @@ func Run(ctx context.Context, opts Options) error {
 	go queues.CleanUpOnContext(ctx)
 	go cCache.CleanUpOnContext(ctx)
 
+	// Kueue's scheduler with one change, on and off the clock: Workloads
+	// that tie on everything it orders by are taken by namespace and name,
+	// not in a map's order (internal/upstream/kueue/scheduler).
 	sched := scheduler.New(queues, cCache, mgr.GetClient(), mgr.GetEventRecorderFor(constants.AdmissionName), //nolint:staticcheck // Kueue's scheduler takes the old recorder
 		append(schedOptions,
 			scheduler.WithFairSharing(cfg.FairSharing),
