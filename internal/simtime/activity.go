@@ -46,6 +46,9 @@ type Activity struct {
 	counters []*Counter
 	probes   []probe
 	gates    []*Gate
+	// holding is set while a Driver (or a follower) holds the gates: a
+	// gate registered then holds from the start.
+	holding bool
 	// remotes are the parts in other processes that follow the clock
 	// (Clock.Remote), by name; follower is the name this process
 	// follows another's clock under (Follows).
@@ -260,6 +263,7 @@ func (a *Activity) Busy() string {
 // holdGates has every gate hold work for a Driver, or let it through.
 func (a *Activity) holdGates(on bool) {
 	a.mu.Lock()
+	a.holding = on
 	gates := append([]*Gate(nil), a.gates...)
 	a.mu.Unlock()
 	for _, g := range gates {

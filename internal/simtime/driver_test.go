@@ -154,3 +154,22 @@ func TestGateLetsWorkThroughOneAtATimeWhenHeld(t *testing.T) {
 		t.Errorf("the driver let %d pieces through; want 3", s.Gated)
 	}
 }
+
+// A gate registered while the gates are held (a follower's component
+// made after it began following the clock) holds from the start: it
+// used to be free until the next hold, so its component ran as if no
+// clock held it.
+func TestGateRegisteredWhileHeldHolds(t *testing.T) {
+	c := NewClock(epoch, 0)
+	c.Activity().holdGates(true)
+	g := c.Activity().Gate("late", func() bool { return true })
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if g.Wait(ctx) {
+		t.Fatal("a gate registered while the gates were held let work through with no driver settling")
+	}
+	c.Activity().holdGates(false)
+	if !g.Wait(context.Background()) {
+		t.Fatal("the gate held work once no driver held it")
+	}
+}

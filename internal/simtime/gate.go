@@ -32,9 +32,11 @@ type Gate struct {
 // whether it has work waiting.
 func (a *Activity) Gate(name string, pending func() bool) *Gate {
 	g := &Gate{name: name, pending: pending, pass: make(chan struct{}), free: make(chan struct{})}
-	close(g.free)
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	if !a.holding {
+		close(g.free)
+	}
 	a.gates = append(a.gates, g)
 	return g
 }
